@@ -1,0 +1,8 @@
+import { notImplemented } from "../lib/http/errors.js";
+import { accountUpdateRequest } from "../lib/http/schemas.js";
+import { withHttp } from "../lib/http/with-http.js";
+
+// Validation is real; the work itself lands with its issue.
+export const handler = withHttp({ route: "account", schema: accountUpdateRequest }, async () => {
+  throw notImplemented("Account settings");
+});

@@ -1,0 +1,38 @@
+import { z } from "zod";
+
+// Every environment variable the service reads, parsed and validated once. A bad value fails at
+// cold start (module load) with a message naming the variable, never halfway through a request.
+const envSchema = z.object({
+  STAGE: z.string().min(1).default("local"),
+  AWS_REGION: z.string().min(1).default("us-east-1"),
+  TABLE_NAME: z.string().min(1).default("shotline-local"),
+  BUCKET_NAME: z.string().min(1).default("shotline-outputs-local"),
+  // Set only for the local stack (DynamoDB Local, s3rver); unset on AWS.
+  DYNAMODB_ENDPOINT: z.url().optional(),
+  S3_ENDPOINT: z.url().optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  LOCAL_DIR: z.string().min(1).default(".local"),
+  INLINE_LIMIT_BYTES: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+  RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
+  // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).
+  ALLOWED_PRIVATE_HOSTS: z.string().default(""),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Config = Readonly<z.infer<typeof envSchema> & { allowedPrivateHosts: readonly string[] }>;
+
+/** Parses an environment (process.env by default) into the service configuration. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const allowedPrivateHosts = parsed.data.ALLOWED_PRIVATE_HOSTS.split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  return Object.freeze({ ...parsed.data, allowedPrivateHosts });
+}
+
+/** The configuration of this process, read when the module is first imported. */
+export const config: Config = readConfig();

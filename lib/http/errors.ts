@@ -1,0 +1,60 @@
+// The closed set of errors a client can see (INTERFACE.md section 7 + SPEC.md). Each carries its
+// code, HTTP status and a message that is safe to show; `cause` keeps the foreign error for logs.
+// They become JSON in exactly one place: lib/http/with-http.ts.
+
+export const ERROR_STATUS = {
+  INVALID_PARAMS: 400,
+  UNAUTHORIZED: 401,
+  INSUFFICIENT_BALANCE: 402,
+  PAYMENT_REQUIRED: 402,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  EMAIL_TAKEN: 409,
+  INVALID_URL: 422,
+  RATE_LIMITED: 429,
+  RENDER_ERROR: 500,
+  INTERNAL_ERROR: 500,
+  NOT_IMPLEMENTED: 501,
+  RENDER_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** A failure with a stable code, its HTTP status and a client-safe message. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra response headers (Allow, Retry-After, PAYMENT-REQUIRED ...). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Extra top-level body fields next to `error` (e.g. the x402 `accepts` list). */
+  readonly body: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { cause?: unknown; headers?: Record<string, string>; body?: Record<string, unknown> } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = options.headers ?? {};
+    this.body = options.body ?? {};
+  }
+}
+
+/** 400: the request body failed validation; the message names the field and the rule. */
+export const invalidParams = (message: string, cause?: unknown) => new AppError("INVALID_PARAMS", message, { cause });
+
+/** 404: no route has this path. */
+export const notFound = (method: string, path: string) =>
+  new AppError("NOT_FOUND", `No endpoint ${method} ${path}. See the API section of the README for the endpoints.`);
+
+/** 405: the path exists but not with this method. */
+export const methodNotAllowed = (method: string, path: string, allowed: readonly string[]) =>
+  new AppError("METHOD_NOT_ALLOWED", `${path} does not accept ${method}; allowed: ${allowed.join(", ")}.`, {
+    headers: { Allow: allowed.join(", ") },
+  });
+
+/** 501: an endpoint whose implementation has not landed yet (behind the full pipeline). */
+export const notImplemented = (what: string) => new AppError("NOT_IMPLEMENTED", `${what} is not available yet.`);

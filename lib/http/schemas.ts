@@ -1,0 +1,136 @@
+import { z } from "zod";
+
+// One zod schema per request body (INTERFACE.md section 2 + SPEC.md), with INTERFACE.md's defaults.
+// Messages say the rule; lib/http/validate.ts prefixes the field name.
+
+const integer = (min: number, max: number) => {
+  const rule = `must be an integer from ${min} to ${max}`;
+  return z.number({ error: rule }).int({ error: rule }).min(min, { error: rule }).max(max, { error: rule });
+};
+
+const number = (min: number, max: number) => {
+  const rule = `must be a number from ${min} to ${max}`;
+  return z.number({ error: rule }).min(min, { error: rule }).max(max, { error: rule });
+};
+
+const boolean = () => z.boolean({ error: "must be true or false" });
+
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.map((v) => `"${v}"`).join(", ")}` });
+
+const HEX_COLOUR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
+
+/** Largest accepted `html` document, in UTF-8 bytes (INTERFACE.md: 500 KB). */
+export const MAX_HTML_BYTES = 500 * 1024;
+
+/** Longest accepted `url`, in characters. */
+export const MAX_URL_LENGTH = 8192;
+
+/** Viewport width used by a phone mockup when the request does not set `width` (SPEC.md). */
+export const PHONE_WIDTH = 390;
+
+/** Default viewport width (INTERFACE.md 2.1). */
+export const DEFAULT_WIDTH = 1280;
+
+const httpUrl = z
+  .string({ error: "must be a string holding an http:// or https:// URL" })
+  .max(MAX_URL_LENGTH, { error: `must be at most ${MAX_URL_LENGTH} characters` })
+  .refine((value) => {
+    if (!URL.canParse(value)) return false;
+    const { protocol, hostname } = new URL(value);
+    return (protocol === "http:" || protocol === "https:") && hostname.length > 0;
+  }, { error: "must be an absolute URL starting with http:// or https://" });
+
+// Fields shared by the URL and the HTML screenshot requests; defaults from INTERFACE.md 2.1.
+const renderFields = {
+  format: oneOf(["png", "jpeg", "pdf"]).default("png"),
+  width: integer(320, 3840).optional(),
+  height: integer(100, 16384).nullable().default(null),
+  fullPage: boolean().default(false),
+  darkMode: boolean().default(false),
+  deviceScaleFactor: number(1, 3).default(2),
+  quality: integer(1, 100).default(80),
+  delay: integer(0, 10_000).default(0),
+  style: oneOf(["mockup"]).optional(),
+  background: z
+    .string({ error: 'must be "gradient" or a hex colour like "#1e293b"' })
+    .refine((v) => v === "gradient" || HEX_COLOUR.test(v), { error: 'must be "gradient" or a hex colour like "#1e293b"' })
+    .default("gradient"),
+  padding: integer(0, 512).default(64),
+  borderRadius: integer(0, 256).default(12),
+  shadow: boolean().default(true),
+  frame: oneOf(["browser", "phone", "none"]).default("browser"),
+  blockCookieBanners: boolean().default(false),
+  waitForSelector: z
+    .string({ error: "must be a CSS selector string" })
+    .trim()
+    .min(1, { error: "must be a non-empty CSS selector" })
+    .max(1024, { error: "must be at most 1024 characters" })
+    .optional(),
+  responseFormat: oneOf(["binary", "json"]).default("binary"),
+};
+
+type RenderFieldsIn = { format: string; style?: string };
+
+// A mockup is an image: asking for one as PDF is a contradiction, refused before anybody pays.
+const noPdfMockup = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
+  if (body.style === "mockup" && body.format === "pdf") {
+    ctx.addIssue({ code: "custom", path: ["format"], message: 'must be "png" or "jpeg" when style is "mockup"' });
+  }
+};
+
+// `width` left out: 1280, or a phone's 390 for a phone mockup (SPEC.md), decided here once.
+const withWidth = <T extends { width?: number; style?: string; frame: string }>(body: T) => ({
+  ...body,
+  width: body.width ?? (body.style === "mockup" && body.frame === "phone" ? PHONE_WIDTH : DEFAULT_WIDTH),
+  widthGiven: body.width !== undefined,
+});
+
+/** Body of POST /api/v1/screenshot. */
+export const screenshotRequest = z
+  .strictObject({ url: httpUrl, ...renderFields })
+  .superRefine(noPdfMockup)
+  .transform(withWidth);
+export type ScreenshotRequest = z.output<typeof screenshotRequest>;
+
+/** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */
+export const htmlScreenshotRequest = z
+  .strictObject({
+    html: z
+      .string({ error: "must be a string holding an HTML document" })
+      .min(1, { error: "must not be empty" })
+      .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
+        error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
+      }),
+    ...renderFields,
+  })
+  .superRefine(noPdfMockup)
+  .transform(withWidth);
+export type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
+
+/** Body of POST /api/v1/metadata. */
+export const metadataRequest = z.strictObject({ url: httpUrl });
+export type MetadataRequest = z.output<typeof metadataRequest>;
+
+/** Body of POST /api/v1/signup. */
+export const signupRequest = z.strictObject({
+  email: z
+    .string({ error: "must be an email address" })
+    .trim()
+    .max(254, { error: "must be at most 254 characters" })
+    .pipe(z.email({ error: "must be a valid email address" })),
+});
+export type SignupRequest = z.output<typeof signupRequest>;
+
+/** Body of PATCH /api/v1/account. */
+export const accountUpdateRequest = z.strictObject({ auto_topup_enabled: boolean() });
+export type AccountUpdateRequest = z.output<typeof accountUpdateRequest>;
+
+/** Smallest top-up a customer may buy, in cents (INTERFACE.md: $5). */
+export const MIN_TOPUP_CENTS = 500;
+/** Largest single top-up, in cents ($10,000): a typo guard, not a business limit. */
+export const MAX_TOPUP_CENTS = 1_000_000;
+
+/** Body of POST /api/v1/topup. */
+export const topupRequest = z.strictObject({ amount_cents: integer(MIN_TOPUP_CENTS, MAX_TOPUP_CENTS) });
+export type TopupRequest = z.output<typeof topupRequest>;

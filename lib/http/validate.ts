@@ -1,0 +1,27 @@
+import type { z } from "zod";
+import { invalidParams } from "./errors.js";
+
+const MAX_REPORTED_ISSUES = 3;
+
+// Turns one zod issue into "field: rule" (or a sentence for the body as a whole).
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const field = issue.path.map(String).join(".");
+  if (issue.code === "unrecognized_keys") {
+    const keys = issue.keys.map((k) => `"${k}"`).join(", ");
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${keys}${field ? ` in ${field}` : ""}`;
+  }
+  if (!field) return issue.code === "invalid_type" ? "the body must be a JSON object" : issue.message;
+  // A missing required field reaches here as invalid_type with undefined input.
+  if (issue.code === "invalid_type" && issue.input === undefined) return `${field}: is required`;
+  return `${field}: ${issue.message}`;
+}
+
+/** Validates `input` against `schema`; throws INVALID_PARAMS naming each failing field and its rule. */
+export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  const issues = result.error.issues;
+  const shown = issues.slice(0, MAX_REPORTED_ISSUES).map(describeIssue);
+  const more = issues.length > MAX_REPORTED_ISSUES ? ` (and ${issues.length - MAX_REPORTED_ISSUES} more)` : "";
+  throw invalidParams(`Invalid request: ${shown.join("; ")}${more}.`, result.error);
+}

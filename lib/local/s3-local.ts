@@ -1,0 +1,24 @@
+import { mkdirSync } from "node:fs";
+import S3rver from "s3rver";
+
+export interface S3Local {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+/** Starts s3rver in-process on 127.0.0.1:`port` with `bucket`, objects kept under `directory`. */
+export async function startS3Local(options: { port: number; directory: string; bucket: string }): Promise<S3Local> {
+  mkdirSync(options.directory, { recursive: true });
+  const server = new S3rver({
+    address: "127.0.0.1",
+    port: options.port,
+    directory: options.directory,
+    silent: true,
+    configureBuckets: [{ name: options.bucket }],
+  });
+  const { port } = await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    stop: () => server.close(),
+  };
+}

@@ -1,0 +1,28 @@
+import { config } from "./config.js";
+
+// Structured logs: one JSON object per line, which CloudWatch Logs Insights can query.
+const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
+type Level = keyof typeof LEVELS;
+
+function write(level: Level, message: string, fields: Record<string, unknown>) {
+  if (LEVELS[level] < LEVELS[config.LOG_LEVEL]) return;
+  const line = JSON.stringify({ level, time: new Date().toISOString(), message, ...fields });
+  if (level === "error" || level === "warn") console.error(line);
+  else console.log(line);
+}
+
+/** The service logger. */
+export const log = {
+  debug: (message: string, fields: Record<string, unknown> = {}) => write("debug", message, fields),
+  info: (message: string, fields: Record<string, unknown> = {}) => write("info", message, fields),
+  warn: (message: string, fields: Record<string, unknown> = {}) => write("warn", message, fields),
+  error: (message: string, fields: Record<string, unknown> = {}) => write("error", message, fields),
+};
+
+/** A loggable summary of any thrown value (stack included: logs are ours, not the client's). */
+export function describeError(error: unknown): Record<string, unknown> {
+  if (error instanceof Error) {
+    return { name: error.name, message: error.message, stack: error.stack, cause: error.cause === undefined ? undefined : describeError(error.cause) };
+  }
+  return { value: String(error) };
+}
