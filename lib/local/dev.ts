@@ -1,21 +1,25 @@
-// `npm run dev`: the whole service on this machine. This file imports only Node built-ins before it
-// has set the local endpoints in process.env, because lib/config.ts reads the environment once.
+// `npm run dev`: the whole service on this machine. Nothing that reads lib/config.ts is imported before
+// the local endpoints are in process.env, because lib/config.ts reads the environment once.
 import path from "node:path";
-import { freePort, LocalStackError } from "./ports.js";
+import { packageVersion } from "../package-version.js";
+import { freePort, LOCAL_CREDENTIALS, LocalStackError } from "./ports.js";
 
 const localDefaults = async (): Promise<Record<string, string>> => ({
   STAGE: "local",
+  SHOTLINE_VERSION: packageVersion(),
   AWS_REGION: "us-east-1",
-  // DynamoDB Local keeps one database per credentials + region unless -sharedDb; we pass -sharedDb
-  // and fixed fake credentials so every client (server, tests, admin CLI) sees the same tables.
-  AWS_ACCESS_KEY_ID: "local",
-  AWS_SECRET_ACCESS_KEY: "local",
   DYNAMODB_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
   S3_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
 });
 
 async function main() {
   for (const [key, value] of Object.entries(await localDefaults())) process.env[key] ??= value;
+  // s3rver accepts only its fixed S3RVER/S3RVER key pair; DynamoDB Local (run with -sharedDb) takes
+  // any credentials and shows every client the same tables. Real AWS credentials from the
+  // developer's shell never reach the local stack.
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey });
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
   const { startLocalStack } = await import("./stack.js");
   const started = Date.now();
   const stack = await startLocalStack({ persist: process.env.LOCAL_EPHEMERAL !== "1" });

@@ -8,13 +8,22 @@ import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 // API Gateway passes these content types as text; anything else arrives base64-encoded.
 const TEXT_TYPES = /^(text\/|application\/(json|xml|x-www-form-urlencoded|javascript)|[^;]*\+json|[^;]*\+xml)/i;
 
-/** The API Gateway v2 event for a Node request whose body has been read into `body`. */
-export function toApiGatewayEvent(request: IncomingMessage, body: Buffer, routeKey: string): APIGatewayProxyEventV2 {
-  const url = new URL(request.url ?? "/", "http://127.0.0.1");
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(",") : value;
-  }
+/** The parts of an HTTP request an API Gateway event is built from. */
+export interface RawRequest {
+  method: string;
+  /** Path and query, e.g. "/api/v1/health?x=1". */
+  url: string;
+  /** Lower-case names; repeated headers already joined. */
+  headers: Record<string, string>;
+  body: Buffer;
+  sourceIp: string;
+  httpVersion?: string;
+}
+
+/** The API Gateway HTTP API (payload 2.0) event for a request matched to `routeKey`. */
+export function buildApiGatewayEvent(request: RawRequest, routeKey: string): APIGatewayProxyEventV2 {
+  const { headers, body } = request;
+  const url = new URL(request.url, "http://127.0.0.1");
   const queryStringParameters: Record<string, string> = {};
   for (const [key, value] of url.searchParams) queryStringParameters[key] = queryStringParameters[key] ? `${queryStringParameters[key]},${value}` : value;
   const contentType = headers["content-type"] ?? "";
@@ -34,10 +43,10 @@ export function toApiGatewayEvent(request: IncomingMessage, body: Buffer, routeK
       domainName: headers.host ?? "127.0.0.1",
       domainPrefix: "local",
       http: {
-        method: request.method ?? "GET",
+        method: request.method,
         path: url.pathname,
-        protocol: `HTTP/${request.httpVersion}`,
-        sourceIp: request.socket.remoteAddress?.replace(/^::ffff:/, "") ?? "127.0.0.1",
+        protocol: `HTTP/${request.httpVersion ?? "1.1"}`,
+        sourceIp: request.sourceIp,
         userAgent: headers["user-agent"] ?? "",
       },
       // API Gateway's ids look like "JcXz4gCboAMEJpg=": 10 random bytes, base64.
@@ -50,6 +59,25 @@ export function toApiGatewayEvent(request: IncomingMessage, body: Buffer, routeK
     body: body.length === 0 ? undefined : asText ? body.toString("utf8") : body.toString("base64"),
     isBase64Encoded: body.length > 0 && !asText,
   };
+}
+
+/** The API Gateway event for a Node request whose body has been read into `body`. */
+export function toApiGatewayEvent(request: IncomingMessage, body: Buffer, routeKey: string): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(",") : value;
+  }
+  return buildApiGatewayEvent(
+    {
+      method: request.method ?? "GET",
+      url: request.url ?? "/",
+      headers,
+      body,
+      sourceIp: request.socket.remoteAddress?.replace(/^::ffff:/, "") ?? "127.0.0.1",
+      httpVersion: request.httpVersion,
+    },
+    routeKey,
+  );
 }
 
 /** A Lambda context whose remaining time counts down from `timeoutSeconds`. */

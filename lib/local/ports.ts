@@ -1,5 +1,8 @@
 import net from "node:net";
 
+/** The fake AWS credentials of the local stack (s3rver accepts only this pair). */
+export const LOCAL_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } as const;
+
 /** A problem starting the local stack, told to the developer in one line (no stack trace). */
 export class LocalStackError extends Error {
   override name = "LocalStackError";

@@ -1,0 +1,39 @@
+import { Api as HttpApi, use, type FunctionProps, type StackContext } from "sst/constructs";
+import { packageVersion } from "../lib/package-version.js";
+import { fallbackRoute, routes, type Route } from "../lib/routes.js";
+import { Storage } from "./Storage.js";
+
+/** API Gateway HTTP API: one route and one Lambda per row of lib/routes.ts, plus the 404/405 catch-all. */
+export function Api({ stack, app }: StackContext) {
+  const { table, outputs } = use(Storage);
+
+  const functionFor = (id: string, row: Pick<Route, "memoryMB" | "timeoutSeconds" | "uses">): FunctionProps => ({
+    handler: `functions/${id}.handler`,
+    runtime: "nodejs24.x",
+    architecture: "x86_64",
+    memorySize: row.memoryMB,
+    timeout: row.timeoutSeconds,
+    nodejs: { format: "esm", minify: true, sourcemap: true },
+    environment: {
+      STAGE: app.stage,
+      SHOTLINE_VERSION: packageVersion(),
+      ...(row.uses.includes("table") ? { TABLE_NAME: table.tableName } : {}),
+      ...(row.uses.includes("bucket") ? { BUCKET_NAME: outputs.bucketName } : {}),
+    },
+    // Each function gets exactly what its row says it uses, scoped to that one resource.
+    permissions: [
+      ...(row.uses.includes("table") ? [[table.cdk.table, "grantReadWriteData"] as [typeof table.cdk.table, string]] : []),
+      ...(row.uses.includes("bucket") ? [[outputs.cdk.bucket, "grantReadWrite"] as [typeof outputs.cdk.bucket, string]] : []),
+    ],
+  });
+
+  const api = new HttpApi(stack, "Api", {
+    routes: {
+      ...Object.fromEntries(routes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route.id, route) }])),
+      $default: { function: functionFor(fallbackRoute.id, { ...fallbackRoute, uses: [] }) },
+    },
+  });
+
+  stack.addOutputs({ ApiUrl: api.url });
+  return { api };
+}

@@ -1,0 +1,39 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { BlockPublicAccess, BucketEncryption } from "aws-cdk-lib/aws-s3";
+import { Bucket, Table, type StackContext } from "sst/constructs";
+import { TABLE } from "../lib/billing/table.js";
+
+/** Days a large output stays downloadable in S3 before the lifecycle rule deletes it. */
+export const OUTPUT_RETENTION_DAYS = 1;
+
+/** The ledger table and the bucket for outputs too large to return inline. */
+export function Storage({ stack, app }: StackContext) {
+  const production = app.stage === "production";
+  const table = new Table(stack, "Ledger", {
+    fields: { ...TABLE.fields },
+    primaryIndex: { ...TABLE.primaryIndex },
+    timeToLiveAttribute: TABLE.timeToLiveAttribute,
+    cdk: {
+      table: {
+        pointInTimeRecovery: true,
+        // Customers' balances: never deleted with the stack in production.
+        removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      },
+    },
+  });
+
+  const outputs = new Bucket(stack, "Outputs", {
+    cdk: {
+      bucket: {
+        blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+        encryption: BucketEncryption.S3_MANAGED,
+        enforceSSL: true,
+        lifecycleRules: [{ id: "expire-outputs", enabled: true, expiration: Duration.days(OUTPUT_RETENTION_DAYS) }],
+        removalPolicy: RemovalPolicy.DESTROY,
+        autoDeleteObjects: !production,
+      },
+    },
+  });
+
+  return { table, outputs };
+}

@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { DevInfo } from "../../lib/local/stack.js";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export interface DevProcess {
+  child: ChildProcess;
+  info: DevInfo;
+  localDir: string;
+  output: () => string;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+/** Starts what `npm run dev` starts (node --import tsx lib/local/dev.ts) as a child process. */
+export function spawnDev(env: Record<string, string> = {}) {
+  const localDir = mkdtempSync(path.join(tmpdir(), "shotline-dev-"));
+  let output = "";
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/local/dev.ts"], {
+    cwd: root,
+    env: { ...process.env, PORT: "0", LOCAL_DIR: localDir, LOCAL_EPHEMERAL: "1", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, localDir, output: () => output, exited };
+}
+
+/** Starts the local stack and waits until it has written .local/dev.json. */
+export async function startDev(env: Record<string, string> = {}, timeoutMs = 60_000): Promise<DevProcess> {
+  const { child, localDir, output, exited } = spawnDev(env);
+  const devJson = path.join(localDir, "dev.json");
+  const deadline = Date.now() + timeoutMs;
+  let done = false;
+  void exited.then(() => (done = true));
+  while (!existsSync(devJson) || !output().includes("running at")) {
+    if (done || Date.now() > deadline) throw new Error(`local stack did not start:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const info = JSON.parse(readFileSync(devJson, "utf8")) as DevInfo;
+  return {
+    child,
+    info,
+    localDir,
+    output,
+    stop: async (signal = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

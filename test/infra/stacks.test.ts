@@ -1,0 +1,110 @@
+// Synthesizes the real SST v2 app offline (functions are bundled with esbuild as `sst deploy` does)
+// and asserts the CloudFormation it would deploy. AWS itself cannot run here; this is the closest check.
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { App, getStack } from "sst/constructs";
+import { initProject } from "sst/project.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { fallbackRoute, routes } from "../../lib/routes.js";
+import sstConfig from "../../sst.config.js";
+import { Api } from "../../stacks/Api.js";
+import { OUTPUT_RETENTION_DAYS, Storage } from "../../stacks/Storage.js";
+
+let storage: Template;
+let api: Template;
+
+beforeAll(async () => {
+  await initProject({ stage: "test" });
+  const app = new App({ mode: "deploy", stage: "test", name: "shotline", region: "us-east-1", account: "123456789012" });
+  sstConfig.stacks(app);
+  await app.finish();
+  storage = Template.fromStack(getStack(Storage));
+  api = Template.fromStack(getStack(Api));
+}, 300_000);
+
+type Resource = { Properties: Record<string, unknown> };
+const fn = (handler: string) => {
+  const all = api.findResources("AWS::Lambda::Function", { Properties: { Handler: handler } }) as Record<string, Resource>;
+  const entries = Object.values(all);
+  expect(entries, `one Lambda with handler ${handler}`).toHaveLength(1);
+  return entries[0]!.Properties;
+};
+
+describe("Storage stack", () => {
+  it("has one on-demand table keyed pk/sk with TTL and point-in-time recovery", () => {
+    storage.resourceCountIs("AWS::DynamoDB::Table", 1);
+    storage.hasResourceProperties("AWS::DynamoDB::Table", {
+      BillingMode: "PAY_PER_REQUEST",
+      KeySchema: [
+        { AttributeName: "pk", KeyType: "HASH" },
+        { AttributeName: "sk", KeyType: "RANGE" },
+      ],
+      TimeToLiveSpecification: { AttributeName: "expiresAt", Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it("has an encrypted, private output bucket whose objects expire", () => {
+    storage.hasResourceProperties("AWS::S3::Bucket", {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }] },
+      LifecycleConfiguration: { Rules: [Match.objectLike({ Status: "Enabled", ExpirationInDays: OUTPUT_RETENTION_DAYS })] },
+    });
+  });
+});
+
+describe("Api stack", () => {
+  it("routes every row of the route table, plus $default for 404/405", () => {
+    const keys = Object.values(api.findResources("AWS::ApiGatewayV2::Route")).map((r) => (r as Resource).Properties.RouteKey);
+    expect(keys.sort()).toEqual([...routes.map((r) => `${r.method} ${r.path}`), "$default"].sort());
+  });
+
+  it("gives each row its own Node.js 24 Lambda with the row's memory and timeout", () => {
+    for (const route of [...routes, { ...fallbackRoute }]) {
+      const props = fn(`functions/${route.id}.handler`);
+      expect(props.Runtime, route.id).toBe("nodejs24.x");
+      expect(props.MemorySize, route.id).toBe(route.memoryMB);
+      expect(props.Timeout, route.id).toBe(route.timeoutSeconds);
+    }
+  });
+
+  it("keeps render functions within API Gateway's 30 s and with enough memory for Chromium", () => {
+    for (const route of routes.filter((r) => r.browser)) {
+      expect(route.timeoutSeconds).toBeLessThanOrEqual(30);
+      expect(route.memoryMB).toBeGreaterThanOrEqual(1536);
+    }
+    expect(fn("functions/screenshot.handler").MemorySize).toBeGreaterThanOrEqual(2048);
+  });
+
+  it("grants table and bucket access only to functions that use them, scoped to those resources", () => {
+    type Statement = { Action: string | string[]; Resource: unknown };
+    const policies = Object.values(api.findResources("AWS::IAM::Policy")) as Resource[];
+    const statementsOf = (id: string): Statement[] =>
+      policies
+        .filter((p) => JSON.stringify(p.Properties.Roles).toLowerCase().includes(id.replaceAll("-", "")))
+        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    const actions = (statements: Statement[]) => statements.flatMap((s) => [s.Action].flat());
+    for (const route of routes) {
+      const statements = statementsOf(route.id);
+      expect(actions(statements).some((a) => a.startsWith("dynamodb:")), `${route.id} table access`).toBe(route.uses.includes("table"));
+      expect(actions(statements).some((a) => a.startsWith("s3:")), `${route.id} bucket access`).toBe(route.uses.includes("bucket"));
+      for (const statement of statements.filter((s) => actions([s]).some((a) => /^(dynamodb|s3):/.test(a)))) {
+        const resource = JSON.stringify(statement.Resource);
+        expect(resource, `${route.id} scoped`).not.toBe('"*"');
+        expect(resource, `${route.id} scoped`).toMatch(/LedgerTable|OutputsBucket/);
+      }
+    }
+  });
+
+  it("passes the table and bucket names only to the functions that use them", () => {
+    const env = (id: string) => ((fn(`functions/${id}.handler`).Environment as { Variables: Record<string, unknown> }).Variables);
+    expect(env("screenshot")).toHaveProperty("TABLE_NAME");
+    expect(env("screenshot")).toHaveProperty("BUCKET_NAME");
+    expect(env("health")).not.toHaveProperty("TABLE_NAME");
+    expect(env("health").SHOTLINE_VERSION).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});

@@ -1,0 +1,207 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "../../../lib/http/errors.js";
+import {
+  accountUpdateRequest,
+  htmlScreenshotRequest,
+  MAX_HTML_BYTES,
+  metadataRequest,
+  screenshotRequest,
+  signupRequest,
+  topupRequest,
+} from "../../../lib/http/schemas.js";
+import { validate } from "../../../lib/http/validate.js";
+
+const URL_OK = "https://example.com/page?q=1";
+
+/** The INVALID_PARAMS message for `input`, or fails the test when it validates. */
+function rejection(schema: Parameters<typeof validate>[0], input: unknown): string {
+  try {
+    validate(schema, input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe("INVALID_PARAMS");
+    expect((error as AppError).status).toBe(400);
+    return (error as AppError).message;
+  }
+  throw new Error(`expected ${JSON.stringify(input)} to be rejected`);
+}
+
+describe("screenshot request", () => {
+  it("applies INTERFACE.md's defaults", () => {
+    expect(validate(screenshotRequest, { url: URL_OK })).toEqual({
+      url: URL_OK,
+      format: "png",
+      width: 1280,
+      widthGiven: false,
+      height: null,
+      fullPage: false,
+      darkMode: false,
+      deviceScaleFactor: 2,
+      quality: 80,
+      delay: 0,
+      background: "gradient",
+      padding: 64,
+      borderRadius: 12,
+      shadow: true,
+      frame: "browser",
+      blockCookieBanners: false,
+      responseFormat: "binary",
+    });
+  });
+
+  it("keeps every valid field as given", () => {
+    const body = {
+      url: "http://127.0.0.1:8080/x",
+      format: "jpeg",
+      width: 3840,
+      height: 16384,
+      fullPage: true,
+      darkMode: true,
+      deviceScaleFactor: 1.5,
+      quality: 1,
+      delay: 10_000,
+      style: "mockup",
+      background: "#1E293B",
+      padding: 0,
+      borderRadius: 256,
+      shadow: false,
+      frame: "none",
+      blockCookieBanners: true,
+      waitForSelector: "#app > .ready",
+      responseFormat: "json",
+    } as const;
+    expect(validate(screenshotRequest, body)).toEqual({ ...body, widthGiven: true });
+  });
+
+  it("gives a phone mockup without width a phone's width, and keeps an explicit width", () => {
+    expect(validate(screenshotRequest, { url: URL_OK, style: "mockup", frame: "phone" }).width).toBe(390);
+    expect(validate(screenshotRequest, { url: URL_OK, style: "mockup", frame: "phone", width: 800 }).width).toBe(800);
+    expect(validate(screenshotRequest, { url: URL_OK, frame: "phone" }).width).toBe(1280);
+  });
+
+  // One failing and one passing value for every rule; the message must name the field and the rule.
+  const rules: [field: string, bad: unknown, good: unknown, rule: RegExp][] = [
+    ["url", "example.com", "https://example.com", /url: must be an absolute URL starting with http/],
+    ["url", "ftp://example.com/file", "http://example.com", /url: must be an absolute URL/],
+    ["url", "file:///etc/passwd", "https://example.com/a", /url: must be an absolute URL/],
+    ["url", "javascript:alert(1)", "https://example.com/b", /url: must be an absolute URL/],
+    ["url", 42, "https://example.com/c", /url: must be a string/],
+    ["url", `https://example.com/${"a".repeat(9000)}`, "https://example.com/d", /url: must be at most 8192 characters/],
+    ["format", "gif", "jpeg", /format: must be one of "png", "jpeg", "pdf"/],
+    ["width", 319, 320, /width: must be an integer from 320 to 3840/],
+    ["width", 3841, 3840, /width: must be an integer from 320 to 3840/],
+    ["width", 1000.5, 1000, /width: must be an integer/],
+    ["width", "1280", 1280, /width: must be an integer/],
+    ["height", 99, 100, /height: must be an integer from 100 to 16384/],
+    ["height", 16385, null, /height: must be an integer from 100 to 16384/],
+    ["fullPage", "true", true, /fullPage: must be true or false/],
+    ["darkMode", 1, false, /darkMode: must be true or false/],
+    ["deviceScaleFactor", 0.5, 1, /deviceScaleFactor: must be a number from 1 to 3/],
+    ["deviceScaleFactor", 3.5, 3, /deviceScaleFactor: must be a number from 1 to 3/],
+    ["quality", 0, 1, /quality: must be an integer from 1 to 100/],
+    ["quality", 101, 100, /quality: must be an integer from 1 to 100/],
+    ["delay", -1, 0, /delay: must be an integer from 0 to 10000/],
+    ["delay", 10_001, 10_000, /delay: must be an integer from 0 to 10000/],
+    ["style", "fancy", "mockup", /style: must be one of "mockup"/],
+    ["background", "red", "#abc", /background: must be "gradient" or a hex colour/],
+    ["background", "#abcd", "#AABBCC", /background: must be "gradient" or a hex colour/],
+    ["background", "#gggggg", "gradient", /background: must be "gradient" or a hex colour/],
+    ["padding", -1, 0, /padding: must be an integer from 0 to 512/],
+    ["padding", 513, 512, /padding: must be an integer from 0 to 512/],
+    ["borderRadius", -1, 0, /borderRadius: must be an integer from 0 to 256/],
+    ["borderRadius", 257, 256, /borderRadius: must be an integer from 0 to 256/],
+    ["shadow", "no", false, /shadow: must be true or false/],
+    ["frame", "tablet", "phone", /frame: must be one of "browser", "phone", "none"/],
+    ["blockCookieBanners", null, true, /blockCookieBanners: must be true or false/],
+    ["waitForSelector", "", "#ready", /waitForSelector: must be a non-empty CSS selector/],
+    ["waitForSelector", 5, ".x", /waitForSelector: must be a CSS selector string/],
+    ["waitForSelector", "a".repeat(1025), "div", /waitForSelector: must be at most 1024 characters/],
+    ["responseFormat", "base64", "json", /responseFormat: must be one of "binary", "json"/],
+  ];
+
+  for (const [field, bad, good, rule] of rules) {
+    it(`${field}: rejects ${JSON.stringify(bad)?.slice(0, 40)}, accepts ${JSON.stringify(good)}`, () => {
+      expect(rejection(screenshotRequest, { url: URL_OK, [field]: bad })).toMatch(rule);
+      expect(validate(screenshotRequest, { url: URL_OK, [field]: good })).toMatchObject({ [field]: good });
+    });
+  }
+
+  it("requires url", () => {
+    expect(rejection(screenshotRequest, {})).toMatch(/url: is required/);
+  });
+
+  it("rejects unknown fields by name so typos do not pass silently", () => {
+    expect(rejection(screenshotRequest, { url: URL_OK, fullpage: true })).toMatch(/unknown field "fullpage"/);
+    expect(rejection(screenshotRequest, { url: URL_OK, a: 1, b: 2 })).toMatch(/unknown fields "a", "b"/);
+  });
+
+  it("rejects a PDF mockup and accepts PNG and JPEG mockups and plain PDFs", () => {
+    expect(rejection(screenshotRequest, { url: URL_OK, style: "mockup", format: "pdf" })).toMatch(/format: must be "png" or "jpeg" when style is "mockup"/);
+    expect(validate(screenshotRequest, { url: URL_OK, style: "mockup", format: "jpeg" }).format).toBe("jpeg");
+    expect(validate(screenshotRequest, { url: URL_OK, format: "pdf" }).format).toBe("pdf");
+  });
+
+  it("accepts mockup fields without style: mockup (they are ignored)", () => {
+    expect(validate(screenshotRequest, { url: URL_OK, frame: "phone", padding: 10 }).style).toBeUndefined();
+  });
+
+  it("reports several problems at once", () => {
+    const message = rejection(screenshotRequest, { url: "nope", width: 1, quality: 0, delay: -5 });
+    expect(message).toMatch(/url: .*; width: .*; quality: .*\(and 1 more\)/);
+  });
+});
+
+describe("HTML screenshot request", () => {
+  it("accepts every screenshot field except url, with the same defaults", () => {
+    const parsed = validate(htmlScreenshotRequest, { html: "<h1>Hi</h1>", format: "jpeg", width: 800 });
+    expect(parsed).toMatchObject({ html: "<h1>Hi</h1>", format: "jpeg", width: 800, deviceScaleFactor: 2, quality: 80 });
+    expect(rejection(htmlScreenshotRequest, { html: "<p>x</p>", url: URL_OK })).toMatch(/unknown field "url"/);
+  });
+
+  it("requires a non-empty html string", () => {
+    expect(rejection(htmlScreenshotRequest, {})).toMatch(/html: is required/);
+    expect(rejection(htmlScreenshotRequest, { html: "" })).toMatch(/html: must not be empty/);
+    expect(rejection(htmlScreenshotRequest, { html: 7 })).toMatch(/html: must be a string/);
+  });
+
+  it("limits html to 500 KB counted as UTF-8 bytes, not characters", () => {
+    expect(validate(htmlScreenshotRequest, { html: "a".repeat(MAX_HTML_BYTES) }).html).toHaveLength(MAX_HTML_BYTES);
+    expect(rejection(htmlScreenshotRequest, { html: "a".repeat(MAX_HTML_BYTES + 1) })).toMatch(/html: must be at most 500 KB/);
+    // "é" is two bytes: half as many characters already reach the limit.
+    expect(rejection(htmlScreenshotRequest, { html: "é".repeat(MAX_HTML_BYTES / 2 + 1) })).toMatch(/html: must be at most 500 KB/);
+  });
+
+  it("rejects a PDF mockup here too", () => {
+    expect(rejection(htmlScreenshotRequest, { html: "<p>x</p>", style: "mockup", format: "pdf" })).toMatch(/format: must be "png" or "jpeg"/);
+  });
+});
+
+describe("other bodies", () => {
+  it("metadata needs an http(s) url and nothing else", () => {
+    expect(validate(metadataRequest, { url: URL_OK })).toEqual({ url: URL_OK });
+    expect(rejection(metadataRequest, { url: "mailto:a@b.c" })).toMatch(/url: must be an absolute URL/);
+    expect(rejection(metadataRequest, { url: URL_OK, width: 800 })).toMatch(/unknown field "width"/);
+  });
+
+  it("signup needs a valid email", () => {
+    expect(validate(signupRequest, { email: " Dev@Example.com " })).toEqual({ email: "Dev@Example.com" });
+    expect(rejection(signupRequest, { email: "not-an-email" })).toMatch(/email: must be a valid email address/);
+    expect(rejection(signupRequest, { email: `${"a".repeat(250)}@x.io` })).toMatch(/email: must be at most 254 characters/);
+    expect(rejection(signupRequest, {})).toMatch(/email: is required/);
+  });
+
+  it("account update takes a boolean auto_topup_enabled", () => {
+    expect(validate(accountUpdateRequest, { auto_topup_enabled: true })).toEqual({ auto_topup_enabled: true });
+    expect(rejection(accountUpdateRequest, { auto_topup_enabled: "yes" })).toMatch(/auto_topup_enabled: must be true or false/);
+  });
+
+  it("top-up is at least $5 in whole cents", () => {
+    expect(validate(topupRequest, { amount_cents: 500 })).toEqual({ amount_cents: 500 });
+    expect(rejection(topupRequest, { amount_cents: 499 })).toMatch(/amount_cents: must be an integer from 500 to 1000000/);
+    expect(rejection(topupRequest, { amount_cents: 500.5 })).toMatch(/amount_cents: must be an integer/);
+  });
+
+  it("a body that is not an object is refused as a whole", () => {
+    expect(rejection(metadataRequest, [])).toMatch(/the body must be a JSON object/);
+  });
+});

@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { handler as fallback } from "../../../functions/fallback.js";
+import { handler as health } from "../../../functions/health.js";
+import { handler as screenshot } from "../../../functions/screenshot.js";
+import { AppError } from "../../../lib/http/errors.js";
+import { binary, json } from "../../../lib/http/responses.js";
+import { metadataRequest } from "../../../lib/http/schemas.js";
+import { withHttp } from "../../../lib/http/with-http.js";
+import { invoke } from "../../helpers/invoke.js";
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("withHttp", () => {
+  it("answers with the handler's JSON and the gateway's request id in X-Request-Id", async () => {
+    const res = await invoke(health, { method: "GET", path: "/api/v1/health" });
+    expect(res.status).toBe(200);
+    expect(res.json()).toEqual({ status: "ok", version: expect.any(String) });
+    expect(res.headers["X-Request-Id"]).toBe(res.event.requestContext.requestId);
+    expect(res.headers["Content-Type"]).toMatch(/^application\/json/);
+  });
+
+  it("validates before the handler runs, and the handler gets the parsed body with defaults", async () => {
+    const seen = vi.fn();
+    const handler = withHttp({ route: "metadata", schema: metadataRequest }, async (request) => {
+      seen(request.body);
+      return json({ ok: true });
+    });
+    const bad = await invoke(handler, { method: "POST", path: "/api/v1/metadata", body: '{"url":"nope"}' });
+    expect(bad.status).toBe(400);
+    expect(bad.json()).toEqual({ error: { code: "INVALID_PARAMS", message: expect.stringMatching(/^Invalid request: url: /) } });
+    expect(bad.headers["X-Request-Id"]).toBe(bad.event.requestContext.requestId);
+    expect(seen).not.toHaveBeenCalled();
+
+    const good = await invoke(handler, { method: "POST", path: "/api/v1/metadata", body: '{"url":"https://example.com"}' });
+    expect(good.status).toBe(200);
+    expect(seen).toHaveBeenCalledWith({ url: "https://example.com" });
+  });
+
+  it("decodes a base64-encoded body, as API Gateway sends non-text content types", async () => {
+    const handler = withHttp({ route: "metadata", schema: metadataRequest }, async (request) => json(request.body));
+    const res = await invoke(handler, {
+      method: "POST",
+      path: "/api/v1/metadata",
+      headers: { "content-type": "application/octet-stream" },
+      body: '{"url":"https://example.com/b64"}',
+    });
+    expect(res.event.isBase64Encoded).toBe(true);
+    expect(res.json()).toEqual({ url: "https://example.com/b64" });
+  });
+
+  it.each([
+    ["an empty body", ""],
+    ["a body that is not JSON", "{url:"],
+    ["a JSON array", "[1]"],
+    ["JSON null", "null"],
+    ["a JSON string", '"https://example.com"'],
+  ])("answers 400 INVALID_PARAMS for %s", async (_name, body) => {
+    const res = await invoke(screenshot, { method: "POST", path: "/api/v1/screenshot", body });
+    expect(res.status).toBe(400);
+    expect(res.json().error.code).toBe("INVALID_PARAMS");
+  });
+
+  it("turns an AppError into its status, code, message and headers", async () => {
+    const handler = withHttp({ route: "health" }, async () => {
+      throw new AppError("RATE_LIMITED", "Slow down.", { headers: { "Retry-After": "1" } });
+    });
+    const res = await invoke(handler, { method: "GET", path: "/x" });
+    expect(res.status).toBe(429);
+    expect(res.headers["Retry-After"]).toBe("1");
+    expect(res.headers["X-Request-Id"]).toBeTruthy();
+    expect(res.json()).toEqual({ error: { code: "RATE_LIMITED", message: "Slow down." } });
+  });
+
+  it("answers an unknown error with a generic 500 that leaks nothing, and logs it with the request id", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const handler = withHttp({ route: "health" }, async () => {
+      throw new Error("connect ECONNREFUSED 10.0.0.7:5432 password=hunter2");
+    });
+    const res = await invoke(handler, { method: "GET", path: "/x" });
+    expect(res.status).toBe(500);
+    const body = res.json();
+    expect(body.error.code).toBe("INTERNAL_ERROR");
+    expect(JSON.stringify(body)).not.toMatch(/hunter2|ECONNREFUSED|at /);
+    expect(body.error.message).toContain(res.event.requestContext.requestId);
+    const line = logged.mock.calls.map((c) => String(c[0])).find((l) => l.includes("hunter2"));
+    expect(line).toBeDefined();
+    expect(JSON.parse(line!)).toMatchObject({ level: "error", requestId: res.event.requestContext.requestId });
+  });
+
+  it("answers with our JSON error before the Lambda's own timeout kills the request", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const handler = withHttp({ route: "health" }, () => new Promise(() => undefined));
+    const started = Date.now();
+    const res = await invoke(handler, { method: "GET", path: "/x", timeoutSeconds: 1.5 });
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(res.status).toBe(504);
+    expect(res.json().error.code).toBe("RENDER_TIMEOUT");
+  });
+
+  it("serializes binary output base64-encoded with its content type", async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
+    const handler = withHttp({ route: "health" }, async () => binary(png, "image/png"));
+    const res = await invoke(handler, { method: "GET", path: "/x" });
+    expect(res.result.isBase64Encoded).toBe(true);
+    expect(Buffer.from(res.result.body!, "base64")).toEqual(png);
+    expect(res.headers["Content-Type"]).toBe("image/png");
+  });
+
+  it("gives each request its own id", async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 20; i++) ids.add(String((await invoke(health, { method: "GET", path: "/api/v1/health" })).headers["X-Request-Id"]));
+    expect(ids.size).toBe(20);
+  });
+});
+
+describe("fallback ($default route)", () => {
+  it("answers 404 NOT_FOUND for an unknown path", async () => {
+    const res = await invoke(fallback, { method: "GET", path: "/api/v1/nope" });
+    expect(res.status).toBe(404);
+    expect(res.json().error).toEqual({ code: "NOT_FOUND", message: expect.stringContaining("/api/v1/nope") });
+  });
+
+  it("answers 405 METHOD_NOT_ALLOWED with Allow for a known path and the wrong method", async () => {
+    const res = await invoke(fallback, { method: "GET", path: "/api/v1/screenshot" });
+    expect(res.status).toBe(405);
+    expect(res.headers.Allow).toBe("POST");
+    expect(res.json().error.code).toBe("METHOD_NOT_ALLOWED");
+  });
+});
