@@ -1,8 +1,10 @@
-import { notImplemented } from "../lib/http/errors.js";
 import { htmlScreenshotRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
+import { capture } from "../lib/render/capture.js";
+import { deliverCapture } from "../lib/render/deliver.js";
 
-// Validation is real; the work itself lands with its issue.
-export const handler = withHttp({ route: "html-to-screenshot", schema: htmlScreenshotRequest }, async () => {
-  throw notImplemented("HTML rendering");
+// POST /api/v1/html-to-screenshot: render a raw HTML document, same options and answers as a URL.
+export const handler = withHttp({ route: "html-to-screenshot", schema: htmlScreenshotRequest }, async ({ body, deadline }) => {
+  const { html, responseFormat, ...options } = body;
+  return deliverCapture(await capture({ kind: "html", html }, options, deadline), responseFormat);
 });

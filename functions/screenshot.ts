@@ -1,8 +1,10 @@
-import { notImplemented } from "../lib/http/errors.js";
 import { screenshotRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
+import { capture } from "../lib/render/capture.js";
+import { deliverCapture } from "../lib/render/deliver.js";
 
-// Validation is real; the work itself lands with its issue.
-export const handler = withHttp({ route: "screenshot", schema: screenshotRequest }, async () => {
-  throw notImplemented("Screenshot rendering");
+// POST /api/v1/screenshot: render a URL and answer with the image/PDF or its JSON envelope.
+export const handler = withHttp({ route: "screenshot", schema: screenshotRequest }, async ({ body, deadline }) => {
+  const { url, responseFormat, ...options } = body;
+  return deliverCapture(await capture({ kind: "url", url }, options, deadline), responseFormat);
 });

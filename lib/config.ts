@@ -18,6 +18,16 @@ const envSchema = z.object({
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).
   ALLOWED_PRIVATE_HOSTS: z.string().default(""),
+  // Where the Chromium layer puts @sparticuz/chromium's bin/ on Lambda; unset: the npm package's own.
+  CHROMIUM_BIN_DIR: z.string().min(1).optional(),
+  // Set on Lambda to the fonts layer (/opt/fonts); unset: fonts are built into the temp dir.
+  FONTS_DIR: z.string().min(1).optional(),
+  // Pages rendered at once by one process; more only queue (2 vCPU saturate at about 2).
+  RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  // INTERFACE.md: a page that takes longer to load gives RENDER_TIMEOUT.
+  PAGE_LOAD_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(30_000),
+  // Lifetime of the presigned link to a large output.
+  DOWNLOAD_LINK_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 

@@ -18,6 +18,8 @@ export interface HttpRequest<Body> {
   readonly method: string;
   readonly path: string;
   readonly route: Route | undefined;
+  /** Epoch ms by which the work must be done so the answer still fits in the Lambda's time. */
+  readonly deadline: number;
   /** Aborted shortly before the Lambda's own timeout. */
   readonly signal: AbortSignal;
   readonly event: APIGatewayProxyEventV2;
@@ -29,6 +31,8 @@ type MiddyRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredRes
 
 // Time reserved before the Lambda timeout to answer with our JSON error instead of dying mid-request.
 const TIMEOUT_EARLY_MS = 750;
+// Time kept back from the work's deadline for what follows it: storing a large output, refunds, the response.
+const RESPONSE_RESERVE_MS = 2_000;
 
 /** Parses the raw body: it must be a JSON object when the endpoint takes one. */
 function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
@@ -137,6 +141,7 @@ export function withHttp<S extends z.ZodType | undefined>(
         method: event.requestContext.http.method,
         path: event.rawPath,
         route,
+        deadline: Date.now() + context.getRemainingTimeInMillis() - RESPONSE_RESERVE_MS,
         signal,
         event,
         context,

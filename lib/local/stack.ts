@@ -5,6 +5,7 @@ import path from "node:path";
 import { dynamodb } from "../billing/dynamodb.js";
 import { createTableInput, TABLE } from "../billing/table.js";
 import { config } from "../config.js";
+import { closeBrowser, warmUp } from "../render/browser.js";
 import { startDynamoDbLocal } from "./dynamodb-local.js";
 import { ensurePortFree } from "./ports.js";
 import { startS3Local } from "./s3-local.js";
@@ -48,8 +49,8 @@ async function ensureTable(): Promise<void> {
 }
 
 /**
- * Starts the whole service on 127.0.0.1: DynamoDB Local, s3rver, then the API serving the route
- * table. State lives under LOCAL_DIR. Stops what it started if any step fails.
+ * Starts the whole service on 127.0.0.1: DynamoDB Local, s3rver, Chromium, then the API serving
+ * the route table. State lives under LOCAL_DIR. Stops what it started if any step fails.
  */
 export async function startLocalStack(options: { persist: boolean }): Promise<LocalStack> {
   const stops: (() => Promise<void>)[] = [];
@@ -73,6 +74,9 @@ export async function startLocalStack(options: { persist: boolean }): Promise<Lo
       bucket: config.BUCKET_NAME,
     });
     stops.push(s3.stop);
+    // Launch Chromium now rather than on the first request, as a warm Lambda container would have it.
+    stops.push(closeBrowser);
+    await warmUp();
     const server = await startLocalServer(config.PORT);
     stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
     stops.push(async () => server.closeAllConnections());

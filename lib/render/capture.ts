@@ -1,0 +1,220 @@
+import type { HTTPRequest, HTTPResponse, Page } from "puppeteer-core";
+import { TimeoutError } from "puppeteer-core";
+import { config } from "../config.js";
+import { invalidParams } from "../http/errors.js";
+import type { ScreenshotRequest } from "../http/schemas.js";
+import { withPage, type PageSession } from "./browser.js";
+import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
+import { imageSize } from "./image-size.js";
+
+/** What to render: a URL, or a raw HTML document. */
+export type RenderSource = { kind: "url"; url: string } | { kind: "html"; html: string };
+
+/** The capture options of a screenshot request (everything but the source and the response form). */
+export type CaptureOptions = Omit<ScreenshotRequest, "url" | "responseFormat">;
+
+export type OutputFormat = "png" | "jpeg" | "pdf";
+
+/** A finished capture. */
+export interface Capture {
+  readonly body: Buffer;
+  readonly format: OutputFormat;
+  readonly contentType: string;
+  /** Output size: pixels for images, CSS pixels of the page for PDF. */
+  readonly width: number;
+  readonly height: number;
+  /** The final URL after redirects; null for HTML input. */
+  readonly url: string | null;
+  readonly title: string;
+  /** The page was taller than MAX_CAPTURE_HEIGHT and was cut there. */
+  readonly truncated: boolean;
+  readonly renderMs: number;
+}
+
+export const CONTENT_TYPES: Record<OutputFormat, string> = { png: "image/png", jpeg: "image/jpeg", pdf: "application/pdf" };
+
+/** Full-page captures stop at this many CSS pixels (SPEC.md). */
+export const MAX_CAPTURE_HEIGHT = 20_000;
+
+// Caps of the load steps after the `load` event; each is a courtesy wait, never a failure.
+const NETWORK_QUIET_MS = 100;
+const NETWORK_QUIET_CAP_MS = 1_500;
+const FONTS_CAP_MS = 2_000;
+// Time kept back from the request deadline for the capture itself and the response.
+const CAPTURE_RESERVE_MS = 3_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** Counts the page's requests in flight, so "network quiet" costs nothing on a page that is already quiet. */
+function trackRequests(page: Page) {
+  const inFlight = new Set<HTTPRequest>();
+  let lastChange = Date.now();
+  const done = (request: HTTPRequest) => {
+    if (inFlight.delete(request)) lastChange = Date.now();
+  };
+  page.on("request", (request) => {
+    inFlight.add(request);
+    lastChange = Date.now();
+  });
+  page.on("requestfinished", done);
+  page.on("requestfailed", done);
+  return {
+    /** Resolves when nothing has been in flight for NETWORK_QUIET_MS, or at `capMs`. */
+    async quiet(capMs: number) {
+      const until = Date.now() + capMs;
+      // Long-lived requests (event streams, long polls) would never finish: they do not count after 1 s.
+      const settled = () => [...inFlight].every((r) => r.resourceType() === "eventsource" || r.resourceType() === "websocket");
+      if (settled()) return;
+      while (Date.now() < until) {
+        await sleep(25);
+        if (settled() && Date.now() - lastChange >= NETWORK_QUIET_MS) return;
+      }
+    },
+  };
+}
+
+// In-page scripts are strings: functions passed to page.evaluate would carry the names a bundler or
+// tsx injects (`__name(...)`), which do not exist in the page.
+
+// Scrolls through the page once so lazy-loaded content (loading=lazy, IntersectionObserver) loads, then back to the top.
+const SCROLL_THROUGH = (limit: number) => `(async () => {
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 16)));
+  const step = Math.max(200, Math.floor(window.innerHeight * 0.9));
+  for (let y = 0; y < Math.min(document.documentElement.scrollHeight, ${limit}); y += step) {
+    window.scrollTo(0, y);
+    await frame();
+  }
+  window.scrollTo(0, 0);
+  await frame();
+})()`;
+
+// Resolves when every image in the document has loaded or failed.
+const IMAGES_SETTLED = `Promise.all(Array.from(document.images).filter((img) => !img.complete).map((img) =>
+  new Promise((resolve) => { img.addEventListener("load", resolve, { once: true }); img.addEventListener("error", resolve, { once: true }); })))`;
+
+// Height of the whole document in CSS pixels.
+const DOCUMENT_HEIGHT = `Math.ceil(Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0))`;
+
+const FONTS_READY = `document.fonts.ready.then(() => true)`;
+
+async function navigate(session: PageSession, source: RenderSource, budgetMs: number, loadSeconds: number): Promise<string | undefined> {
+  const { page, guard } = session;
+  // The last main-frame document request: where a redirect chain ended, for error messages.
+  let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
+  page.on("request", (request) => {
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
+  });
+  let response: HTTPResponse | null;
+  try {
+    response =
+      source.kind === "url"
+        ? await page.goto(source.url, { waitUntil: "load", timeout: budgetMs })
+        : (await page.setContent(source.html, { waitUntil: "load", timeout: budgetMs }), null);
+  } catch (error) {
+    throw translateNavigationError(error, documentUrl, guard, loadSeconds);
+  }
+  if (response && response.status() >= 400) {
+    const refused = guardFailure(response.url(), guard);
+    throw invalidUrl(refused ?? `${response.url()} answered HTTP ${response.status()}`);
+  }
+  return response?.url() ?? documentUrl;
+}
+
+/** Renders `source` with `options` and captures it, all before `deadline` (epoch ms). */
+export async function capture(source: RenderSource, options: CaptureOptions, deadline: number): Promise<Capture> {
+  const started = Date.now();
+  const pageLoadMs = Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - CAPTURE_RESERVE_MS - started);
+  const loadSeconds = Math.round(pageLoadMs / 1000);
+  if (pageLoadMs <= 0) throw renderTimeout("There was no time left to load the page.");
+  const loadDeadline = started + pageLoadMs;
+  const remaining = () => loadDeadline - Date.now();
+
+  const work = withPage(async (session) => {
+    const { page } = session;
+    const height = options.height ?? Math.round((options.width * 10) / 16);
+    await page.setViewport({ width: options.width, height, deviceScaleFactor: options.deviceScaleFactor });
+    await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: options.darkMode ? "dark" : "light" }]);
+    const requests = trackRequests(page);
+
+    const finalUrl = await navigate(session, source, pageLoadMs, loadSeconds);
+    await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
+    await Promise.race([page.evaluate(FONTS_READY), sleep(Math.min(FONTS_CAP_MS, remaining()))]);
+
+    if (options.waitForSelector) {
+      const selector = options.waitForSelector;
+      try {
+        await page.waitForSelector(selector, { timeout: Math.max(1, remaining()) });
+      } catch (error) {
+        if (error instanceof TimeoutError) {
+          throw renderTimeout(`waitForSelector "${selector}" did not appear within ${loadSeconds} s.`, error);
+        }
+        if (/is not a valid selector|SyntaxError/i.test(String(error))) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`, error);
+        throw error;
+      }
+    }
+    if (options.delay > 0) {
+      if (options.delay > remaining()) throw renderTimeout(`The page load plus a delay of ${options.delay} ms would exceed ${loadSeconds} s.`);
+      await sleep(options.delay);
+    }
+
+    let clipHeight = height;
+    let truncated = false;
+    if (options.fullPage) {
+      await page.evaluate(SCROLL_THROUGH(MAX_CAPTURE_HEIGHT));
+      const settleMs = Math.min(NETWORK_QUIET_CAP_MS, Math.max(0, remaining()));
+      await requests.quiet(settleMs);
+      await Promise.race([page.evaluate(IMAGES_SETTLED), sleep(settleMs)]);
+      const full = (await page.evaluate(DOCUMENT_HEIGHT)) as number;
+      truncated = full > MAX_CAPTURE_HEIGHT;
+      clipHeight = Math.max(height, Math.min(full, MAX_CAPTURE_HEIGHT));
+    }
+    const title = await page.title();
+
+    try {
+      if (options.format === "pdf") {
+        await page.emulateMediaType("screen");
+        const body = Buffer.from(
+          await page.pdf({ width: `${options.width}px`, height: `${clipHeight}px`, printBackground: true, pageRanges: "1", margin: { top: 0, right: 0, bottom: 0, left: 0 } }),
+        );
+        return { body, width: options.width, height: clipHeight, title, finalUrl, truncated };
+      }
+      const body = Buffer.from(
+        await page.screenshot({
+          type: options.format,
+          ...(options.format === "jpeg" ? { quality: options.quality } : {}),
+          ...(options.fullPage ? { clip: { x: 0, y: 0, width: options.width, height: clipHeight }, captureBeyondViewport: true } : {}),
+        }),
+      );
+      const size = imageSize(body) ?? { width: Math.round(options.width * options.deviceScaleFactor), height: Math.round(clipHeight * options.deviceScaleFactor) };
+      return { body, ...size, title, finalUrl, truncated };
+    } catch (error) {
+      throw translateRenderError(error);
+    }
+  });
+
+  // The whole render, capture included, must answer before the request deadline.
+  let timer: NodeJS.Timeout | undefined;
+  const overtime = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(renderTimeout(`The page did not finish rendering within ${Math.round((deadline - started) / 1000)} s.`)), deadline - started);
+  });
+  try {
+    const result = await Promise.race([work, overtime]);
+    return {
+      body: result.body,
+      format: options.format,
+      contentType: CONTENT_TYPES[options.format],
+      width: result.width,
+      height: result.height,
+      url: source.kind === "url" ? (result.finalUrl ?? source.url) : null,
+      title: result.title,
+      truncated: result.truncated,
+      renderMs: Date.now() - started,
+    };
+  } catch (error) {
+    throw translateRenderError(error);
+  } finally {
+    clearTimeout(timer);
+    // A render abandoned at the deadline still closes its context (withPage's finally) when it settles.
+    work.catch(() => undefined);
+  }
+}

@@ -1,0 +1,38 @@
+import { config } from "../config.js";
+import { binary, json, seeOther, type HttpResponse } from "../http/responses.js";
+import { storeOutput } from "../storage/outputs.js";
+import type { Capture } from "./capture.js";
+
+const EXTENSIONS = { png: "png", jpeg: "jpg", pdf: "pdf" } as const;
+
+/**
+ * The response for a finished capture: the bytes (binary) or SPEC.md's JSON envelope; above the
+ * inline limit the output goes to S3 and the client gets a presigned link instead (303 or downloadUrl).
+ */
+export async function deliverCapture(capture: Capture, responseFormat: "binary" | "json"): Promise<HttpResponse> {
+  const extension = EXTENSIONS[capture.format];
+  const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs) };
+  if (capture.truncated) headers["X-Truncated"] = "true";
+  const stored = capture.body.length > config.INLINE_LIMIT_BYTES ? await storeOutput(capture.body, capture.contentType, extension) : null;
+
+  if (responseFormat === "binary") {
+    if (stored) return seeOther(stored.url, headers);
+    return binary(capture.body, capture.contentType, { ...headers, "Content-Disposition": `inline; filename="screenshot.${extension}"` });
+  }
+  return json(
+    {
+      ...(stored ? { downloadUrl: stored.url, expiresAt: stored.expiresAt } : { image: capture.body.toString("base64") }),
+      format: capture.format,
+      contentType: capture.contentType,
+      width: capture.width,
+      height: capture.height,
+      bytes: capture.body.length,
+      url: capture.url,
+      title: capture.title,
+      truncated: capture.truncated,
+      renderMs: capture.renderMs,
+    },
+    200,
+    headers,
+  );
+}

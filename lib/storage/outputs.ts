@@ -1,0 +1,31 @@
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+import { randomUUID } from "node:crypto";
+import { config } from "../config.js";
+import { s3 } from "./s3.js";
+
+/** A stored output and the presigned link that fetches it until `expiresAt`. */
+export interface StoredOutput {
+  readonly url: string;
+  readonly expiresAt: string;
+}
+
+/**
+ * Stores an output too large to return inline (Lambda responses cap at 6 MB, base64 inflates by a
+ * third) and returns a presigned GET link. The bucket's lifecycle rule deletes it after a day.
+ */
+export async function storeOutput(body: Buffer, contentType: string, extension: string): Promise<StoredOutput> {
+  const key = `outputs/${new Date().toISOString().slice(0, 10)}/${randomUUID()}.${extension}`;
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: config.BUCKET_NAME,
+      Key: key,
+      Body: body,
+      ContentType: contentType,
+      ContentDisposition: `inline; filename="screenshot.${extension}"`,
+    }),
+  );
+  const expiresIn = config.DOWNLOAD_LINK_SECONDS;
+  const url = await getSignedUrl(s3, new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }), { expiresIn });
+  return { url, expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString() };
+}
