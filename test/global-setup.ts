@@ -1,22 +1,46 @@
 import type { TestProject } from "vitest/node";
+import { freePort } from "../lib/local/ports.js";
 import { startDev, type DevProcess } from "./helpers/dev-process.js";
+import { startFixtures, type Fixtures } from "./helpers/fixtures.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
     devInfo: import("../lib/local/stack.js").DevInfo;
+    devPid: number;
+    fixtureUrl: string;
+    canaryUrl: string;
+    canaryPort: number;
+    closedPort: number;
   }
 }
 
-let dev: DevProcess | undefined;
+/** The page-load limit of the test stack: short, so the timeout tests take seconds, not half a minute. */
+export const TEST_PAGE_LOAD_MS = 5_000;
 
-// One local stack (`npm run dev` with its state in a temp folder) for all integration tests.
+let dev: DevProcess | undefined;
+let fixtures: Fixtures | undefined;
+
+// One local stack (`npm run dev` with its state in a temp folder) for all integration tests, plus
+// the fixture pages it may render (allowed through the network guard) and the canary it must not reach.
 export async function setup(project: TestProject) {
-  dev = await startDev();
+  fixtures = await startFixtures();
+  // Allowed through the guard but with nothing listening: a real "connection refused".
+  const closedPort = await freePort();
+  dev = await startDev({
+    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},127.0.0.1:${closedPort}`,
+    PAGE_LOAD_TIMEOUT_MS: String(TEST_PAGE_LOAD_MS),
+  });
   project.provide("baseUrl", dev.info.baseUrl);
   project.provide("devInfo", dev.info);
+  project.provide("devPid", dev.child.pid!);
+  project.provide("fixtureUrl", fixtures.baseUrl);
+  project.provide("canaryUrl", fixtures.canaryUrl);
+  project.provide("canaryPort", fixtures.canaryPort);
+  project.provide("closedPort", closedPort);
 }
 
 export async function teardown() {
   await dev?.stop();
+  await fixtures?.close();
 }

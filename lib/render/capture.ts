@@ -97,6 +97,12 @@ const DOCUMENT_HEIGHT = `Math.ceil(Math.max(document.documentElement.scrollHeigh
 
 const FONTS_READY = `document.fonts.ready.then(() => true)`;
 
+/** Refuses a waitForSelector that is not CSS before any loading (it would otherwise just time out). */
+async function assertValidSelector(page: Page, selector: string) {
+  const valid = await page.evaluate(`(() => { try { document.createDocumentFragment().querySelector(${JSON.stringify(selector)}); return true; } catch { return false; } })()`);
+  if (!valid) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`);
+}
+
 async function navigate(session: PageSession, source: RenderSource, budgetMs: number, loadSeconds: number): Promise<string | undefined> {
   const { page, guard } = session;
   // The last main-frame document request: where a redirect chain ended, for error messages.
@@ -135,6 +141,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
     await page.setViewport({ width: options.width, height, deviceScaleFactor: options.deviceScaleFactor });
     await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: options.darkMode ? "dark" : "light" }]);
     const requests = trackRequests(page);
+    if (options.waitForSelector) await assertValidSelector(page, options.waitForSelector);
 
     const finalUrl = await navigate(session, source, pageLoadMs, loadSeconds);
     await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
@@ -145,10 +152,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
       try {
         await page.waitForSelector(selector, { timeout: Math.max(1, remaining()) });
       } catch (error) {
-        if (error instanceof TimeoutError) {
-          throw renderTimeout(`waitForSelector "${selector}" did not appear within ${loadSeconds} s.`, error);
-        }
-        if (/is not a valid selector|SyntaxError/i.test(String(error))) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`, error);
+        if (error instanceof TimeoutError) throw renderTimeout(`waitForSelector "${selector}" did not appear within ${loadSeconds} s.`, error);
         throw error;
       }
     }

@@ -1,0 +1,29 @@
+import { Jimp } from "jimp";
+import { inject } from "vitest";
+
+/** POSTs JSON to the local stack. */
+export const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${inject("baseUrl")}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+    redirect: "manual",
+  });
+
+export type ErrorBody = { error: { code: string; message: string } };
+
+/** Decodes a PNG/JPEG response body for pixel assertions. */
+export async function decode(response: Response) {
+  return Jimp.read(Buffer.from(await response.arrayBuffer()));
+}
+
+/** The RGB of one pixel. */
+export function rgb(image: Awaited<ReturnType<typeof Jimp.read>>, x: number, y: number) {
+  const value = image.getPixelColor(x, y);
+  return { r: (value >>> 24) & 255, g: (value >>> 16) & 255, b: (value >>> 8) & 255 };
+}
+
+/** Connections the canary has received so far (each one a hole in the network guard). */
+export async function canaryHits(): Promise<string[]> {
+  return (await fetch(`${inject("fixtureUrl")}/__canary`)).json() as Promise<string[]>;
+}

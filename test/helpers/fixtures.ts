@@ -1,0 +1,172 @@
+import http from "node:http";
+import net from "node:net";
+import { deflateSync } from "node:zlib";
+
+// Pages served on 127.0.0.1 for render tests, and a "canary" server that the network guard must
+// keep every render away from: any connection it receives is a hole in the guard.
+
+/** A solid-colour PNG, encoded here so tests need no image files. */
+export function solidPng(width: number, height: number, [r, g, b]: [number, number, number]): Buffer {
+  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3).fill(Buffer.from([r, g, b]))]);
+  const raw = Buffer.concat(Array.from({ length: height }, () => row));
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf: Buffer) => {
+    let c = 0xffffffff;
+    for (const byte of buf) c = crcTable[(c ^ byte) & 0xff]! ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type), data]);
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc(body), 8 + data.length);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+}
+
+const html = (body: string, head = "") =>
+  `<!doctype html><html><head><meta charset="utf-8">${head}<style>html,body{margin:0}</style></head><body>${body}</body></html>`;
+
+/** The fixture pages, by path. `canary` is the base URL of the canary server. */
+function page(path: string, query: URLSearchParams, canary: string): { status?: number; type?: string; body: string | Buffer; headers?: Record<string, string> } | "hang" | null {
+  switch (path) {
+    case "/simple":
+      return { body: html(`<div style="width:100%;height:100vh;background:#ff0000"></div>`, "<title>Simple fixture</title>") };
+    case "/colour-scheme":
+      return { body: html("<h1>scheme</h1>", "<style>body{background:#ffffff}@media (prefers-color-scheme: dark){body{background:#000000}}</style>") };
+    case "/tall": {
+      const height = Number(query.get("h") ?? 3000);
+      return { body: html(`<div style="height:${height}px;background:linear-gradient(#00ff00,#0000ff)"></div>`, "<title>Tall</title>") };
+    }
+    case "/lazy":
+      return {
+        body: html(`<div style="height:3000px;background:#ffffff"></div><img loading="lazy" src="/img/red.png?lazy" width="400" height="300" style="display:block">`),
+      };
+    case "/late-element":
+      return {
+        body: html(`<div id="box" style="width:100%;height:100vh;background:#ffffff"></div>
+<script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; document.getElementById("box").style.background = "#0000ff"; document.body.appendChild(d); }, 1000);</script>`),
+      };
+    case "/hang":
+      return "hang";
+    case "/not-found":
+      return { status: 404, body: html("<h1>404</h1>") };
+    case "/redirect":
+      return { status: 302, body: "", headers: { location: query.get("to") ?? "/simple" } };
+    case "/img/red.png":
+      return { type: "image/png", body: solidPng(400, 300, [255, 0, 0]) };
+    case "/hostile":
+      // Every way a page can make a request, all aimed at the canary.
+      return {
+        body: html(`<h1>hostile</h1>
+<img src="${canary}/img"><link rel="stylesheet" href="${canary}/css"><script src="${canary}/js"></script>
+<iframe src="${canary.replace("127.0.0.1", "localhost")}/iframe"></iframe>
+<script>
+fetch("${canary}/fetch").catch(() => {});
+const x = new XMLHttpRequest(); x.open("GET", "${canary}/xhr"); x.send();
+try { new WebSocket("${canary.replace("http", "ws")}/ws"); } catch (e) {}
+try { new EventSource("${canary}/sse"); } catch (e) {}
+navigator.sendBeacon && navigator.sendBeacon("${canary}/beacon", "x");
+</script>`),
+      };
+    case "/meta-refresh":
+      return { body: html("refreshing", `<meta http-equiv="refresh" content="0;url=${canary}/meta-refresh">`) };
+    case "/js-redirect":
+      return { body: html(`<script>location.href = "${canary}/js-redirect";</script>`) };
+    default:
+      return null;
+  }
+}
+
+export interface Fixtures {
+  /** e.g. http://127.0.0.1:41000 */
+  readonly baseUrl: string;
+  /** e.g. http://127.0.0.1:41001 (also listening on [::1] at the same port) */
+  readonly canaryUrl: string;
+  readonly canaryPort: number;
+  canaryHits(): readonly string[];
+  close(): Promise<void>;
+}
+
+async function listen(server: net.Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return (server.address() as net.AddressInfo).port;
+}
+
+/** Starts the fixture server and the canary on loopback. */
+export async function startFixtures(): Promise<Fixtures> {
+  const hits: string[] = [];
+  // The canary counts every TCP connection (CONNECT tunnels and websockets included), on IPv4 and IPv6.
+  const canaryHandler = (socket: net.Socket) => {
+    socket.on("error", () => undefined);
+    let seen = false;
+    socket.once("data", (chunk: Buffer) => {
+      seen = true;
+      hits.push(chunk.toString("latin1").split("\r\n")[0]!);
+      socket.end("HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 18\r\n\r\n<h1>CANARY HIT</h1>");
+    });
+    socket.once("close", () => {
+      if (!seen) hits.push(`(a connection from ${socket.remoteAddress} that sent nothing)`);
+    });
+  };
+  const canary4 = net.createServer(canaryHandler);
+  const canary6 = net.createServer(canaryHandler);
+  let canaryPort = 0;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    canaryPort = await listen(canary4, 0, "127.0.0.1");
+    try {
+      await listen(canary6, canaryPort, "::1");
+      break;
+    } catch {
+      canary4.close();
+    }
+  }
+  const canaryUrl = `http://127.0.0.1:${canaryPort}`;
+
+  const hanging = new Set<http.ServerResponse>();
+  const server = http.createServer((request, response) => {
+    const url = new URL(request.url ?? "/", "http://fixture");
+    if (url.pathname === "/__canary") {
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits));
+      return;
+    }
+    const found = page(url.pathname, url.searchParams, canaryUrl);
+    if (found === null) {
+      response.writeHead(404).end("no such fixture");
+      return;
+    }
+    if (found === "hang") {
+      // Headers, then nothing: the load event never fires.
+      response.writeHead(200, { "content-type": "text/html" });
+      response.write("<!doctype html><html><body><h1>loading forever");
+      hanging.add(response);
+      return;
+    }
+    response.writeHead(found.status ?? 200, { "content-type": found.type ?? "text/html; charset=utf-8", ...found.headers }).end(found.body);
+  });
+  const port = await listen(server, 0, "127.0.0.1");
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    canaryUrl,
+    canaryPort,
+    canaryHits: () => [...hits],
+    close: async () => {
+      for (const response of hanging) response.destroy();
+      server.closeAllConnections();
+      await Promise.all([server, canary4, canary6].map((s) => new Promise((resolve) => s.close(resolve))));
+    },
+  };
+}
