@@ -4,6 +4,7 @@ import { config } from "../config.js";
 import { invalidParams } from "../http/errors.js";
 import type { ScreenshotRequest } from "../http/schemas.js";
 import { withPage, type PageSession } from "./browser.js";
+import { dismissCookieBanners, prepareCookieBanners } from "./cookie-banners.js";
 import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
 import { imageSize } from "./image-size.js";
 
@@ -142,11 +143,13 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
     await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: options.darkMode ? "dark" : "light" }]);
     const requests = trackRequests(page);
     if (options.waitForSelector) await assertValidSelector(page, options.waitForSelector);
+    const consent = options.blockCookieBanners ? await prepareCookieBanners(page) : undefined;
 
     const finalUrl = await navigate(session, source, pageLoadMs, loadSeconds);
     await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
     await Promise.race([page.evaluate(FONTS_READY), sleep(Math.min(FONTS_CAP_MS, remaining()))]);
 
+    if (consent) await dismissCookieBanners(page, consent, Math.max(0, remaining()));
     if (options.waitForSelector) {
       const selector = options.waitForSelector;
       try {

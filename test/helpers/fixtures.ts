@@ -59,6 +59,30 @@ function page(path: string, query: URLSearchParams, canary: string): { status?: 
       };
     case "/hang":
       return "hang";
+    // Consent banners, all magenta (#ff00ff) so a test can tell whether one is on screen.
+    case "/consent-onetrust":
+      // OneTrust's markup (a CMP autoconsent knows): its reject button really closes the banner.
+      return {
+        body: html(`<h1>Article</h1><div id="onetrust-consent-sdk"><div id="onetrust-banner-sdk" style="position:fixed;left:0;right:0;bottom:0;height:300px;background:#ff00ff">
+We use cookies to improve your experience. <button id="onetrust-accept-btn-handler">Accept All Cookies</button>
+<button id="onetrust-reject-all-handler" onclick="document.getElementById('onetrust-banner-sdk').style.display='none';fetch('/__event?rejected-' + location.search.slice(1))">Reject All</button></div></div>`),
+      };
+    case "/consent-stuck":
+      // The same CMP, but its reject button does nothing: the opt-out "succeeds" and the banner stays.
+      return {
+        body: html(`<h1>Article</h1><div id="onetrust-consent-sdk"><div id="onetrust-banner-sdk" style="position:fixed;left:0;right:0;bottom:0;height:300px;background:#ff00ff">
+We use cookies. <button id="onetrust-accept-btn-handler">Accept</button><button id="onetrust-reject-all-handler">Reject All</button></div></div>`),
+      };
+    case "/consent-custom":
+      // A home-made banner no rule knows, with a backdrop that locks scrolling.
+      return {
+        body: html(
+          `<h1>Article</h1><div style="position:fixed;inset:0;background:rgba(0,0,0,0.5)"></div>
+<div class="notice" style="position:fixed;left:10%;right:10%;bottom:40px;height:250px;background:#ff00ff;z-index:10">This website uses cookies for analytics and personalised ads.
+<button>I agree</button> <a href="#">Settings</a></div>`,
+          "<style>html{overflow:hidden}</style>",
+        ),
+      };
     case "/not-found":
       return { status: 404, body: html("<h1>404</h1>") };
     case "/redirect":
@@ -137,8 +161,19 @@ export async function startFixtures(): Promise<Fixtures> {
   const canaryUrl = `http://127.0.0.1:${canaryPort}`;
 
   const hanging = new Set<http.ServerResponse>();
+  // Things fixture pages report back (e.g. which consent button was clicked).
+  const events: string[] = [];
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://fixture");
+    if (url.pathname === "/__event") {
+      events.push(url.search.slice(1));
+      response.writeHead(204).end();
+      return;
+    }
+    if (url.pathname === "/__events") {
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(events));
+      return;
+    }
     if (url.pathname === "/__canary") {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits));
       return;

@@ -237,3 +237,34 @@ for (let i = 0; i < d.data.length; i++) d.data[i] = (Math.random() * 256) | 0; c
     expect(body.bytes).toBeGreaterThan(4 * 1024 * 1024);
   });
 });
+
+describe("cookie banners", () => {
+  // Magenta pixels: the fixtures' banners are #ff00ff.
+  const magenta = async (path: string, blockCookieBanners: boolean) => {
+    const image = await decode(await shoot({ url: fixture(path), width: 800, height: 600, deviceScaleFactor: 1, blockCookieBanners }));
+    let count = 0;
+    for (let y = 0; y < image.bitmap.height; y += 4)
+      for (let x = 0; x < image.bitmap.width; x += 4) {
+        const { r, g, b } = rgb(image, x, y);
+        if (r > 200 && g < 60 && b > 200) count++;
+      }
+    return count;
+  };
+
+  it.each(["/consent-onetrust", "/consent-stuck", "/consent-custom"])("%s: the banner shows without blockCookieBanners and is gone with it", async (path) => {
+    expect(await magenta(path, false)).toBeGreaterThan(1000);
+    expect(await magenta(path, true)).toBe(0);
+  });
+
+  it("rejects consent through the CMP's own button when autoconsent knows it", async () => {
+    const id = `run${Date.now()}`;
+    await shoot({ url: fixture(`/consent-onetrust?${id}`), width: 800, deviceScaleFactor: 1, blockCookieBanners: true });
+    const events = (await (await fetch(fixture("/__events"))).json()) as string[];
+    expect(events).toContain(`rejected-${id}`);
+  });
+
+  it("leaves a page without a banner as it is", async () => {
+    const image = await decode(await shoot({ url: fixture("/simple"), width: 800, height: 600, deviceScaleFactor: 1, blockCookieBanners: true }));
+    expect(rgb(image, 400, 590)).toEqual({ r: 255, g: 0, b: 0 });
+  });
+});
