@@ -1,5 +1,6 @@
 import type { SSTConfig } from "sst";
 import { Api } from "./stacks/Api.js";
+import { Layers } from "./stacks/Layers.js";
 import { Storage } from "./stacks/Storage.js";
 
 export default {
@@ -7,6 +8,6 @@ export default {
     return { name: "shotline", region: process.env.AWS_REGION ?? "us-east-1" };
   },
   stacks(app) {
-    app.stack(Storage).stack(Api);
+    app.stack(Storage).stack(Layers).stack(Api);
   },
 } satisfies SSTConfig;

@@ -1,13 +1,16 @@
 import { Api as HttpApi, use, type FunctionProps, type StackContext } from "sst/constructs";
 import { packageVersion } from "../lib/package-version.js";
 import { fallbackRoute, routes, type Route } from "../lib/routes.js";
+import { AUTOCONSENT_FILES } from "../lib/render/cookie-banners.js";
+import { CHROMIUM_BIN_DIR, FONTS_DIR, Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
 /** API Gateway HTTP API: one route and one Lambda per row of lib/routes.ts, plus the 404/405 catch-all. */
 export function Api({ stack, app }: StackContext) {
   const { table, outputs } = use(Storage);
+  const layers = use(Layers);
 
-  const functionFor = (id: string, row: Pick<Route, "memoryMB" | "timeoutSeconds" | "uses">): FunctionProps => ({
+  const functionFor = (id: string, row: Pick<Route, "memoryMB" | "timeoutSeconds" | "uses" | "browser">): FunctionProps => ({
     handler: `functions/${id}.handler`,
     runtime: "nodejs24.x",
     architecture: "x86_64",
@@ -19,7 +22,16 @@ export function Api({ stack, app }: StackContext) {
       SHOTLINE_VERSION: packageVersion(),
       ...(row.uses.includes("table") ? { TABLE_NAME: table.tableName } : {}),
       ...(row.uses.includes("bucket") ? { BUCKET_NAME: outputs.bucketName } : {}),
+      ...(row.browser ? { CHROMIUM_BIN_DIR, FONTS_DIR, AUTOCONSENT_DIR: "/var/task/autoconsent" } : {}),
     },
+    ...(row.browser
+      ? {
+          layers: [layers.chromium, layers.fonts],
+          copyFiles: AUTOCONSENT_FILES.map((file) => ({ ...file })),
+          // Chromium unpacks ~200 MB into /tmp at cold start.
+          diskSize: 1024,
+        }
+      : {}),
     // Each function gets exactly what its row says it uses, scoped to that one resource.
     permissions: [
       ...(row.uses.includes("table") ? [[table.cdk.table, "grantReadWriteData"] as [typeof table.cdk.table, string]] : []),

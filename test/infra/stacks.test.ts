@@ -1,16 +1,24 @@
 // Synthesizes the real SST v2 app offline (functions are bundled with esbuild as `sst deploy` does)
 // and asserts the CloudFormation it would deploy. AWS itself cannot run here; this is the closest check.
 import { Match, Template } from "aws-cdk-lib/assertions";
+import { Jimp } from "jimp";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { App, getStack } from "sst/constructs";
 import { initProject } from "sst/project.js";
 import { beforeAll, describe, expect, it } from "vitest";
+import { writeFontconfig } from "../../lib/render/fonts.js";
 import { fallbackRoute, routes } from "../../lib/routes.js";
 import sstConfig from "../../sst.config.js";
 import { Api } from "../../stacks/Api.js";
+import { CHROMIUM_BIN_DIR, FONTS_DIR, Layers } from "../../stacks/Layers.js";
 import { OUTPUT_RETENTION_DAYS, Storage } from "../../stacks/Storage.js";
 
 let storage: Template;
 let api: Template;
+let layers: Template;
 
 beforeAll(async () => {
   await initProject({ stage: "test" });
@@ -19,6 +27,7 @@ beforeAll(async () => {
   await app.finish();
   storage = Template.fromStack(getStack(Storage));
   api = Template.fromStack(getStack(Api));
+  layers = Template.fromStack(getStack(Layers));
 }, 300_000);
 
 type Resource = { Properties: Record<string, unknown> };
@@ -107,4 +116,71 @@ describe("Api stack", () => {
     expect(env("health")).not.toHaveProperty("TABLE_NAME");
     expect(env("health").SHOTLINE_VERSION).toMatch(/^\d+\.\d+\.\d+/);
   });
+
+  it("gives the rendering functions the Chromium and fonts layers, their locations, and autoconsent's files", () => {
+    for (const route of routes) {
+      const props = fn(`functions/${route.id}.handler`);
+      const variables = (props.Environment as { Variables: Record<string, unknown> }).Variables;
+      if (route.browser) {
+        expect(props.Layers, route.id).toHaveLength(2);
+        expect(variables).toMatchObject({ CHROMIUM_BIN_DIR, FONTS_DIR, AUTOCONSENT_DIR: "/var/task/autoconsent" });
+        expect((props.EphemeralStorage as { Size: number }).Size).toBeGreaterThanOrEqual(1024);
+      } else {
+        expect(props.Layers, route.id).toBeUndefined();
+        expect(variables).not.toHaveProperty("CHROMIUM_BIN_DIR");
+      }
+    }
+  });
+});
+
+describe("Layers stack", () => {
+  it("builds a Chromium layer from the installed @sparticuz/chromium and a fonts layer with emoji and CJK", () => {
+    layers.resourceCountIs("AWS::Lambda::LayerVersion", 2);
+    const chromium = readdirSync(path.join(".build", "layers", "chromium", "chromium"));
+    expect(chromium).toEqual(expect.arrayContaining(["chromium.br", "fonts.tar.br", "swiftshader.tar.br", "al2023.tar.br"]));
+    const fonts = readdirSync(path.join(".build", "layers", "fonts", "fonts"));
+    expect(fonts.some((f) => f.startsWith("noto-color-emoji") && f.endsWith(".ttf"))).toBe(true);
+    expect(fonts.filter((f) => f.startsWith("noto-sans-sc") && f.endsWith(".ttf")).length).toBeGreaterThan(50);
+  });
+});
+
+describe("the bundled render function", () => {
+  it("renders emoji and CJK from its bundle, with Chromium, fonts and autoconsent where the deployed environment points", async () => {
+    // SST's build output for html-to-screenshot (artifact folders are named by function id hash).
+    const artifacts = path.join(".sst", "artifacts");
+    const dir = readdirSync(artifacts)
+      .map((d) => path.resolve(artifacts, d))
+      .find((d) => existsSync(path.join(d, "functions", "html-to-screenshot.mjs")));
+    expect(dir).toBeDefined();
+    expect(existsSync(path.join(dir!, "autoconsent", "autoconsent.playwright.js"))).toBe(true);
+    const fontsDir = path.resolve(".build", "layers", "fonts", "fonts");
+    // The layers' folders stand in for /opt/chromium and /opt/fonts; FONTCONFIG_PATH is what
+    // @sparticuz/chromium sets on Lambda, here a fonts.conf listing the fonts layer.
+    const fontconfig = writeFontconfig(mkdtempSync(path.join(tmpdir(), "shotline-fc-")), [fontsDir]);
+    const body = JSON.stringify({ html: "<p style='font-size:40px'>Hi 你好 😀</p>", width: 400, height: 100, deviceScaleFactor: 1, blockCookieBanners: true });
+    const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir!, "html-to-screenshot", body], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        CHROMIUM_BIN_DIR: path.resolve(".build", "layers", "chromium", "chromium"),
+        FONTS_DIR: fontsDir,
+        FONTCONFIG_PATH: fontconfig,
+        AUTOCONSENT_DIR: path.join(dir!, "autoconsent"),
+        LOG_LEVEL: "error",
+      },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    const result = JSON.parse(output) as { statusCode: number; headers: Record<string, string>; body: string };
+    expect(result.statusCode).toBe(200);
+    expect(result.headers["Content-Type"]).toBe("image/png");
+    const image = await Jimp.read(Buffer.from(result.body, "base64"));
+    expect(image.bitmap.width).toBe(400);
+    let yellow = 0;
+    image.scan((_x, _y, i) => {
+      const [r, g, b] = image.bitmap.data.subarray(i, i + 3);
+      if (r! > 200 && g! > 140 && b! < 90) yellow++;
+    });
+    expect(yellow, "colour emoji drawn from the fonts layer").toBeGreaterThan(200);
+  }, 90_000);
 });
