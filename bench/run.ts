@@ -1,0 +1,126 @@
+// `npm run bench`: how much the service adds to a bare render, measured in one run on this machine.
+//   service          POST /api/v1/screenshot through the whole local stack (HTTP, pipeline, guard proxy,
+//                    fresh incognito context, capture, base64 transport)
+//   floor            a bare puppeteer-core script on a warm browser of the same Chromium: newPage, goto, screenshot
+//   capture_website  the npm package capture-website pointed at the same Chromium binary
+// Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
+import chromium from "@sparticuz/chromium";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import puppeteer from "puppeteer-core";
+import { spawnDev } from "../test/helpers/dev-process.js";
+import { startFixtures } from "../test/helpers/fixtures.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
+const PAGES = ["/simple", "/tall?h=2000"];
+const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 2 };
+// Chromium must not reach out on its own: same no-network flags as the service.
+const QUIET_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
+
+type Sample = number[];
+const stats = (samples: Sample) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { p50_ms: Math.round(at(0.5)), p95_ms: Math.round(at(0.95)), n: sorted.length };
+};
+
+async function main() {
+  const fixtures = await startFixtures();
+  const executablePath = await chromium.executablePath();
+  const args = [...chromium.args.filter((a) => a !== "--single-process"), ...QUIET_FLAGS];
+
+  // Cold start: process start -> first PNG through the local stack.
+  const coldStart = Date.now();
+  const dev = spawnDev({ ALLOWED_PRIVATE_HOSTS: new URL(fixtures.baseUrl).host, LOG_LEVEL: "warn" });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const match = /running at (http:\/\/[\d.:]+)/.exec(dev.output());
+      if (match) {
+        clearInterval(timer);
+        resolve(match[1]!);
+      }
+    }, 20);
+    void dev.exited.then(() => reject(new Error(`local stack exited:\n${dev.output()}`)));
+  });
+  const service = async (page: string) => {
+    const res = await fetch(`${baseUrl}/api/v1/screenshot`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: `${fixtures.baseUrl}${page}`, ...VIEWPORT }),
+    });
+    const body = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200 || body.subarray(1, 4).toString() !== "PNG") throw new Error(`service answered ${res.status}: ${body.toString().slice(0, 200)}`);
+  };
+  await service(PAGES[0]!);
+  const coldFirstMs = Date.now() - coldStart;
+
+  const browser = await puppeteer.launch({ executablePath, args, headless: "shell", pipe: true });
+  const floor = async (page: string) => {
+    const tab = await browser.newPage();
+    try {
+      await tab.setViewport(VIEWPORT);
+      await tab.goto(`${fixtures.baseUrl}${page}`, { waitUntil: "load" });
+      await tab.screenshot({ type: "png" });
+    } finally {
+      await tab.close();
+    }
+  };
+  const { default: captureWebsite } = await import("capture-website");
+  const captureWebsiteRun = async (page: string) => {
+    await captureWebsite.buffer(`${fixtures.baseUrl}${page}`, {
+      width: VIEWPORT.width,
+      height: VIEWPORT.height,
+      scaleFactor: VIEWPORT.deviceScaleFactor,
+      type: "png",
+      blockAds: false, // its ad lists would be fetched from the internet
+      launchOptions: { executablePath, args, headless: "shell" } as never,
+    });
+  };
+
+  const scenarios = { service, floor, capture_website: captureWebsiteRun } as const;
+  const samples: Record<keyof typeof scenarios, Sample> = { service: [], floor: [], capture_website: [] };
+  const names = Object.keys(scenarios) as (keyof typeof scenarios)[];
+  // Warm-up round, not recorded.
+  for (const name of names) for (const page of PAGES) await scenarios[name](page);
+  for (let round = 0; round < ROUNDS; round++) {
+    const page = PAGES[round % PAGES.length]!;
+    // Rotate the order each round.
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length]!;
+      const started = performance.now();
+      await scenarios[name](page);
+      samples[name].push(performance.now() - started);
+    }
+  }
+
+  const results = {
+    machine: { cpus: (await import("node:os")).cpus().length, node: process.version },
+    viewport: VIEWPORT,
+    pages: PAGES,
+    service: stats(samples.service),
+    floor: stats(samples.floor),
+    capture_website: stats(samples.capture_website),
+    cold_first_ms: coldFirstMs,
+    ratios: {} as Record<string, number>,
+  };
+  results.ratios.service_vs_floor = Number((results.service.p50_ms / results.floor.p50_ms).toFixed(2));
+  results.ratios.capture_website_vs_service = Number((results.capture_website.p50_ms / results.service.p50_ms).toFixed(2));
+
+  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), "results.json");
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  for (const name of names) console.log(`${name.padEnd(16)} p50 ${String(results[name].p50_ms).padStart(5)} ms   p95 ${String(results[name].p95_ms).padStart(5)} ms   n=${results[name].n}`);
+  console.log(`cold start to first PNG: ${coldFirstMs} ms`);
+  console.log(`service_vs_floor ${results.ratios.service_vs_floor} (target <= 1.25)   capture_website_vs_service ${results.ratios.capture_website_vs_service} (target >= 2)`);
+  console.log(`written to ${out}`);
+
+  await browser.close();
+  dev.child.kill("SIGTERM");
+  await dev.exited;
+  await fixtures.close();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,52 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { imageSize } from "../../../lib/render/image-size.js";
+import { woffToSfnt } from "../../../lib/render/woff.js";
+import { solidPng } from "../../helpers/fixtures.js";
+
+describe("imageSize", () => {
+  it("reads a PNG's size from its header", () => {
+    expect(imageSize(solidPng(37, 21, [1, 2, 3]))).toEqual({ width: 37, height: 21 });
+  });
+
+  it("reads a JPEG's size from its start-of-frame segment, skipping the segments before it", () => {
+    // SOI, an APP0 segment of 16 bytes, then SOF0 with height 300 and width 500.
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, ...Array(14).fill(0), 0xff, 0xc0, 0x00, 0x11, 0x08, 0x01, 0x2c, 0x01, 0xf4, 0x03, ...Array(9).fill(0)]);
+    expect(imageSize(jpeg)).toEqual({ width: 500, height: 300 });
+  });
+
+  it("answers null for anything else", () => {
+    expect(imageSize(Buffer.from("%PDF-1.4"))).toBeNull();
+  });
+});
+
+describe("woffToSfnt", () => {
+  const dir = path.join(path.dirname(createRequire(import.meta.url).resolve("@fontsource/noto-color-emoji/package.json")), "files");
+  const woff = readFileSync(path.join(dir, readdirSync(dir).find((f) => f.endsWith(".woff"))!));
+
+  it("unwraps a WOFF into a TrueType/OpenType file with the same tables, sorted, 4-byte aligned", () => {
+    const sfnt = woffToSfnt(woff);
+    const numTables = woff.readUInt16BE(12);
+    expect(sfnt.readUInt32BE(0)).toBe(woff.readUInt32BE(4)); // the flavor: 0x00010000 or 'OTTO'
+    expect(sfnt.readUInt16BE(4)).toBe(numTables);
+    // WOFF's header records the size of the font it wraps.
+    expect(sfnt.length).toBe(woff.readUInt32BE(16));
+    const tags: string[] = [];
+    for (let i = 0; i < numTables; i++) {
+      const record = 12 + i * 16;
+      tags.push(sfnt.subarray(record, record + 4).toString("latin1"));
+      expect(sfnt.readUInt32BE(record + 8) % 4).toBe(0);
+    }
+    expect(tags).toEqual([...tags].sort());
+    expect(tags).toEqual(expect.arrayContaining(["cmap", "head", "name"]));
+    // The head table keeps its magic number after decompression.
+    const head = tags.indexOf("head");
+    expect(sfnt.readUInt32BE(sfnt.readUInt32BE(12 + head * 16 + 8) + 12)).toBe(0x5f0f3cf5);
+  });
+
+  it("refuses a file that is not WOFF 1.0", () => {
+    expect(() => woffToSfnt(Buffer.from("wOF2aaaaaaaaaaaa"))).toThrow(/not a WOFF 1.0 file/);
+  });
+});
