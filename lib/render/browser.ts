@@ -1,5 +1,5 @@
 import chromium from "@sparticuz/chromium";
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
@@ -41,7 +41,25 @@ const EXTRA_FLAGS = [
   "--mute-audio",
 ];
 
-const userDataDir = path.join(tmpdir(), `shotline-chrome-${process.pid}`);
+const PROFILE_PREFIX = "shotline-chrome-";
+const userDataDir = path.join(tmpdir(), `${PROFILE_PREFIX}${process.pid}`);
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/** Removes browser profiles left in the temp dir by processes that died without cleaning up. */
+function sweepStaleProfiles() {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = name.startsWith(PROFILE_PREFIX) ? Number(name.slice(PROFILE_PREFIX.length)) : NaN;
+    if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
 
 let browser: Browser | null = null;
 let launching: Promise<Browser> | null = null;
@@ -58,8 +76,10 @@ function fontconfigPath(): string | undefined {
 async function launch(): Promise<Browser> {
   const started = Date.now();
   const executablePath = await chromium.executablePath(config.CHROMIUM_BIN_DIR);
-  // A previous browser that crashed may have left its profile behind: never let /tmp fill up.
+  // A previous browser that crashed (ours, or another process's) may have left its profile behind:
+  // never let /tmp fill up.
   rmSync(userDataDir, { recursive: true, force: true });
+  sweepStaleProfiles();
   const fontconfig = fontconfigPath();
   const launched = await puppeteer.launch({
     executablePath,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,7 +26,13 @@ export function spawnDev(env: Record<string, string> = {}) {
   });
   child.stdout.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr.on("data", (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // The state folder goes with the process.
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      rmSync(localDir, { recursive: true, force: true });
+      resolve(code);
+    }),
+  );
   return { child, localDir, output: () => output, exited };
 }
 

@@ -3,12 +3,12 @@
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { Jimp } from "jimp";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, getStack } from "sst/constructs";
 import { initProject } from "sst/project.js";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFontconfig } from "../../lib/render/fonts.js";
 import { fallbackRoute, routes } from "../../lib/routes.js";
 import sstConfig from "../../sst.config.js";
@@ -19,10 +19,15 @@ import { OUTPUT_RETENTION_DAYS, Storage } from "../../stacks/Storage.js";
 let storage: Template;
 let api: Template;
 let layers: Template;
+let outdir: string;
+
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 beforeAll(async () => {
   await initProject({ stage: "test" });
-  const app = new App({ mode: "deploy", stage: "test", name: "shotline", region: "us-east-1", account: "123456789012" });
+  // The cloud assembly (with copies of the layers, ~170 MB) goes to a folder removed after the tests.
+  outdir = mkdtempSync(path.join(tmpdir(), "shotline-cdk-"));
+  const app = new App({ mode: "deploy", stage: "test", name: "shotline", region: "us-east-1", account: "123456789012" }, { outdir });
   sstConfig.stacks(app);
   await app.finish();
   storage = Template.fromStack(getStack(Storage));
@@ -156,7 +161,7 @@ describe("the bundled render function", () => {
     const fontsDir = path.resolve(".build", "layers", "fonts", "fonts");
     // The layers' folders stand in for /opt/chromium and /opt/fonts; FONTCONFIG_PATH is what
     // @sparticuz/chromium sets on Lambda, here a fonts.conf listing the fonts layer.
-    const fontconfig = writeFontconfig(mkdtempSync(path.join(tmpdir(), "shotline-fc-")), [fontsDir]);
+    const fontconfig = writeFontconfig(path.join(outdir, "fontconfig"), [fontsDir]);
     const body = JSON.stringify({ html: "<p style='font-size:40px'>Hi 你好 😀</p>", width: 400, height: 100, deviceScaleFactor: 1, blockCookieBanners: true });
     const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir!, "html-to-screenshot", body], {
       env: {

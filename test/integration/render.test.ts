@@ -1,5 +1,8 @@
 // Renders fixture pages served on 127.0.0.1 through the local stack and checks what a person would see.
 import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { decode, postJson, rgb, type ErrorBody } from "../helpers/api.js";
@@ -153,6 +156,9 @@ describe("render errors", () => {
   });
 
   it("gives RENDER_ERROR when the browser dies mid-render, and the next request succeeds", async () => {
+    // A profile left behind by a process that no longer exists: the relaunch must sweep it away.
+    const stale = path.join(tmpdir(), "shotline-chrome-4194303");
+    mkdirSync(stale, { recursive: true });
     const pending = shoot({ url: fixture("/hang") });
     await new Promise((r) => setTimeout(r, 1000));
     // The browser of the local stack: its profile folder is named after the stack's pid.
@@ -163,6 +169,7 @@ describe("render errors", () => {
     expect(((await res.json()) as ErrorBody).error.code).toBe("RENDER_ERROR");
     const next = await shoot({ url: fixture("/simple"), deviceScaleFactor: 1 });
     expect(next.status).toBe(200);
+    expect(existsSync(stale)).toBe(false);
   });
 });
 
@@ -212,8 +219,8 @@ describe("large outputs", () => {
 const c = document.getElementById("c").getContext("2d"); const d = c.createImageData(3200, 2400);
 for (let i = 0; i < d.data.length; i++) d.data[i] = (Math.random() * 256) | 0; c.putImageData(d, 0, 0);</script></body>`;
 
-  it("answers 303 See Other to a presigned S3 link that serves the image", async () => {
-    const res = await shootHtml({ html: noise, width: 1600, height: 1200 });
+  it("answers 303 See Other to a presigned S3 link that serves a large full-page capture", async () => {
+    const res = await shootHtml({ html: noise, width: 1600, height: 400, fullPage: true });
     expect(res.status).toBe(303);
     const location = res.headers.get("location")!;
     expect(location).toContain(inject("devInfo").s3Endpoint);
