@@ -26,8 +26,8 @@ export const MAX_HTML_BYTES = 500 * 1024;
 /** Longest accepted `url`, in characters. */
 export const MAX_URL_LENGTH = 8192;
 
-/** Viewport width used by a phone mockup when the request does not set `width` (SPEC.md). */
-export const PHONE_WIDTH = 390;
+/** The viewport a phone mockup renders when the request sets no width (SPEC.md; an iPhone 14/15). */
+export const PHONE_VIEWPORT = { width: 390, height: 844 } as const;
 
 /** Default viewport width (INTERFACE.md 2.1). */
 export const DEFAULT_WIDTH = 1280;
@@ -82,7 +82,7 @@ const noPdfMockup = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
 // `width` left out: 1280, or a phone's 390 for a phone mockup (SPEC.md), decided here once.
 const withWidth = <T extends { width?: number; style?: string; frame: string }>(body: T) => ({
   ...body,
-  width: body.width ?? (body.style === "mockup" && body.frame === "phone" ? PHONE_WIDTH : DEFAULT_WIDTH),
+  width: body.width ?? (body.style === "mockup" && body.frame === "phone" ? PHONE_VIEWPORT.width : DEFAULT_WIDTH),
   widthGiven: body.width !== undefined,
 });
 

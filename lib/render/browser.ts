@@ -13,10 +13,17 @@ import { openGuardSession, type GuardSession } from "./network-guard.js";
 // context (no cookies, storage or cache shared between customers) with its own network guard,
 // closed on every exit path.
 
-/** What a render gets: its page and the guard its traffic goes through. */
+/** What a render gets: its page, the guard its traffic goes through, and user agents to present. */
 export interface PageSession {
   readonly page: Page;
   readonly guard: GuardSession;
+  readonly userAgents: UserAgents;
+}
+
+/** The browser's user agent as a desktop and as a phone would send it (never "HeadlessChrome"). */
+export interface UserAgents {
+  readonly desktop: string;
+  readonly mobile: string;
 }
 
 // @sparticuz/chromium's flags minus three: --single-process crashes createBrowserContext();
@@ -62,6 +69,7 @@ function sweepStaleProfiles() {
 }
 
 let browser: Browser | null = null;
+let userAgents: UserAgents | null = null;
 let launching: Promise<Browser> | null = null;
 
 /** FONTCONFIG_PATH for Chromium: Lambda uses @sparticuz/chromium's (it lists /opt/fonts); elsewhere our own. */
@@ -95,6 +103,12 @@ async function launch(): Promise<Browser> {
     protocolTimeout: 60_000,
     env: { ...process.env, ...(fontconfig ? { FONTCONFIG_PATH: fontconfig } : {}) },
   });
+  // Some sites turn away "HeadlessChrome"; present the browser as the Chrome it is.
+  const desktop = (await launched.userAgent()).replace("HeadlessChrome/", "Chrome/");
+  userAgents = {
+    desktop,
+    mobile: desktop.replace(/\([^)]*\)/, "(Linux; Android 14; Pixel 8)").replace(/ Safari\//, " Mobile Safari/"),
+  };
   launched.once("disconnected", () => {
     if (browser === launched) browser = null;
     log.warn("browser disconnected");
@@ -135,7 +149,7 @@ export async function withPage<T>(fn: (session: PageSession) => Promise<T>): Pro
     });
     try {
       const page = await context.newPage();
-      return await fn({ page, guard });
+      return await fn({ page, guard, userAgents: userAgents! });
     } finally {
       await context.close().catch((error: unknown) => log.debug("context close failed", { error: describeError(error) }));
     }

@@ -2,11 +2,12 @@ import type { HTTPRequest, HTTPResponse, Page } from "puppeteer-core";
 import { TimeoutError } from "puppeteer-core";
 import { config } from "../config.js";
 import { invalidParams } from "../http/errors.js";
-import type { ScreenshotRequest } from "../http/schemas.js";
+import { PHONE_VIEWPORT, type ScreenshotRequest } from "../http/schemas.js";
 import { withPage, type PageSession } from "./browser.js";
 import { dismissCookieBanners, prepareCookieBanners } from "./cookie-banners.js";
 import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
 import { imageSize } from "./image-size.js";
+import { composeMockup } from "./mockup.js";
 
 /** What to render: a URL, or a raw HTML document. */
 export type RenderSource = { kind: "url"; url: string } | { kind: "html"; html: string };
@@ -136,10 +137,17 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
   const loadDeadline = started + pageLoadMs;
   const remaining = () => loadDeadline - Date.now();
 
+  const mockup = options.style === "mockup";
+  const phone = mockup && options.frame === "phone";
+  // A phone mockup without a width renders the page as a phone does (SPEC.md): 390 wide, mobile
+  // emulation, touch. Any phone frame defaults to a phone's proportions rather than 16:10.
+  const mobile = phone && !options.widthGiven;
+  const height = options.height ?? (phone ? Math.round((options.width * PHONE_VIEWPORT.height) / PHONE_VIEWPORT.width) : Math.round((options.width * 10) / 16));
+
   const work = withPage(async (session) => {
     const { page } = session;
-    const height = options.height ?? Math.round((options.width * 10) / 16);
-    await page.setViewport({ width: options.width, height, deviceScaleFactor: options.deviceScaleFactor });
+    await page.setUserAgent(mobile ? session.userAgents.mobile : session.userAgents.desktop);
+    await page.setViewport({ width: options.width, height, deviceScaleFactor: options.deviceScaleFactor, isMobile: mobile, hasTouch: mobile });
     await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: options.darkMode ? "dark" : "light" }]);
     const requests = trackRequests(page);
     if (options.waitForSelector) await assertValidSelector(page, options.waitForSelector);
@@ -185,13 +193,21 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
         );
         return { body, width: options.width, height: clipHeight, title, finalUrl, truncated };
       }
-      const body = Buffer.from(
+      const shot = Buffer.from(
         await page.screenshot({
-          type: options.format,
-          ...(options.format === "jpeg" ? { quality: options.quality } : {}),
+          // A mockup composes a lossless capture; zlib's fast setting, since it is decoded at once.
+          ...(mockup ? { type: "png" as const, optimizeForSpeed: true } : { type: options.format }),
+          ...(!mockup && options.format === "jpeg" ? { quality: options.quality } : {}),
           ...(options.fullPage ? { clip: { x: 0, y: 0, width: options.width, height: clipHeight }, captureBeyondViewport: true } : {}),
         }),
       );
+      const body = mockup
+        ? await composeMockup(page, shot, options.width, clipHeight, {
+            ...options,
+            format: options.format === "jpeg" ? "jpeg" : "png",
+            host: source.kind === "url" && finalUrl ? new URL(finalUrl).host : null,
+          })
+        : shot;
       const size = imageSize(body) ?? { width: Math.round(options.width * options.deviceScaleFactor), height: Math.round(clipHeight * options.deviceScaleFactor) };
       return { body, ...size, title, finalUrl, truncated };
     } catch (error) {

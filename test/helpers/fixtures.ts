@@ -59,6 +59,18 @@ function page(path: string, query: URLSearchParams, canary: string): { status?: 
       };
     case "/hang":
       return "hang";
+    case "/checker":
+      // One-CSS-pixel stripes: any resampling would blur them into grey.
+      return { body: html(`<div style="width:100%;height:100vh;background:repeating-linear-gradient(90deg,#000 0 1px,#fff 1px 2px)"></div>`) };
+    case "/mobile-probe":
+      // Green when rendered as a phone (390 px wide, touch, coarse pointer), red otherwise.
+      return {
+        body: html(
+          `<div id="probe" style="width:100%;height:100vh;background:#ff0000"></div><script>
+if (innerWidth === 390 && navigator.maxTouchPoints > 0 && matchMedia("(pointer: coarse)").matches && /Mobile/.test(navigator.userAgent)) document.getElementById("probe").style.background = "#00ff00";</script>`,
+          '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        ),
+      };
     // Consent banners, all magenta (#ff00ff) so a test can tell whether one is on screen.
     case "/consent-onetrust":
       // OneTrust's markup (a CMP autoconsent knows): its reject button really closes the banner.
