@@ -3,6 +3,7 @@
 //                    fresh incognito context, capture, base64 transport)
 //   floor            a bare puppeteer-core script on a warm browser of the same Chromium: newPage, goto, screenshot
 //   capture_website  the npm package capture-website pointed at the same Chromium binary
+//   mockup           the service with style "mockup" (browser frame, gradient, shadow) on the same pages
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
 import chromium from "@sparticuz/chromium";
 import { writeFileSync } from "node:fs";
@@ -43,15 +44,17 @@ async function main() {
     }, 20);
     void dev.exited.then(() => reject(new Error(`local stack exited:\n${dev.output()}`)));
   });
-  const service = async (page: string) => {
+  const screenshot = async (page: string, extra: Record<string, unknown> = {}) => {
     const res = await fetch(`${baseUrl}/api/v1/screenshot`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ url: `${fixtures.baseUrl}${page}`, ...VIEWPORT }),
+      body: JSON.stringify({ url: `${fixtures.baseUrl}${page}`, ...VIEWPORT, ...extra }),
     });
     const body = Buffer.from(await res.arrayBuffer());
     if (res.status !== 200 || body.subarray(1, 4).toString() !== "PNG") throw new Error(`service answered ${res.status}: ${body.toString().slice(0, 200)}`);
   };
+  const service = (page: string) => screenshot(page);
+  const mockup = (page: string) => screenshot(page, { style: "mockup" });
   await service(PAGES[0]!);
   const coldFirstMs = Date.now() - coldStart;
 
@@ -78,8 +81,8 @@ async function main() {
     });
   };
 
-  const scenarios = { service, floor, capture_website: captureWebsiteRun } as const;
-  const samples: Record<keyof typeof scenarios, Sample> = { service: [], floor: [], capture_website: [] };
+  const scenarios = { service, floor, capture_website: captureWebsiteRun, mockup } as const;
+  const samples: Record<keyof typeof scenarios, Sample> = { service: [], floor: [], capture_website: [], mockup: [] };
   const names = Object.keys(scenarios) as (keyof typeof scenarios)[];
   // Warm-up round, not recorded.
   for (const name of names) for (const page of PAGES) await scenarios[name](page);
@@ -101,17 +104,20 @@ async function main() {
     service: stats(samples.service),
     floor: stats(samples.floor),
     capture_website: stats(samples.capture_website),
+    mockup: stats(samples.mockup),
     cold_first_ms: coldFirstMs,
     ratios: {} as Record<string, number>,
   };
   results.ratios.service_vs_floor = Number((results.service.p50_ms / results.floor.p50_ms).toFixed(2));
   results.ratios.capture_website_vs_service = Number((results.capture_website.p50_ms / results.service.p50_ms).toFixed(2));
+  results.ratios.mockup_vs_plain = Number((results.mockup.p50_ms / results.service.p50_ms).toFixed(2));
 
   const out = path.join(path.dirname(fileURLToPath(import.meta.url)), "results.json");
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   for (const name of names) console.log(`${name.padEnd(16)} p50 ${String(results[name].p50_ms).padStart(5)} ms   p95 ${String(results[name].p95_ms).padStart(5)} ms   n=${results[name].n}`);
   console.log(`cold start to first PNG: ${coldFirstMs} ms`);
   console.log(`service_vs_floor ${results.ratios.service_vs_floor} (target <= 1.25)   capture_website_vs_service ${results.ratios.capture_website_vs_service} (target >= 2)`);
+  console.log(`mockup_vs_plain ${results.ratios.mockup_vs_plain} (target <= 1.5)`);
   console.log(`written to ${out}`);
 
   await browser.close();

@@ -202,7 +202,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
         }),
       );
       const body = mockup
-        ? await composeMockup(page, shot, options.width, clipHeight, {
+        ? await composeMockup(shot, options.width, clipHeight, {
             ...options,
             format: options.format === "jpeg" ? "jpeg" : "png",
             host: source.kind === "url" && finalUrl ? new URL(finalUrl).host : null,

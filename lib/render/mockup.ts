@@ -1,9 +1,13 @@
 import type { Page } from "puppeteer-core";
+import { withComposerPage } from "./browser.js";
 
-// Mockups are composed as an HTML/CSS template in the browser that is already running: the capture
-// as an image at its own device scale (so no resampling blur), inside a browser window or a phone,
-// on a gradient or a solid colour, with padding, rounded corners and a soft shadow. Measured here:
-// far faster than compositing in JS (jimp took 3-5 s at 2560x1600).
+// Mockups are composed as an HTML/CSS template in a browser that is already running (the composer,
+// see browser.ts): the capture as an image at its own device scale (so no resampling blur), inside a
+// browser window or a phone, on a gradient or a solid colour, with padding, rounded corners and a soft
+// shadow. Far faster than compositing in JS (jimp took 3-5 s at 2560x1600).
+// The backdrop (background + shadow) is smooth, so it is rendered at a quarter of the pixels and
+// scaled up, and cached per layout: rasterizing a large blur and gradient at full scale was most of
+// a mockup's cost.
 
 export interface MockupOptions {
   readonly background: string;
@@ -44,15 +48,26 @@ export function mockupLayout(width: number, height: number, options: Pick<Mockup
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The template: everything inline, no network. */
-export function mockupHtml(imageUrl: string, width: number, height: number, options: MockupOptions): string {
+/**
+ * The template, everything inline, no network. `backdrop`: "render" draws only the background and the
+ * window's shadow (the window itself transparent); a data URL uses that image as the background and
+ * draws the window without a shadow; null draws everything in one pass.
+ */
+export function mockupHtml(imageUrl: string, width: number, height: number, options: MockupOptions, backdrop: "render" | string | null = null): string {
   const layout = mockupLayout(width, height, options);
-  const background = options.background === "gradient" ? DEFAULT_GRADIENT : options.background;
-  const shadow = options.shadow ? SHADOW : "none";
+  const background =
+    backdrop !== null && backdrop !== "render"
+      ? `url(${backdrop}) 0 0 / 100% 100% no-repeat`
+      : options.background === "gradient"
+        ? DEFAULT_GRADIENT
+        : options.background;
+  const shadow = options.shadow && (backdrop === null || backdrop === "render") ? SHADOW : "none";
   const dark = options.darkMode;
   const image = `<img src="${imageUrl}" width="${width}" height="${height}" alt="">`;
   let frame: string;
-  if (options.frame === "browser") {
+  if (backdrop === "render") {
+    frame = `<div class="window backdrop${options.frame === "phone" ? " phone-shape" : ""}"></div>`;
+  } else if (options.frame === "browser") {
     const host = options.host ? `<div class="address">${escapeHtml(options.host)}</div>` : "";
     frame = `<div class="window browser"><div class="bar"><i style="background:#ff5f57"></i><i style="background:#febc2e"></i><i style="background:#28c840"></i>${host}</div>${image}</div>`;
   } else if (options.frame === "phone") {
@@ -81,6 +96,8 @@ img { display: block; }
   border-radius: 7px; background: ${dark ? "#1c1d21" : "#ffffff"}; color: ${dark ? "#c9cbd1" : "#4b5563"};
   box-shadow: ${dark ? "none" : "0 0 0 1px #e5e7eb"}; font-size: 13px; line-height: 24px; white-space: nowrap;
   overflow: hidden; text-overflow: ellipsis; }
+.backdrop.window::after { display: none; }
+.backdrop.phone-shape { border-radius: ${phoneRadius}px; }
 .phone { border-radius: ${phoneRadius}px; padding: ${PHONE_BEZEL}px; background: #0b0b0f; }
 .phone::after { box-shadow: inset 0 0 0 2px #34343c, inset 0 0 0 4px #0b0b0f; }
 .screen { position: relative; overflow: hidden; border-radius: ${phoneRadius - PHONE_BEZEL}px; background: ${dark ? "#000" : "#fff"}; }
@@ -98,17 +115,44 @@ img { display: block; }
 </style></head><body>${frame}</body></html>`;
 }
 
-/** Composes `capture` (a PNG of `width` x `height` CSS px at the device scale) into the mockup, in `page`. */
-export async function composeMockup(page: Page, capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer> {
+// Backdrops are rendered at this fraction of the device scale (a quarter of the pixels at 0.5).
+const BACKDROP_SCALE = 0.5;
+const BACKDROP_CACHE_SIZE = 16;
+const backdrops = new Map<string, string>();
+
+/** The background + shadow for this layout as a data URL, from the cache or rendered now. */
+async function backdropFor(page: Page, width: number, height: number, options: MockupOptions): Promise<string> {
+  const key = JSON.stringify([width, height, options.frame, options.padding, options.borderRadius, options.shadow, options.background, options.deviceScaleFactor]);
+  const cached = backdrops.get(key);
+  if (cached) {
+    backdrops.delete(key);
+    backdrops.set(key, cached);
+    return cached;
+  }
   const layout = mockupLayout(width, height, options);
-  await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor });
-  await page.setContent(mockupHtml(`data:image/png;base64,${capture.toString("base64")}`, width, height, options), { waitUntil: "load" });
-  return Buffer.from(
-    await page.screenshot({
-      type: options.format,
-      ...(options.format === "jpeg" ? { quality: options.quality } : {}),
-      clip: { x: 0, y: 0, width: layout.width, height: layout.height },
-      captureBeyondViewport: true,
-    }),
-  );
+  await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor * BACKDROP_SCALE });
+  await page.setContent(mockupHtml("", width, height, options, "render"), { waitUntil: "load" });
+  const png = await page.screenshot({ type: "png", optimizeForSpeed: true, clip: { x: 0, y: 0, width: layout.width, height: layout.height }, captureBeyondViewport: true });
+  const url = `data:image/png;base64,${Buffer.from(png).toString("base64")}`;
+  backdrops.set(key, url);
+  if (backdrops.size > BACKDROP_CACHE_SIZE) backdrops.delete(backdrops.keys().next().value!);
+  return url;
+}
+
+/** Composes `capture` (a PNG of `width` x `height` CSS px at the device scale) into the mockup. */
+export async function composeMockup(capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer> {
+  const layout = mockupLayout(width, height, options);
+  return withComposerPage(async (page) => {
+    const backdrop = await backdropFor(page, width, height, options);
+    await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor });
+    await page.setContent(mockupHtml(`data:image/png;base64,${capture.toString("base64")}`, width, height, options, backdrop), { waitUntil: "load" });
+    return Buffer.from(
+      await page.screenshot({
+        type: options.format,
+        ...(options.format === "jpeg" ? { quality: options.quality } : {}),
+        clip: { x: 0, y: 0, width: layout.width, height: layout.height },
+        captureBeyondViewport: true,
+      }),
+    );
+  });
 }

@@ -161,8 +161,8 @@ describe("render errors", () => {
     mkdirSync(stale, { recursive: true });
     const pending = shoot({ url: fixture("/hang") });
     await new Promise((r) => setTimeout(r, 1000));
-    // The browser of the local stack: its profile folder is named after the stack's pid.
-    const pids = execFileSync("pgrep", ["-f", `shotline-chrome-${inject("devPid")}`], { encoding: "utf8" }).trim().split("\n").map(Number);
+    // The page browser of the local stack: its profile folder is named after the stack's pid.
+    const pids = execFileSync("pgrep", ["-f", `shotline-chrome-${inject("devPid")}-pages`], { encoding: "utf8" }).trim().split("\n").map(Number);
     for (const pid of pids) process.kill(pid, "SIGKILL");
     const res = await pending;
     expect(res.status).toBe(500);
