@@ -132,7 +132,8 @@ async function backdropFor(page: Page, width: number, height: number, options: M
   const layout = mockupLayout(width, height, options);
   await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor * BACKDROP_SCALE });
   await page.setContent(mockupHtml("", width, height, options, "render"), { waitUntil: "load" });
-  const png = await page.screenshot({ type: "png", optimizeForSpeed: true, clip: { x: 0, y: 0, width: layout.width, height: layout.height }, captureBeyondViewport: true });
+  // The viewport is exactly the image: no clip, which would cost a relayout.
+  const png = await page.screenshot({ type: "png", optimizeForSpeed: true });
   const url = `data:image/png;base64,${Buffer.from(png).toString("base64")}`;
   backdrops.set(key, url);
   if (backdrops.size > BACKDROP_CACHE_SIZE) backdrops.delete(backdrops.keys().next().value!);
@@ -150,8 +151,6 @@ export async function composeMockup(capture: Buffer, width: number, height: numb
       await page.screenshot({
         type: options.format,
         ...(options.format === "jpeg" ? { quality: options.quality } : {}),
-        clip: { x: 0, y: 0, width: layout.width, height: layout.height },
-        captureBeyondViewport: true,
       }),
     );
   });
