@@ -1,8 +1,10 @@
-import { notImplemented } from "../lib/http/errors.js";
+import { updateAccount } from "../lib/billing/accounts.js";
+import { usageReport } from "../lib/billing/usage.js";
 import { accountUpdateRequest } from "../lib/http/schemas.js";
+import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
 
-// Validation is real; the work itself lands with its issue.
-export const handler = withHttp({ route: "account", schema: accountUpdateRequest }, async () => {
-  throw notImplemented("Account settings");
-});
+// PATCH /api/v1/account: settings of the calling key's account; answers like GET /api/v1/usage.
+export const handler = withHttp({ route: "account", schema: accountUpdateRequest }, async ({ account, body }) =>
+  json(await usageReport(await updateAccount(account!.accountId, { autoTopupEnabled: body.auto_topup_enabled })), 200, { "Cache-Control": "no-store" }),
+);

@@ -1,7 +1,6 @@
-import { notImplemented } from "../lib/http/errors.js";
+import { usageReport } from "../lib/billing/usage.js";
+import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
 
-// Lands with its issue; until then it answers 501 through the full pipeline.
-export const handler = withHttp({ route: "usage" }, async () => {
-  throw notImplemented("Usage");
-});
+// GET /api/v1/usage: balance, spending and recent usage of the calling API key's account.
+export const handler = withHttp({ route: "usage" }, async ({ account }) => json(await usageReport(account!), 200, { "Cache-Control": "no-store" }));

@@ -16,6 +16,8 @@ const envSchema = z.object({
   LOCAL_DIR: z.string().min(1).default(".local"),
   INLINE_LIMIT_BYTES: z.coerce.number().int().positive().default(4 * 1024 * 1024),
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
+  // Account creations per client IP per hour.
+  SIGNUP_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(10),
   // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).
   ALLOWED_PRIVATE_HOSTS: z.string().default(""),
   // Where the Chromium layer puts @sparticuz/chromium's bin/ on Lambda; unset: the npm package's own.

@@ -22,6 +22,11 @@ export interface Route {
   readonly price: RoutePrice | null;
   /** Needs the Chromium layer and fonts. */
   readonly browser: boolean;
+  /**
+   * Who may call it: "priced" (API key charged per request, or x402 without Authorization), "key"
+   * (API key only), "public" (anyone; rate-limited per key or IP), "open" (anyone, no limit).
+   */
+  readonly access: "priced" | "key" | "public" | "open";
   /** What the function may touch; stacks/Api.ts grants exactly these. */
   readonly uses: readonly ("table" | "bucket")[];
 }
@@ -39,20 +44,20 @@ const RENDER = { memoryMB: 2048, timeoutSeconds: 30, browser: true } as const;
 const LIGHT = { memoryMB: 256, timeoutSeconds: 10, browser: false } as const;
 
 export const routes: readonly Route[] = [
-  { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, price: RENDER_PRICE, uses: ["table", "bucket"] },
-  { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, price: RENDER_PRICE, uses: ["table", "bucket"] },
+  { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, price: RENDER_PRICE, access: "priced", uses: ["table", "bucket"] },
+  { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, price: RENDER_PRICE, access: "priced", uses: ["table", "bucket"] },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.
-  { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, price: null, uses: ["table"] },
-  { id: "usage", method: "GET", path: "/api/v1/usage", ...LIGHT, price: null, uses: ["table"] },
-  { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, price: null, uses: [] },
-  { id: "signup", method: "POST", path: "/api/v1/signup", ...LIGHT, price: null, uses: ["table"] },
-  { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, price: null, uses: ["table"] },
-  { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, price: null, uses: ["table"] },
-  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, price: null, uses: [] },
+  { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, price: null, access: "public", uses: ["table"] },
+  { id: "usage", method: "GET", path: "/api/v1/usage", ...LIGHT, price: null, access: "key", uses: ["table"] },
+  { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, price: null, access: "open", uses: [] },
+  { id: "signup", method: "POST", path: "/api/v1/signup", ...LIGHT, price: null, access: "public", uses: ["table"] },
+  { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, price: null, access: "key", uses: ["table"] },
+  { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, price: null, access: "key", uses: ["table"] },
+  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, price: null, access: "open", uses: [] },
 ];
 
 /** The catch-all function: answers 404 / 405 for anything the table does not route. */
-export const fallbackRoute = { id: "fallback", ...LIGHT } as const;
+export const fallbackRoute = { id: "fallback", ...LIGHT, access: "open" } as const;
 
 /** Finds the route for a method and path; `allowed` lists the path's methods when only the method is wrong. */
 export function matchRoute(method: string, path: string): { route?: Route; allowed: HttpMethod[] } {

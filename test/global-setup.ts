@@ -1,6 +1,6 @@
 import type { TestProject } from "vitest/node";
 import { freePort } from "../lib/local/ports.js";
-import { startDev, type DevProcess } from "./helpers/dev-process.js";
+import { admin, startDev, type DevProcess } from "./helpers/dev-process.js";
 import { startFixtures, type Fixtures } from "./helpers/fixtures.js";
 
 declare module "vitest" {
@@ -12,6 +12,8 @@ declare module "vitest" {
     canaryUrl: string;
     canaryPort: number;
     closedPort: number;
+    apiKey: string;
+    accountEmail: string;
   }
 }
 
@@ -30,7 +32,19 @@ export async function setup(project: TestProject) {
   dev = await startDev({
     ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},127.0.0.1:${closedPort}`,
     PAGE_LOAD_TIMEOUT_MS: String(TEST_PAGE_LOAD_MS),
+    // Many test files share 127.0.0.1; per-account limits are tested with an account set to 10/s.
+    RATE_LIMIT_PER_SECOND: "100",
+    SIGNUP_LIMIT_PER_HOUR: "1000",
   });
+  // An account for the render tests: plenty of credit and no practical rate limit, set through the
+  // operators' CLI (which is thereby tested too).
+  const accountEmail = "render-tests@shotline.test";
+  const signup = await fetch(`${dev.info.baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: accountEmail }) });
+  const { api_key: apiKey } = (await signup.json()) as { api_key: string };
+  admin(dev.localDir, "credit", accountEmail, "1000");
+  admin(dev.localDir, "limit", accountEmail, "1000");
+  project.provide("apiKey", apiKey);
+  project.provide("accountEmail", accountEmail);
   project.provide("baseUrl", dev.info.baseUrl);
   project.provide("devInfo", dev.info);
   project.provide("devPid", dev.child.pid!);

@@ -6,6 +6,8 @@ import { describeError, log } from "../log.js";
 import { routes, type Route } from "../routes.js";
 import { AppError, invalidParams } from "./errors.js";
 import { toApiGatewayResult, type HttpResponse } from "./responses.js";
+import { accessControl, type AccessState } from "./access.js";
+import type { Account } from "../billing/accounts.js";
 import { validate } from "./validate.js";
 
 /** What a handler receives: the validated body and the request's context. */
@@ -18,6 +20,8 @@ export interface HttpRequest<Body> {
   readonly method: string;
   readonly path: string;
   readonly route: Route | undefined;
+  /** The caller's account when an API key was sent (always set on "key" routes). */
+  readonly account: Account | null;
   /** Epoch ms by which the work must be done so the answer still fits in the Lambda's time. */
   readonly deadline: number;
   /** Aborted shortly before the Lambda's own timeout. */
@@ -89,9 +93,10 @@ function errorResponse(error: unknown, request: MiddyRequest): HttpResponse {
  *      (its onError is the only place errors become responses) and stamps X-Request-Id on every answer.
  *   2. json-body + validation: when the endpoint takes a body, parse it (400 when not a JSON object)
  *      and validate it with the endpoint's zod schema (400 INVALID_PARAMS naming field and rule).
- *   3. the handler: one lib call returning an HttpResponse.
- * Authentication, rate limits and charging slot in between 2 and 3 (validation first, so nobody pays
- * for a request that cannot succeed; SPEC.md's order of checks).
+ *   3. access (lib/http/access.ts): authentication (401, or 402 on a priced endpoint without
+ *      Authorization), rate limit (429), then the charge; its onError refunds a charged request that
+ *      failed. Validation comes first so nobody pays for a request that cannot succeed (SPEC.md).
+ *   4. the handler: one lib call returning an HttpResponse.
  */
 export function withHttp<S extends z.ZodType | undefined>(
   options: { route: string; schema?: S },
@@ -121,6 +126,7 @@ export function withHttp<S extends z.ZodType | undefined>(
 
   // The validated body travels from the middleware to the handler keyed by the event object.
   const bodies = new WeakMap<APIGatewayProxyEventV2, unknown>();
+  const access = new WeakMap<APIGatewayProxyEventV2, AccessState>();
   const body: MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal> = {
     before: ({ event }) => {
       if (options.schema) bodies.set(event, validate(options.schema, parseJsonBody(event)));
@@ -132,6 +138,7 @@ export function withHttp<S extends z.ZodType | undefined>(
   })
     .use(httpContext)
     .use(body)
+    .use(accessControl(route, access, (event) => bodies.get(event)))
     .handler(async (event, context, { signal }) => {
       const response = await handler({
         body: bodies.get(event) as never,
@@ -141,6 +148,7 @@ export function withHttp<S extends z.ZodType | undefined>(
         method: event.requestContext.http.method,
         path: event.rawPath,
         route,
+        account: access.get(event)?.account ?? null,
         deadline: Date.now() + context.getRemainingTimeInMillis() - RESPONSE_RESERVE_MS,
         signal,
         event,

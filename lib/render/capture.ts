@@ -105,9 +105,9 @@ async function assertValidSelector(page: Page, selector: string) {
   if (!valid) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`);
 }
 
-async function navigate(session: PageSession, source: RenderSource, budgetMs: number, loadSeconds: number): Promise<string | undefined> {
+/** Loads the source; returns a function telling the last main-frame document requested (where a redirect chain ended). */
+async function navigate(session: PageSession, source: RenderSource, budgetMs: number, loadSeconds: number): Promise<() => string | undefined> {
   const { page, guard } = session;
-  // The last main-frame document request: where a redirect chain ended, for error messages.
   let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
   page.on("request", (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
@@ -125,8 +125,11 @@ async function navigate(session: PageSession, source: RenderSource, budgetMs: nu
     const refused = guardFailure(response.url(), guard);
     throw invalidUrl(refused ?? `${response.url()} answered HTTP ${response.status()}`);
   }
-  return response?.url() ?? documentUrl;
+  return () => documentUrl;
 }
+
+// What puppeteer says when the page navigated away under an evaluation.
+const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id|frame got detached/i;
 
 /** Renders `source` with `options` and captures it, all before `deadline` (epoch ms). */
 export async function capture(source: RenderSource, options: CaptureOptions, deadline: number): Promise<Capture> {
@@ -153,9 +156,21 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
     if (options.waitForSelector) await assertValidSelector(page, options.waitForSelector);
     const consent = options.blockCookieBanners ? await prepareCookieBanners(page) : undefined;
 
-    const finalUrl = await navigate(session, source, pageLoadMs, loadSeconds);
+    const lastDocument = await navigate(session, source, pageLoadMs, loadSeconds);
+    // A page may navigate by itself after load (script or meta-refresh redirects): then wait for the
+    // new document and run the step again.
+    const evaluate = async <T>(script: string): Promise<T> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return (await page.evaluate(script)) as T;
+        } catch (error) {
+          if (attempt >= 2 || !NAVIGATED.test(String(error))) throw error;
+          await page.waitForNavigation({ waitUntil: "load", timeout: Math.max(1, remaining()) }).catch(() => undefined);
+        }
+      }
+    };
     await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
-    await Promise.race([page.evaluate(FONTS_READY), sleep(Math.min(FONTS_CAP_MS, remaining()))]);
+    await Promise.race([evaluate(FONTS_READY), sleep(Math.min(FONTS_CAP_MS, remaining()))]);
 
     if (consent) await dismissCookieBanners(page, consent, Math.max(0, remaining()));
     if (options.waitForSelector) {
@@ -175,15 +190,21 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
     let clipHeight = height;
     let truncated = false;
     if (options.fullPage) {
-      await page.evaluate(SCROLL_THROUGH(MAX_CAPTURE_HEIGHT));
+      await evaluate(SCROLL_THROUGH(MAX_CAPTURE_HEIGHT));
       const settleMs = Math.min(NETWORK_QUIET_CAP_MS, Math.max(0, remaining()));
       await requests.quiet(settleMs);
-      await Promise.race([page.evaluate(IMAGES_SETTLED), sleep(settleMs)]);
-      const full = (await page.evaluate(DOCUMENT_HEIGHT)) as number;
+      await Promise.race([evaluate(IMAGES_SETTLED), sleep(settleMs)]);
+      const full = await evaluate<number>(DOCUMENT_HEIGHT);
       truncated = full > MAX_CAPTURE_HEIGHT;
       clipHeight = Math.max(height, Math.min(full, MAX_CAPTURE_HEIGHT));
     }
-    const title = await page.title();
+    // A later navigation that failed (refused by the guard, unreachable) leaves Chromium's error page.
+    if (page.url().startsWith("chrome-error:")) {
+      const last = lastDocument();
+      throw invalidUrl((last && guardFailure(last, session.guard)) ?? "the page navigated to an address that could not be loaded");
+    }
+    const finalUrl = source.kind === "url" ? page.url() : null;
+    const title = await evaluate<string>("document.title");
 
     try {
       if (options.format === "pdf") {

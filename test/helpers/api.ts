@@ -1,8 +1,8 @@
 import { Jimp } from "jimp";
 import { inject } from "vitest";
 
-/** POSTs JSON to the local stack. */
-export const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+/** POSTs JSON to the local stack, with the render tests' API key unless `headers` says otherwise. */
+export const postJson = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${inject("apiKey")}` }) =>
   fetch(`${inject("baseUrl")}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -58,4 +58,13 @@ export async function startDev(env: Record<string, string> = {}, timeoutMs = 60_
       return exited;
     },
   };
+}
+
+/** Runs `npm run admin -- ...args` against the local stack whose state is in `localDir`; returns its output. */
+export function admin(localDir: string, ...args: string[]): string {
+  return execFileSync(process.execPath, ["--import", "tsx", "lib/billing/admin-cli.ts", ...args], {
+    cwd: root,
+    env: { ...process.env, LOCAL_DIR: localDir, TABLE_NAME: "" },
+    encoding: "utf8",
+  });
 }

@@ -84,8 +84,8 @@ describe("subresources aimed at private addresses are dropped, and the page stil
   it("a meta refresh and a script redirect to loopback", async () => {
     for (const path of ["/meta-refresh", "/js-redirect"]) {
       const res = await postJson("/api/v1/screenshot", { url: fixture(path), width: 320, deviceScaleFactor: 1, delay: 500 });
-      // The page itself loaded; its attempt to leave for the canary was refused.
-      expect(res.status, path).not.toBe(500);
+      // Captured before the redirect, or refused with the guard's reason once the page tried to leave.
+      expect([200, 422], path).toContain(res.status);
     }
   });
 

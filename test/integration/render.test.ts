@@ -6,6 +6,7 @@ import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { decode, postJson, rgb, type ErrorBody } from "../helpers/api.js";
+import { startDev } from "../helpers/dev-process.js";
 
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
 const shoot = (body: Record<string, unknown>) => postJson("/api/v1/screenshot", body);
@@ -155,21 +156,32 @@ describe("render errors", () => {
     expect(((await refused.json()) as ErrorBody).error.message).toContain(`could not connect to 127.0.0.1:${port}: ECONNREFUSED`);
   });
 
+  // Crashing the browser on purpose happens on a stack of its own, so other files' renders running
+  // at the same time on the shared stack are not caught in it.
   it("gives RENDER_ERROR when the browser dies mid-render, and the next request succeeds", async () => {
-    // A profile left behind by a process that no longer exists: the relaunch must sweep it away.
-    const stale = path.join(tmpdir(), "shotline-chrome-4194303");
-    mkdirSync(stale, { recursive: true });
-    const pending = shoot({ url: fixture("/hang") });
-    await new Promise((r) => setTimeout(r, 1000));
-    // The page browser of the local stack: its profile folder is named after the stack's pid.
-    const pids = execFileSync("pgrep", ["-f", `shotline-chrome-${inject("devPid")}-pages`], { encoding: "utf8" }).trim().split("\n").map(Number);
-    for (const pid of pids) process.kill(pid, "SIGKILL");
-    const res = await pending;
-    expect(res.status).toBe(500);
-    expect(((await res.json()) as ErrorBody).error.code).toBe("RENDER_ERROR");
-    const next = await shoot({ url: fixture("/simple"), deviceScaleFactor: 1 });
-    expect(next.status).toBe(200);
-    expect(existsSync(stale)).toBe(false);
+    const dev = await startDev({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host, PAGE_LOAD_TIMEOUT_MS: "5000" });
+    try {
+      const signup = await fetch(`${dev.info.baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"email":"crash@shotline.test"}' });
+      const { api_key: key } = (await signup.json()) as { api_key: string };
+      const shootHere = (body: Record<string, unknown>) =>
+        fetch(`${dev.info.baseUrl}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+      // A profile left behind by a process that no longer exists: the relaunch must sweep it away.
+      const stale = path.join(tmpdir(), "shotline-chrome-4194303");
+      mkdirSync(stale, { recursive: true });
+      const pending = shootHere({ url: fixture("/hang") });
+      await new Promise((r) => setTimeout(r, 1000));
+      // The page browser of that stack: its profile folder is named after the stack's pid.
+      const pids = execFileSync("pgrep", ["-f", `shotline-chrome-${dev.child.pid}-pages`], { encoding: "utf8" }).trim().split("\n").map(Number);
+      for (const pid of pids) process.kill(pid, "SIGKILL");
+      const res = await pending;
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as ErrorBody).error.code).toBe("RENDER_ERROR");
+      const next = await shootHere({ url: fixture("/simple"), deviceScaleFactor: 1 });
+      expect(next.status).toBe(200);
+      expect(existsSync(stale)).toBe(false);
+    } finally {
+      await dev.stop();
+    }
   });
 });
 

@@ -1,0 +1,70 @@
+// `npm run admin -- <command>`: operator tasks through the same ledger the API uses.
+//   credit <email> <usd>      add credit (recorded as a top-up usage entry)
+//   show <email>              balance, spending, settings and recent usage
+//   limit <email> <per-sec>   this account's requests-per-second limit
+// It works on whatever table the environment points at (TABLE_NAME, AWS credentials); with no
+// TABLE_NAME set it uses the local stack described by .local/dev.json (LOCAL_DIR).
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import { LOCAL_CREDENTIALS } from "../local/ports.js";
+
+const USAGE = "usage: npm run admin -- credit <email> <usd> | show <email> | limit <email> <requests-per-second>";
+
+function fail(message: string): never {
+  console.error(`admin: ${message}`);
+  process.exit(1);
+}
+
+/** Points the environment at the local stack unless a table is configured explicitly. */
+function useLocalStackUnlessConfigured() {
+  if (process.env.TABLE_NAME) return;
+  const devJson = path.resolve(process.env.LOCAL_DIR ?? ".local", "dev.json");
+  if (!existsSync(devJson)) fail(`no TABLE_NAME set and no local stack found (${devJson}): start it with npm run dev, or set TABLE_NAME and AWS credentials.`);
+  const dev = JSON.parse(readFileSync(devJson, "utf8")) as { dynamodbEndpoint: string; tableName: string; region: string };
+  Object.assign(process.env, {
+    TABLE_NAME: dev.tableName,
+    DYNAMODB_ENDPOINT: dev.dynamodbEndpoint,
+    AWS_REGION: dev.region,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+  });
+}
+
+async function main() {
+  const [command, email, amount] = process.argv.slice(2);
+  if (!command || !email) fail(USAGE);
+  useLocalStackUnlessConfigured();
+  const { findAccountByEmail, updateAccount } = await import("./accounts.js");
+  const { creditAccount } = await import("./ledger.js");
+  const { usageReport } = await import("./usage.js");
+  const { formatUsd, parseUsd } = await import("./money.js");
+  const account = await findAccountByEmail(email);
+  if (!account) fail(`no account for ${email}`);
+
+  switch (command) {
+    case "credit": {
+      const micro = parseUsd(amount ?? "");
+      if (micro === null || micro <= 0) fail(`"${amount ?? ""}" is not an amount in dollars, e.g. 5 or 20.50`);
+      await creditAccount(account.accountId, micro, { reference: `admin-${randomUUID()}`, endpoint: "admin" });
+      console.log(`credited ${formatUsd(micro)} to ${account.email}`);
+      break;
+    }
+    case "limit": {
+      const perSecond = Number(amount);
+      if (!Number.isInteger(perSecond) || perSecond < 1) fail(`"${amount ?? ""}" is not a whole number of requests per second`);
+      await updateAccount(account.accountId, { rateLimitPerSecond: perSecond });
+      console.log(`${account.email} may now send ${perSecond} requests per second`);
+      break;
+    }
+    case "show":
+      break;
+    default:
+      fail(USAGE);
+  }
+  const current = (await findAccountByEmail(email))!;
+  const report = await usageReport(current);
+  console.log(JSON.stringify({ email: current.email, account_id: current.accountId, rate_limit_per_second: current.rateLimitPerSecond, ...report }, null, 2));
+}
+
+main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));

@@ -1,0 +1,23 @@
+import { AppError } from "../http/errors.js";
+import { formatUsd } from "./money.js";
+
+/** 401: the key is unknown, malformed or missing where one is required. */
+export const unauthorized = (message = "A valid API key is required: send Authorization: Bearer <key>.") => new AppError("UNAUTHORIZED", message);
+
+/** 402: the balance does not cover the price. */
+export const insufficientBalance = (priceMicroUsd: number, balanceMicroUsd: number) =>
+  new AppError(
+    "INSUFFICIENT_BALANCE",
+    `This request costs ${formatUsd(priceMicroUsd)} and the balance is ${formatUsd(balanceMicroUsd)}. Top up at /dashboard.`,
+  );
+
+/** 409: an account already exists for this email. */
+export const emailTaken = () => new AppError("EMAIL_TAKEN", "An account already exists for this email address.");
+
+/** 429: too many requests in this window. */
+export const rateLimited = (limit: number, windowSeconds: number, retryAfterSeconds: number) => {
+  const per = windowSeconds === 1 ? "second" : windowSeconds === 3600 ? "hour" : `${windowSeconds} seconds`;
+  return new AppError("RATE_LIMITED", `Too many requests: at most ${limit} per ${per}. Retry after ${retryAfterSeconds} s.`, {
+    headers: { "Retry-After": String(retryAfterSeconds) },
+  });
+};

@@ -1,0 +1,29 @@
+// DynamoDB keys of the single table, built only here (DESIGN.md). pk/sk per entity:
+//   account      ACCT#<id>          ACCT
+//   API key      KEY#<sha256(key)>  KEY        -> accountId (the key itself is never stored)
+//   email        EMAIL#<normalized> EMAIL      -> accountId (one account, one bonus per email)
+//   usage entry  ACCT#<id>          USE#<ISO time>#<request id>
+//   rate window  RATE#<subject>     W#<epoch second>   (expiresAt: TTL)
+
+export type TableKey = { pk: string; sk: string };
+
+/** An account's item. */
+export const accountKey = (accountId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: "ACCT" });
+
+/** An API key's item, addressed by the key's SHA-256. */
+export const apiKeyKey = (keyHash: string): TableKey => ({ pk: `KEY#${keyHash}`, sk: "KEY" });
+
+/** The item that reserves an email address. */
+export const emailKey = (normalizedEmail: string): TableKey => ({ pk: `EMAIL#${normalizedEmail}`, sk: "EMAIL" });
+
+/** Sort-key prefix of an account's usage entries (newest last in key order). */
+export const USAGE_PREFIX = "USE#";
+
+/** A usage entry: sorted by time, unique per request. */
+export const usageKey = (accountId: string, at: Date, requestId: string): TableKey => ({
+  pk: `ACCT#${accountId}`,
+  sk: `${USAGE_PREFIX}${at.toISOString()}#${requestId}`,
+});
+
+/** A one-second rate-limit window of a subject (an account, an IP, a payer). */
+export const rateWindowKey = (subject: string, epochSecond: number): TableKey => ({ pk: `RATE#${subject}`, sk: `W#${epochSecond}` });

@@ -1,0 +1,25 @@
+import type { Account } from "./accounts.js";
+import { recentUsage, type UsageEntry } from "./ledger.js";
+import { toCents } from "./money.js";
+
+/** GET /api/v1/usage: INTERFACE.md 2.5 plus the exact micro-USD figures (SPEC.md). */
+export interface UsageReport {
+  balance_cents: number;
+  balance_micro_usd: number;
+  total_spent_cents: number;
+  total_spent_micro_usd: number;
+  auto_topup_enabled: boolean;
+  recent_usage: UsageEntry[];
+}
+
+/** The account's balance, spending, auto-topup flag and its 20 newest usage entries. */
+export async function usageReport(account: Account): Promise<UsageReport> {
+  return {
+    balance_cents: toCents(account.balance),
+    balance_micro_usd: account.balance,
+    total_spent_cents: toCents(account.totalSpent),
+    total_spent_micro_usd: account.totalSpent,
+    auto_topup_enabled: account.autoTopupEnabled,
+    recent_usage: await recentUsage(account.accountId),
+  };
+}
