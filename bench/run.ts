@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
-import { spawnDev } from "../test/helpers/dev-process.js";
+import { admin, spawnDev } from "../test/helpers/dev-process.js";
 import { startFixtures } from "../test/helpers/fixtures.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -31,7 +31,7 @@ async function main() {
   const executablePath = await chromium.executablePath();
   const args = [...chromium.args.filter((a) => a !== "--single-process"), ...QUIET_FLAGS];
 
-  // Cold start: process start -> first PNG through the local stack.
+  // Cold start: process start -> first PNG through the local stack (signup and credit included).
   const coldStart = Date.now();
   const dev = spawnDev({ ALLOWED_PRIVATE_HOSTS: new URL(fixtures.baseUrl).host, LOG_LEVEL: "warn" });
   const baseUrl = await new Promise<string>((resolve, reject) => {
@@ -44,10 +44,15 @@ async function main() {
     }, 20);
     void dev.exited.then(() => reject(new Error(`local stack exited:\n${dev.output()}`)));
   });
+  // An account with credit and a rate limit the bench cannot hit, as an operator would set up.
+  const signup = await fetch(`${baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"email":"bench@shotline.test"}' });
+  const { api_key: apiKey } = (await signup.json()) as { api_key: string };
+  admin(dev.localDir, "credit", "bench@shotline.test", "100");
+  admin(dev.localDir, "limit", "bench@shotline.test", "1000");
   const screenshot = async (page: string, extra: Record<string, unknown> = {}) => {
     const res = await fetch(`${baseUrl}/api/v1/screenshot`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` },
       body: JSON.stringify({ url: `${fixtures.baseUrl}${page}`, ...VIEWPORT, ...extra }),
     });
     const body = Buffer.from(await res.arrayBuffer());

@@ -13,6 +13,7 @@ declare module "vitest" {
     canaryPort: number;
     closedPort: number;
     apiKey: string;
+    localDir: string;
     accountEmail: string;
   }
 }
@@ -44,6 +45,7 @@ export async function setup(project: TestProject) {
   admin(dev.localDir, "credit", accountEmail, "1000");
   admin(dev.localDir, "limit", accountEmail, "1000");
   project.provide("apiKey", apiKey);
+  project.provide("localDir", dev.localDir);
   project.provide("accountEmail", accountEmail);
   project.provide("baseUrl", dev.info.baseUrl);
   project.provide("devInfo", dev.info);

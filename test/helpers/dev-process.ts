@@ -26,14 +26,15 @@ export function spawnDev(env: Record<string, string> = {}) {
   });
   child.stdout.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr.on("data", (c: Buffer) => (output += c.toString()));
-  // The state folder goes with the process.
+  // The state folder goes with the process (a test that passes its own LOCAL_DIR keeps it).
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => {
       rmSync(localDir, { recursive: true, force: true });
       resolve(code);
     }),
   );
-  return { child, localDir, output: () => output, exited };
+  const usedDir = env.LOCAL_DIR ?? localDir;
+  return { child, localDir: usedDir, output: () => output, exited };
 }
 
 /** Starts the local stack and waits until it has written .local/dev.json. */

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, getStack } from "sst/constructs";
 import { initProject } from "sst/project.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { LOCAL_CREDENTIALS } from "../../lib/local/ports.js";
 import { writeFontconfig } from "../../lib/render/fonts.js";
 import { fallbackRoute, routes } from "../../lib/routes.js";
 import sstConfig from "../../sst.config.js";
@@ -163,10 +164,17 @@ describe("the bundled render function", () => {
     // @sparticuz/chromium sets on Lambda, here a fonts.conf listing the fonts layer.
     const fontconfig = writeFontconfig(path.join(outdir, "fontconfig"), [fontsDir]);
     const body = JSON.stringify({ html: "<p style='font-size:40px'>Hi 你好 😀</p>", width: 400, height: 100, deviceScaleFactor: 1, blockCookieBanners: true });
-    const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir!, "html-to-screenshot", body], {
+    // The ledger is the local stack's DynamoDB Local, with the test account's key (AWS itself cannot run here).
+    const info = inject("devInfo");
+    const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir!, "html-to-screenshot", body, inject("apiKey")], {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
+        TABLE_NAME: info.tableName,
+        DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
+        AWS_REGION: info.region,
+        AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
         CHROMIUM_BIN_DIR: path.resolve(".build", "layers", "chromium", "chromium"),
         FONTS_DIR: fontsDir,
         FONTCONFIG_PATH: fontconfig,

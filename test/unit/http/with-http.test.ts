@@ -10,6 +10,9 @@ import { invoke } from "../../helpers/invoke.js";
 
 afterEach(() => vi.restoreAllMocks());
 
+// These tests exercise the pipeline itself, so they use "open" routes (no key, no rate limit, no
+// DynamoDB); access control is tested against DynamoDB Local in test/integration.
+
 describe("withHttp", () => {
   it("answers with the handler's JSON and the gateway's request id in X-Request-Id", async () => {
     const res = await invoke(health, { method: "GET", path: "/api/v1/health" });
@@ -21,7 +24,7 @@ describe("withHttp", () => {
 
   it("validates before the handler runs, and the handler gets the parsed body with defaults", async () => {
     const seen = vi.fn();
-    const handler = withHttp({ route: "metadata", schema: metadataRequest }, async (request) => {
+    const handler = withHttp({ route: "health", schema: metadataRequest }, async (request) => {
       seen(request.body);
       return json({ ok: true });
     });
@@ -37,7 +40,7 @@ describe("withHttp", () => {
   });
 
   it("decodes a base64-encoded body, as API Gateway sends non-text content types", async () => {
-    const handler = withHttp({ route: "metadata", schema: metadataRequest }, async (request) => json(request.body));
+    const handler = withHttp({ route: "health", schema: metadataRequest }, async (request) => json(request.body));
     const res = await invoke(handler, {
       method: "POST",
       path: "/api/v1/metadata",

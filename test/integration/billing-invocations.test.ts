@@ -1,0 +1,65 @@
+// Billing at the level of Lambda invocations: the handlers called directly, as API Gateway would,
+// against the local stack's DynamoDB Local (the environment is set before any module reads it).
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { buildApiGatewayEvent, lambdaContext } from "../../lib/local/events.js";
+import { LOCAL_CREDENTIALS } from "../../lib/local/ports.js";
+import { allUsageEntries } from "../helpers/ledger.js";
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+let htmlHandler: Handler;
+let signupHandler: Handler;
+let closeBrowser: () => Promise<void>;
+
+const SIGNUP_LIMIT = 3;
+
+beforeAll(async () => {
+  const info = inject("devInfo");
+  Object.assign(process.env, {
+    TABLE_NAME: info.tableName,
+    BUCKET_NAME: info.bucketName,
+    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
+    S3_ENDPOINT: info.s3Endpoint,
+    AWS_REGION: info.region,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    SIGNUP_LIMIT_PER_HOUR: String(SIGNUP_LIMIT),
+  });
+  htmlHandler = (await import("../../functions/html-to-screenshot.js")).handler as Handler;
+  signupHandler = (await import("../../functions/signup.js")).handler as Handler;
+  closeBrowser = (await import("../../lib/render/browser.js")).closeBrowser;
+  return () => closeBrowser();
+});
+
+const event = (path: string, body: unknown, headers: Record<string, string> = {}, sourceIp = "127.0.0.1") =>
+  buildApiGatewayEvent({ method: "POST", url: path, headers: { "content-type": "application/json", ...headers }, body: Buffer.from(JSON.stringify(body)), sourceIp }, `POST ${path}`);
+
+describe("invocations", () => {
+  it("charges a replayed invocation (same API Gateway request id) once", async () => {
+    // Its own client IP: signups are counted per IP in the table all test files share.
+    const signup = await signupHandler(event("/api/v1/signup", { email: `replay-${Date.now()}@billing.test` }, {}, "203.0.113.77"), lambdaContext("signup", 256, 10));
+    expect(signup.statusCode).toBe(201);
+    const { api_key: key, account_id: accountId } = JSON.parse(signup.body!) as { api_key: string; account_id: string };
+    const request = event("/api/v1/html-to-screenshot", { html: "<p>once</p>", width: 320, height: 100, deviceScaleFactor: 1 }, { authorization: `Bearer ${key}` });
+    const first = await htmlHandler(request, lambdaContext("html", 2048, 30));
+    const replay = await htmlHandler(structuredClone(request), lambdaContext("html", 2048, 30));
+    expect(first.statusCode).toBe(200);
+    expect(replay.statusCode).toBe(200);
+    const charges = (await allUsageEntries(accountId)).filter((e) => e.kind === "charge");
+    expect(charges).toEqual([expect.objectContaining({ requestId: request.requestContext.requestId, status: "charged", amount: 5_000 })]);
+  }, 60_000);
+
+  it("limits signups per client IP per hour", async () => {
+    const ip = `198.51.100.${Date.now() % 250}`;
+    const statuses: number[] = [];
+    for (let i = 0; i <= SIGNUP_LIMIT; i++) {
+      const res = await signupHandler(event("/api/v1/signup", { email: `ip-${Date.now()}-${i}@billing.test` }, {}, ip), lambdaContext("signup", 256, 10));
+      statuses.push(res.statusCode!);
+      if (i === SIGNUP_LIMIT) {
+        expect(JSON.parse(res.body!).error.code).toBe("RATE_LIMITED");
+        expect(Number(res.headers!["Retry-After"])).toBeGreaterThan(0);
+      }
+    }
+    expect(statuses).toEqual([201, 201, 201, 429]);
+  });
+});

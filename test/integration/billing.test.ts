@@ -1,0 +1,197 @@
+// Accounts, keys, the ledger and rate limits, through the local stack and DynamoDB Local.
+import { describe, expect, inject, it } from "vitest";
+import { admin, startDev } from "../helpers/dev-process.js";
+import { postJson, type ErrorBody } from "../helpers/api.js";
+import { allUsageEntries } from "../helpers/ledger.js";
+
+const base = () => inject("baseUrl");
+const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
+let counter = 0;
+const uniqueEmail = (tag: string) => `${tag}-${Date.now()}-${counter++}@billing.test`;
+
+type Usage = {
+  balance_cents: number;
+  balance_micro_usd: number;
+  total_spent_cents: number;
+  total_spent_micro_usd: number;
+  auto_topup_enabled: boolean;
+  recent_usage: { id: string; kind: string; endpoint: string; amount_micro_usd: number; status: string; created_at: string }[];
+};
+
+async function signup(email = uniqueEmail("user"), baseUrl = base()) {
+  const res = await fetch(`${baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+  expect(res.status).toBe(201);
+  const body = (await res.json()) as { api_key: string; account_id: string; balance_cents: number; balance_micro_usd: number };
+  return { ...body, email };
+}
+
+const usage = async (key: string, baseUrl = base()) => {
+  const res = await fetch(`${baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as Usage;
+};
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const tinyHtml = { html: "<p>hi</p>", width: 320, height: 100, deviceScaleFactor: 1 };
+
+describe("signup and keys", () => {
+  it("signs up with the bonus, the key works, and usage shows the bonus", async () => {
+    const account = await signup();
+    expect(account.api_key).toMatch(/^shl_live_[A-Za-z0-9_-]{43}$/);
+    expect(account).toMatchObject({ balance_cents: 25, balance_micro_usd: 250_000 });
+    const report = await usage(account.api_key);
+    expect(report).toMatchObject({ balance_cents: 25, balance_micro_usd: 250_000, total_spent_cents: 0, total_spent_micro_usd: 0, auto_topup_enabled: false });
+    expect(report.recent_usage).toEqual([{ id: expect.any(String), kind: "bonus", endpoint: "signup", amount_micro_usd: 250_000, status: "credited", created_at: expect.any(String) }]);
+  });
+
+  it("refuses a second account for the same email, whatever its case", async () => {
+    const { email } = await signup();
+    const again = await fetch(`${base()}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: ` ${email.toUpperCase()} ` }) });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as ErrorBody).error.code).toBe("EMAIL_TAKEN");
+  });
+
+  it("answers 401 for an unknown or malformed key, and for usage without a key", async () => {
+    const unknown = `shl_live_${"A".repeat(43)}`;
+    for (const authorization of [`Bearer ${unknown}`, "Bearer nope", "Basic dXNlcjpwYXNz", "Bearer"]) {
+      const res = await fetch(`${base()}/api/v1/usage`, { headers: { authorization } });
+      expect(res.status, authorization).toBe(401);
+      expect(((await res.json()) as ErrorBody).error.code).toBe("UNAUTHORIZED");
+      const shot = await postJson("/api/v1/screenshot", { url: fixture("/simple") }, { authorization });
+      expect(shot.status, authorization).toBe(401);
+    }
+    const none = await fetch(`${base()}/api/v1/usage`);
+    expect(none.status).toBe(401);
+  });
+
+  it("answers 402 PAYMENT_REQUIRED on a priced endpoint without Authorization, and validates first", async () => {
+    const res = await postJson("/api/v1/screenshot", { url: fixture("/simple") }, {});
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as ErrorBody).error.code).toBe("PAYMENT_REQUIRED");
+    const invalid = await postJson("/api/v1/screenshot", { url: fixture("/simple"), width: 1 }, {});
+    expect(invalid.status).toBe(400);
+  });
+
+  it("sets auto-topup with PATCH /api/v1/account", async () => {
+    const { api_key: key } = await signup();
+    const res = await fetch(`${base()}/api/v1/account`, { method: "PATCH", headers: { "content-type": "application/json", ...auth(key) }, body: '{"auto_topup_enabled":true}' });
+    expect(res.status).toBe(200);
+    expect((await usage(key)).auto_topup_enabled).toBe(true);
+  });
+});
+
+describe("charging", () => {
+  it.each([
+    ["/api/v1/screenshot", { url: fixture("/simple"), width: 320, deviceScaleFactor: 1 }, 5_000],
+    ["/api/v1/screenshot", { url: fixture("/simple"), width: 320, deviceScaleFactor: 1, style: "mockup" }, 10_000],
+    ["/api/v1/html-to-screenshot", tinyHtml, 5_000],
+    ["/api/v1/html-to-screenshot", { ...tinyHtml, style: "mockup", frame: "none" }, 10_000],
+  ] as const)("%s %j debits exactly its price and writes one usage entry", async (path, body, price) => {
+    const account = await signup();
+    const res = await postJson(path, body, auth(account.api_key));
+    expect(res.status).toBe(200);
+    const report = await usage(account.api_key);
+    expect(report.balance_micro_usd).toBe(250_000 - price);
+    expect(report.total_spent_micro_usd).toBe(price);
+    const charges = report.recent_usage.filter((e) => e.kind === "charge");
+    expect(charges).toEqual([{ id: res.headers.get("x-request-id"), kind: "charge", endpoint: path.split("/").pop(), amount_micro_usd: price, status: "charged", created_at: expect.any(String) }]);
+  });
+
+  it("refunds a render that fails, and the entry says so", async () => {
+    const account = await signup();
+    const res = await postJson("/api/v1/screenshot", { url: fixture("/not-found") }, auth(account.api_key));
+    expect(res.status).toBe(422);
+    const report = await usage(account.api_key);
+    expect(report.balance_micro_usd).toBe(250_000);
+    expect(report.total_spent_micro_usd).toBe(0);
+    expect(report.recent_usage.find((e) => e.kind === "charge")).toMatchObject({ id: res.headers.get("x-request-id"), status: "refunded", amount_micro_usd: 5_000 });
+  });
+
+  it("says what the request costs and what the balance is when it is too low", async () => {
+    const account = await signup();
+    // 250,000 = 25 mockups; the 26th is refused.
+    admin(localDirOfSharedStack(), "limit", account.email, "100");
+    await Promise.all(Array.from({ length: 25 }, () => postJson("/api/v1/html-to-screenshot", { ...tinyHtml, style: "mockup", frame: "none" }, auth(account.api_key))));
+    const res = await postJson("/api/v1/html-to-screenshot", { ...tinyHtml, style: "mockup", frame: "none" }, auth(account.api_key));
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as ErrorBody).error).toEqual({
+      code: "INSUFFICIENT_BALANCE",
+      message: "This request costs $0.01 and the balance is $0.00. Top up at /dashboard.",
+    });
+  });
+
+  it("200 concurrent requests against a balance for exactly 100: 100 succeed, 100 get 402, balance 0, 100 charges", async () => {
+    const account = await signup();
+    const dir = localDirOfSharedStack();
+    admin(dir, "credit", account.email, "0.25"); // 250,000 + 250,000 = 100 screenshots at 5,000
+    admin(dir, "limit", account.email, "1000");
+    const responses = await Promise.all(Array.from({ length: 200 }, () => postJson("/api/v1/html-to-screenshot", tinyHtml, auth(account.api_key))));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(100);
+    const report = await usage(account.api_key);
+    expect(report.balance_micro_usd).toBe(0);
+    const entries = await allUsageEntries(account.account_id);
+    expect(entries.filter((e) => e.kind === "charge" && e.status === "charged")).toHaveLength(100);
+    expect(entries.filter((e) => e.kind === "charge" && e.status !== "charged")).toHaveLength(0);
+  }, 120_000);
+
+  it("rate-limits 11 requests in one second on a key limited to 10, and never charges the refused ones", async () => {
+    const account = await signup();
+    admin(localDirOfSharedStack(), "limit", account.email, "10");
+    // Start at the beginning of a second so all 11 land in one window.
+    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 20));
+    const responses = await Promise.all(Array.from({ length: 11 }, () => postJson("/api/v1/html-to-screenshot", tinyHtml, auth(account.api_key))));
+    const limited = responses.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThanOrEqual(1);
+    expect(limited[0]!.headers.get("retry-after")).toBe("1");
+    expect(((await limited[0]!.json()) as ErrorBody).error.code).toBe("RATE_LIMITED");
+    const ok = responses.filter((r) => r.status === 200).length;
+    expect(ok + limited.length).toBe(11);
+    // The next second's window is fresh again.
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await usage(account.api_key)).balance_micro_usd).toBe(250_000 - ok * 5_000);
+  });
+
+  it("shows an operator's credit in usage as a top-up", async () => {
+    const account = await signup();
+    const output = admin(localDirOfSharedStack(), "credit", account.email, "5");
+    expect(output).toContain(`credited $5.00 to ${account.email}`);
+    const report = await usage(account.api_key);
+    expect(report.balance_micro_usd).toBe(5_250_000);
+    expect(report.balance_cents).toBe(525);
+    expect(report.recent_usage[0]).toMatchObject({ kind: "topup", endpoint: "admin", amount_micro_usd: 5_000_000, status: "credited" });
+  });
+});
+
+describe("persistence", () => {
+  it("keeps balances across a restart of npm run dev (state under .local/)", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const localDir = mkdtempSync(path.join(tmpdir(), "shotline-persist-"));
+    try {
+      const env = { LOCAL_DIR: localDir, LOCAL_EPHEMERAL: "0" };
+      const first = await startDev(env);
+      const account = await signup(uniqueEmail("persist"), first.info.baseUrl);
+      const shot = await fetch(`${first.info.baseUrl}/api/v1/html-to-screenshot`, { method: "POST", headers: { "content-type": "application/json", ...auth(account.api_key) }, body: JSON.stringify(tinyHtml) });
+      expect(shot.status).toBe(200);
+      expect(await first.stop()).toBe(0);
+      const second = await startDev(env);
+      try {
+        const report = await usage(account.api_key, second.info.baseUrl);
+        expect(report.balance_micro_usd).toBe(245_000);
+        expect(report.recent_usage.map((e) => e.kind)).toEqual(["charge", "bonus"]);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(localDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+/** The shared stack's state folder (for the admin CLI), from where its dev.json lives. */
+function localDirOfSharedStack(): string {
+  return inject("localDir");
+}
