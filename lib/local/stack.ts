@@ -6,8 +6,9 @@ import { dynamodb } from "../billing/dynamodb.js";
 import { createTableInput, TABLE } from "../billing/table.js";
 import { config } from "../config.js";
 import { closeBrowser, warmUp } from "../render/browser.js";
+import { startLocalChain } from "./chain.js";
 import { startDynamoDbLocal } from "./dynamodb-local.js";
-import { ensurePortFree } from "./ports.js";
+import { ensurePortFree, freePort } from "./ports.js";
 import { startS3Local } from "./s3-local.js";
 import { startLocalServer } from "./server.js";
 
@@ -19,6 +20,14 @@ export interface DevInfo {
   tableName: string;
   bucketName: string;
   region: string;
+  /** The local chain for x402 payments (anvil + Circle's USDC). */
+  rpcUrl: string;
+  chainId: number;
+  network: string;
+  usdcAddress: string;
+  payTo: string;
+  /** DEV ONLY: a well-known anvil test key holding local USDC, for `npm run pay` and tests. Never real money. */
+  payerPrivateKey: string;
 }
 
 export interface LocalStack {
@@ -49,8 +58,8 @@ async function ensureTable(): Promise<void> {
 }
 
 /**
- * Starts the whole service on 127.0.0.1: DynamoDB Local, s3rver, Chromium, then the API serving
- * the route table. State lives under LOCAL_DIR. Stops what it started if any step fails.
+ * Starts the whole service on 127.0.0.1: DynamoDB Local, s3rver, the local chain (anvil + USDC),
+ * Chromium, then the API serving the route table. State lives under LOCAL_DIR. Stops what it started if any step fails.
  */
 export async function startLocalStack(options: { persist: boolean }): Promise<LocalStack> {
   const stops: (() => Promise<void>)[] = [];
@@ -74,6 +83,8 @@ export async function startLocalStack(options: { persist: boolean }): Promise<Lo
       bucket: config.BUCKET_NAME,
     });
     stops.push(s3.stop);
+    const chain = await startLocalChain(await freePort());
+    stops.push(chain.stop);
     // Launch Chromium now rather than on the first request, as a warm Lambda container would have it.
     stops.push(closeBrowser);
     await warmUp();
@@ -87,6 +98,12 @@ export async function startLocalStack(options: { persist: boolean }): Promise<Lo
       tableName: config.TABLE_NAME,
       bucketName: config.BUCKET_NAME,
       region: config.AWS_REGION,
+      rpcUrl: chain.rpcUrl,
+      chainId: chain.chainId,
+      network: `eip155:${chain.chainId}`,
+      usdcAddress: chain.usdcAddress,
+      payTo: chain.payTo,
+      payerPrivateKey: chain.payerPrivateKey,
     };
     writeFileSync(path.join(localDir, "dev.json"), `${JSON.stringify(info, null, 2)}\n`);
     return { info, stop: stopAll };

@@ -128,3 +128,20 @@ describe("s3rver", () => {
     expect(Buffer.from(await got.Body!.transformToByteArray())).toEqual(bytes);
   });
 });
+
+describe("the local chain", () => {
+  it("runs anvil with Base Sepolia's chain id and Circle's USDC, with the demo payer funded", async () => {
+    const { createPublicClient, erc20Abi, http } = await import("viem");
+    const { privateKeyToAccount } = await import("viem/accounts");
+    expect(info).toMatchObject({ chainId: 84532, network: "eip155:84532" });
+    expect(new URL(info.rpcUrl).hostname).toBe("127.0.0.1");
+    const client = createPublicClient({ transport: http(info.rpcUrl) });
+    expect(await client.getChainId()).toBe(84532);
+    const usdc = info.usdcAddress as `0x${string}`;
+    const nameAbi = [{ type: "function", name: "name", inputs: [], outputs: [{ type: "string" }], stateMutability: "view" }] as const;
+    expect(await client.readContract({ address: usdc, abi: nameAbi, functionName: "name" })).toBe("USD Coin");
+    expect(await client.readContract({ address: usdc, abi: erc20Abi, functionName: "decimals" })).toBe(6);
+    const payer = privateKeyToAccount(info.payerPrivateKey as `0x${string}`).address;
+    expect(await client.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [payer] })).toBeGreaterThan(0n);
+  });
+});
