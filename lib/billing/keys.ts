@@ -4,6 +4,8 @@
 //   email        EMAIL#<normalized> EMAIL      -> accountId (one account, one bonus per email)
 //   usage entry  ACCT#<id>          USE#<ISO time>#<request id>
 //   rate window  RATE#<subject>     W#<epoch second>   (expiresAt: TTL)
+//   x402 payment PAY#<sha256(sig)>  PAY        (a signature pays for one request)
+//   settlement   SETTLE#<tx hash>   SETTLE     (audit: payer, amount, request id)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -27,3 +29,9 @@ export const usageKey = (accountId: string, at: Date, requestId: string): TableK
 
 /** A one-second rate-limit window of a subject (an account, an IP, a payer). */
 export const rateWindowKey = (subject: string, epochSecond: number): TableKey => ({ pk: `RATE#${subject}`, sk: `W#${epochSecond}` });
+
+/** The reservation of an x402 payment signature. */
+export const paymentKey = (signatureHash: string): TableKey => ({ pk: `PAY#${signatureHash}`, sk: "PAY" });
+
+/** A settled x402 payment, for audit. */
+export const settlementKey = (transaction: string): TableKey => ({ pk: `SETTLE#${transaction}`, sk: "SETTLE" });

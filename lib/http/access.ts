@@ -7,17 +7,21 @@ import { enforceRateLimit } from "../billing/rate-limit.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import type { Route } from "../routes.js";
-import { AppError } from "./errors.js";
+import { releasePayment, settlePayment, verifyPayment, type Resource, type VerifiedPayment } from "../payments/x402.js";
 
-/** Who is calling and what they were charged, for the handler and for the refund on failure. */
+/** Who is calling and how they pay, for the handler, the settlement, and the refund on failure. */
 export interface AccessState {
   account: Account | null;
   charge: Charge | null;
+  payment: VerifiedPayment | null;
 }
 
-/** 402 for a priced request without Authorization (x402 fills in how to pay). */
-export const paymentRequired = () =>
-  new AppError("PAYMENT_REQUIRED", "This endpoint is paid per request: send Authorization: Bearer <API key>, or pay with x402.");
+/** What an x402 payment on this request pays for. */
+const resourceOf = (event: APIGatewayProxyEventV2, route: Route): Resource => ({
+  url: `${header(event, "x-forwarded-proto") ?? "http"}://${header(event, "host") ?? event.requestContext.domainName}${event.rawPath}`,
+  description: `Shotline ${route.id} (${route.method} ${route.path})`,
+  mimeType: "image/png",
+});
 
 /** The price of a priced request: the mockup price when the body asks for a mockup. */
 export const priceOf = (route: Route, body: unknown): number =>
@@ -41,15 +45,22 @@ export function accessControl(
 ): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     before: async ({ event }) => {
-      const access: AccessState = { account: null, charge: null };
+      const access: AccessState = { account: null, charge: null, payment: null };
       state.set(event, access);
       if (!route || route.access === "open") return;
       const authorization = header(event, "authorization");
-      if (authorization === undefined && route.access === "priced") throw paymentRequired();
+      const sourceIp = event.requestContext.http.sourceIp;
+      if (authorization === undefined && route.access === "priced") {
+        // x402: no account. The IP is limited before the facilitator is asked anything; the payer after.
+        await enforceRateLimit(`ip:${sourceIp}`, config.RATE_LIMIT_PER_SECOND);
+        const lowerHeaders = Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v ?? ""]));
+        access.payment = await verifyPayment(lowerHeaders, priceOf(route, bodyOf(event)), resourceOf(event, route), event.requestContext.requestId);
+        await enforceRateLimit(`payer:${access.payment.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND);
+        return;
+      }
       if (authorization === undefined && route.access === "key") throw unauthorized();
       if (authorization !== undefined) access.account = await authenticate(authorization);
 
-      const sourceIp = event.requestContext.http.sourceIp;
       if (route.id === "signup") await enforceRateLimit(`signup-ip:${sourceIp}`, config.SIGNUP_LIMIT_PER_HOUR, 3600);
       const account = access.account;
       await enforceRateLimit(account ? `acct:${account.accountId}` : `ip:${sourceIp}`, account?.rateLimitPerSecond ?? config.RATE_LIMIT_PER_SECOND);
@@ -62,8 +73,19 @@ export function accessControl(
         });
       }
     },
+    after: async (request) => {
+      const payment = state.get(request.event)?.payment;
+      if (!payment || !route) return;
+      // Settle only now that the work succeeded; the receipt travels in the response header.
+      const headers = await settlePayment(payment, resourceOf(request.event, route), request.event.requestContext.requestId);
+      state.get(request.event)!.payment = null;
+      request.response = { ...request.response, headers: { ...(request.response as { headers?: Record<string, string> })?.headers, ...headers } };
+    },
     onError: async ({ event }) => {
-      const charge = state.get(event)?.charge;
+      const access = state.get(event);
+      // A payment that was never settled: the signature may pay again.
+      if (access?.payment) await releasePayment(access.payment).catch((error: unknown) => log.error("releasing a payment failed", { error: describeError(error) }));
+      const charge = access?.charge;
       if (!charge) return;
       try {
         await refundCharge(charge);

@@ -85,12 +85,18 @@ export async function startLocalChain(port: number): Promise<LocalChain> {
   const binary = path.join(path.dirname(require.resolve("@foundry-rs/anvil-linux-amd64/package.json")), "bin", "anvil");
   // Through a shell that kills anvil when our end of its stdin closes (Ctrl-C, SIGTERM, or this
   // process dying outright), so no anvil is ever left behind.
-  const child = spawn("sh", ["-c", 'exec 3<&0; "$0" "$@" <&- & pid=$!; read _ <&3; kill $pid; wait $pid', binary, "--host", "127.0.0.1", "--port", String(port), "--chain-id", String(LOCAL_CHAIN_ID), "--silent"], {
+  const child = spawn("/bin/sh", ["-c", 'exec 3<&0; "$0" "$@" <&- & pid=$!; read _ <&3; kill $pid; wait $pid', binary, "--host", "127.0.0.1", "--port", String(port), "--chain-id", String(LOCAL_CHAIN_ID), "--silent"], {
     stdio: ["pipe", "ignore", "pipe"],
   });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", (error) => {
+      stderr += error.message;
+      resolve();
+    });
+  });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.stdin?.end();

@@ -2,6 +2,8 @@
 // the local endpoints are in process.env, because lib/config.ts reads the environment once.
 import path from "node:path";
 import { packageVersion } from "../package-version.js";
+import { startLocalChain } from "./chain.js";
+import { checkJava } from "./dynamodb-local.js";
 import { freePort, LOCAL_CREDENTIALS, LocalStackError } from "./ports.js";
 
 const localDefaults = async (): Promise<Record<string, string>> => ({
@@ -20,9 +22,20 @@ async function main() {
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey });
   delete process.env.AWS_SESSION_TOKEN;
   delete process.env.AWS_PROFILE;
-  const { startLocalStack } = await import("./stack.js");
   const started = Date.now();
-  const stack = await startLocalStack({ persist: process.env.LOCAL_EPHEMERAL !== "1" });
+  checkJava();
+  // x402 on the local chain: anvil + USDC, paid to a dev account, verified and settled in-process.
+  const chain = await startLocalChain(await freePort());
+  Object.assign(process.env, {
+    X402_NETWORK: `eip155:${chain.chainId}`,
+    X402_V1_NETWORK: "base-sepolia",
+    X402_ASSET: chain.usdcAddress,
+    X402_PAY_TO: chain.payTo,
+    X402_RPC_URL: chain.rpcUrl,
+    X402_FACILITATOR_PRIVATE_KEY: chain.facilitatorPrivateKey,
+  });
+  const { startLocalStack } = await import("./stack.js");
+  const stack = await startLocalStack({ persist: process.env.LOCAL_EPHEMERAL !== "1", chain });
   const { baseUrl } = stack.info;
   const localDir = path.resolve(process.env.LOCAL_DIR ?? ".local");
   console.log(

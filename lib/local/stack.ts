@@ -6,9 +6,9 @@ import { dynamodb } from "../billing/dynamodb.js";
 import { createTableInput, TABLE } from "../billing/table.js";
 import { config } from "../config.js";
 import { closeBrowser, warmUp } from "../render/browser.js";
-import { startLocalChain } from "./chain.js";
+import type { LocalChain } from "./chain.js";
 import { startDynamoDbLocal } from "./dynamodb-local.js";
-import { ensurePortFree, freePort } from "./ports.js";
+import { ensurePortFree } from "./ports.js";
 import { startS3Local } from "./s3-local.js";
 import { startLocalServer } from "./server.js";
 
@@ -58,11 +58,13 @@ async function ensureTable(): Promise<void> {
 }
 
 /**
- * Starts the whole service on 127.0.0.1: DynamoDB Local, s3rver, the local chain (anvil + USDC),
- * Chromium, then the API serving the route table. State lives under LOCAL_DIR. Stops what it started if any step fails.
+ * Starts the whole service on 127.0.0.1: DynamoDB Local, s3rver, Chromium, then the API serving
+ * the route table, with the local chain (started by dev.ts, since config needs its details) taken
+ * down with the rest. State lives under LOCAL_DIR. Stops what it started if any step fails.
  */
-export async function startLocalStack(options: { persist: boolean }): Promise<LocalStack> {
-  const stops: (() => Promise<void>)[] = [];
+export async function startLocalStack(options: { persist: boolean; chain: LocalChain }): Promise<LocalStack> {
+  const { chain } = options;
+  const stops: (() => Promise<void>)[] = [options.chain.stop];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     stops.length = 0;
@@ -83,8 +85,6 @@ export async function startLocalStack(options: { persist: boolean }): Promise<Lo
       bucket: config.BUCKET_NAME,
     });
     stops.push(s3.stop);
-    const chain = await startLocalChain(await freePort());
-    stops.push(chain.stop);
     // Launch Chromium now rather than on the first request, as a warm Lambda container would have it.
     stops.push(closeBrowser);
     await warmUp();

@@ -1,0 +1,37 @@
+import { HTTPFacilitatorClient } from "@x402/core/server";
+import { x402Facilitator } from "@x402/core/facilitator";
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
+import { toFacilitatorEvmSigner } from "@x402/evm";
+import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { createWalletClient, defineChain, http, publicActions } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { config } from "../config.js";
+
+/** What the service needs of a facilitator: check a payment, then move the money. */
+export interface Facilitator {
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
+}
+
+let facilitator: Facilitator | undefined;
+
+/**
+ * The facilitator from configuration: in-process on a chain we have a key for (the local stack's
+ * anvil), or a remote one by URL (production: the public x402 facilitator or Coinbase CDP).
+ */
+export function getFacilitator(): Facilitator {
+  if (facilitator) return facilitator;
+  if (config.X402_RPC_URL && config.X402_FACILITATOR_PRIVATE_KEY) {
+    const chainId = Number(config.X402_NETWORK.split(":")[1]);
+    const chain = defineChain({ id: chainId, name: config.X402_NETWORK, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [config.X402_RPC_URL] } } });
+    const account = privateKeyToAccount(config.X402_FACILITATOR_PRIVATE_KEY as `0x${string}`);
+    const wallet = createWalletClient({ account, chain, transport: http(config.X402_RPC_URL) }).extend(publicActions);
+    const local = new x402Facilitator();
+    // Registers v2 for our network and v1 for the named networks (ours is "base-sepolia" locally).
+    registerExactEvmScheme(local, { signer: toFacilitatorEvmSigner({ ...wallet, address: account.address } as never), networks: config.X402_NETWORK as `${string}:${string}` });
+    facilitator = local;
+  } else {
+    facilitator = new HTTPFacilitatorClient({ url: config.X402_FACILITATOR_URL }) as unknown as Facilitator;
+  }
+  return facilitator;
+}

@@ -1,0 +1,109 @@
+// x402 end to end: the real @x402/fetch client paying from the dev payer on the local chain (anvil
+// + Circle's USDC), verified and settled by the in-process facilitator. No mocks.
+import { x402Client } from "@x402/core/client";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { createPublicClient, erc20Abi, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { describe, expect, inject, it } from "vitest";
+import type { ErrorBody } from "../helpers/api.js";
+
+const info = inject("devInfo");
+const base = inject("baseUrl");
+const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
+const usdc = info.usdcAddress as `0x${string}`;
+const payer = privateKeyToAccount(info.payerPrivateKey as `0x${string}`);
+const chain = createPublicClient({ transport: http(info.rpcUrl) });
+const balanceOf = (address: string) => chain.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [address as `0x${string}`] });
+const decode = (header: string | null) => JSON.parse(Buffer.from(header!, "base64").toString("utf8")) as Record<string, any>;
+
+/** An x402 client paying from the dev payer; `sent` records the payment headers it sent. */
+function payingFetch() {
+  const sent: string[] = [];
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: payer });
+  // The local USDC is not one of the client's known assets: allow it, up to a dollar per payment.
+  client.setSpendControls({ allowedAssets: [{ network: info.network as `${string}:${string}`, asset: usdc, maxAmountPerPayment: "1000000" }] });
+  const recording: typeof fetch = async (input, init) => {
+    const signature = new Headers((input as Request).headers ?? init?.headers).get("payment-signature");
+    if (signature) sent.push(signature);
+    return fetch(input, init);
+  };
+  return { pay: wrapFetchWithPayment(recording, client), sent };
+}
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+
+describe("402 without Authorization", () => {
+  it("quotes each operation's own price as x402 v2 (header) and v1 (body)", async () => {
+    for (const [body, amount] of [
+      [{ url: fixture("/simple") }, "5000"],
+      [{ url: fixture("/simple"), style: "mockup" }, "10000"],
+    ] as const) {
+      const res = await post("/api/v1/screenshot", body);
+      expect(res.status).toBe(402);
+      const v2 = decode(res.headers.get("payment-required"));
+      expect(v2).toMatchObject({ x402Version: 2, resource: { url: `${base}/api/v1/screenshot` } });
+      expect(v2.accepts).toEqual([{ scheme: "exact", network: "eip155:84532", asset: usdc, amount, payTo: info.payTo, maxTimeoutSeconds: 120, extra: { name: "USD Coin", version: "2" } }]);
+      const json = (await res.json()) as ErrorBody & { x402Version: number; accepts: Record<string, unknown>[] };
+      expect(json.error.code).toBe("PAYMENT_REQUIRED");
+      expect(json.x402Version).toBe(1);
+      expect(json.accepts[0]).toMatchObject({ scheme: "exact", network: "base-sepolia", maxAmountRequired: amount, payTo: info.payTo, asset: usdc, resource: `${base}/api/v1/screenshot` });
+    }
+  });
+});
+
+describe("paying with @x402/fetch", () => {
+  it("pays 5,000 for a screenshot, gets the PNG, and the USDC moves on chain", async () => {
+    const { pay } = payingFetch();
+    const before = [await balanceOf(payer.address), await balanceOf(info.payTo)];
+    const res = await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 }) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    const receipt = decode(res.headers.get("payment-response"));
+    expect(receipt).toMatchObject({ success: true, network: "eip155:84532", payer: payer.address });
+    expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await balanceOf(payer.address)).toBe(before[0]! - 5_000n);
+    expect(await balanceOf(info.payTo)).toBe(before[1]! + 5_000n);
+  });
+
+  it("pays 10,000 for a mockup", async () => {
+    const { pay } = payingFetch();
+    const before = await balanceOf(payer.address);
+    const res = await pay(`${base}/api/v1/html-to-screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ html: "<p>hi</p>", style: "mockup", width: 320, deviceScaleFactor: 1 }) });
+    expect(res.status).toBe(200);
+    expect(await balanceOf(payer.address)).toBe(before - 10_000n);
+  });
+
+  it("refuses a replayed payment and a screenshot-priced payment sent to a mockup", async () => {
+    const { pay, sent } = payingFetch();
+    const body = { url: fixture("/simple"), width: 320, deviceScaleFactor: 1 };
+    expect((await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).status).toBe(200);
+    const used = sent.at(-1)!;
+    const before = await balanceOf(payer.address);
+    const replay = await post("/api/v1/screenshot", body, { "payment-signature": used });
+    expect(replay.status).toBe(402);
+    expect(((await replay.json()) as ErrorBody).error.message).toMatch(/^Payment refused: /);
+    const mockup = await post("/api/v1/screenshot", { ...body, style: "mockup" }, { "payment-signature": used });
+    expect(mockup.status).toBe(402);
+    expect(((await mockup.json()) as ErrorBody).error.message).toMatch(/^Payment refused: /);
+    expect(await balanceOf(payer.address)).toBe(before);
+  });
+
+  it("does not settle a payment for a render that fails", async () => {
+    const { pay } = payingFetch();
+    const before = [await balanceOf(payer.address), await balanceOf(info.payTo)];
+    const res = await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: fixture("/not-found") }) });
+    expect(res.status).toBe(422);
+    expect(res.headers.get("payment-response")).toBeNull();
+    expect([await balanceOf(payer.address), await balanceOf(info.payTo)]).toEqual(before);
+  });
+
+  it("keeps /api/v1/usage for API keys: a payment there is 401", async () => {
+    const { sent, pay } = payingFetch();
+    await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: fixture("/not-found") }) });
+    const res = await fetch(`${base}/api/v1/usage`, { headers: { "payment-signature": sent.at(-1)! } });
+    expect(res.status).toBe(401);
+  });
+});
