@@ -106,4 +106,17 @@ describe("paying with @x402/fetch", () => {
     const res = await fetch(`${base}/api/v1/usage`, { headers: { "payment-signature": sent.at(-1)! } });
     expect(res.status).toBe(401);
   });
+
+  it("an x402 v1 client (x402-fetch) pays too, under the network name base-sepolia", async () => {
+    const { wrapFetchWithPayment: wrapV1 } = await import("x402-fetch");
+    const { createWalletClient } = await import("viem");
+    const { baseSepolia } = await import("viem/chains");
+    const wallet = createWalletClient({ account: payer, chain: baseSepolia, transport: http(info.rpcUrl) });
+    const pay = wrapV1(fetch, wallet as never);
+    const before = await balanceOf(payer.address);
+    const res = await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 }) });
+    expect(res.status).toBe(200);
+    expect(decode(res.headers.get("x-payment-response"))).toMatchObject({ success: true, payer: payer.address });
+    expect(await balanceOf(payer.address)).toBe(before - 5_000n);
+  });
 });
