@@ -17,7 +17,7 @@ export interface AccessState {
 }
 
 /** What an x402 payment on this request pays for. */
-const resourceOf = (event: APIGatewayProxyEventV2, route: Route): Resource => ({
+export const resourceOf = (event: APIGatewayProxyEventV2, route: Route): Resource => ({
   url: `${header(event, "x-forwarded-proto") ?? "http"}://${header(event, "host") ?? event.requestContext.domainName}${event.rawPath}`,
   description: `Shotline ${route.id} (${route.method} ${route.path})`,
   mimeType: "image/png",

@@ -119,4 +119,25 @@ describe("paying with @x402/fetch", () => {
     expect(decode(res.headers.get("x-payment-response"))).toMatchObject({ success: true, payer: payer.address });
     expect(await balanceOf(payer.address)).toBe(before - 5_000n);
   });
+
+  it("tops up an account by $5 in USDC: the balance rises by 5,000,000 micro-USD", async () => {
+    const signup = await post("/api/v1/signup", { email: `topup-${Date.now()}@x402.test` });
+    const { api_key: key } = (await signup.json()) as { api_key: string };
+    const unpaid = await post("/api/v1/topup", { amount_cents: 500 }, { authorization: `Bearer ${key}` });
+    expect(unpaid.status).toBe(402);
+    expect(decode(unpaid.headers.get("payment-required")).accepts[0].amount).toBe("5000000");
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: payer });
+    client.setSpendControls({ allowedAssets: [{ network: info.network as `${string}:${string}`, asset: usdc, maxAmountPerPayment: "10000000" }] });
+    const pay = wrapFetchWithPayment(fetch, client);
+    const before = await balanceOf(payer.address);
+    const res = await pay(`${base}/api/v1/topup`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: '{"amount_cents":500}' });
+    expect(res.status).toBe(200);
+    const report = (await res.json()) as { balance_micro_usd: number; recent_usage: { kind: string; endpoint: string; amount_micro_usd: number }[] };
+    expect(report.balance_micro_usd).toBe(250_000 + 5_000_000);
+    expect(report.recent_usage[0]).toMatchObject({ kind: "topup", endpoint: "topup", amount_micro_usd: 5_000_000 });
+    expect(await balanceOf(payer.address)).toBe(before - 5_000_000n);
+    const small = await post("/api/v1/topup", { amount_cents: 499 }, { authorization: `Bearer ${key}` });
+    expect(small.status).toBe(400);
+  });
 });
