@@ -51,6 +51,8 @@ async function main() {
       `       -H "Authorization: Bearer $KEY" -d '{"url":"https://example.com"}' -o shot.png`,
       `  More credit: npm run admin -- credit you@example.com 5`,
       ``,
+      `  Or pay per request like an agent, in USDC on the local chain (x402): npm run pay -- https://example.com`,
+      ``,
       `  DynamoDB Local ${stack.info.dynamodbEndpoint} · S3 (s3rver) ${stack.info.s3Endpoint} · state in ${localDir}`,
       `  Connection details for scripts: ${path.join(localDir, "dev.json")}`,
       `  Ctrl-C stops everything.`,

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { inject } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../lib/local/ports.js";
 
@@ -27,4 +27,9 @@ export async function allUsageEntries(accountId: string): Promise<{ kind: string
     start = page.LastEvaluatedKey;
   } while (start);
   return items as never;
+}
+
+/** One item of the table by key, or undefined. */
+export async function getItem(pk: string, sk: string): Promise<Record<string, unknown> | undefined> {
+  return (await documents().send(new GetCommand({ TableName: info().tableName, Key: { pk, sk }, ConsistentRead: true }))).Item;
 }

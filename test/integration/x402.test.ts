@@ -7,6 +7,7 @@ import { createPublicClient, erc20Abi, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, inject, it } from "vitest";
 import type { ErrorBody } from "../helpers/api.js";
+import { getItem } from "../helpers/ledger.js";
 
 const info = inject("devInfo");
 const base = inject("baseUrl");
@@ -66,6 +67,8 @@ describe("paying with @x402/fetch", () => {
     expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await balanceOf(payer.address)).toBe(before[0]! - 5_000n);
     expect(await balanceOf(info.payTo)).toBe(before[1]! + 5_000n);
+    // Recorded for audit: payer, amount, transaction, request id.
+    expect(await getItem(`SETTLE#${receipt.transaction}`, "SETTLE")).toMatchObject({ payer: payer.address, amount: 5_000, requestId: res.headers.get("x-request-id") });
   });
 
   it("pays 10,000 for a mockup", async () => {
@@ -139,5 +142,21 @@ describe("paying with @x402/fetch", () => {
     expect(await balanceOf(payer.address)).toBe(before - 5_000_000n);
     const small = await post("/api/v1/topup", { amount_cents: 499 }, { authorization: `Bearer ${key}` });
     expect(small.status).toBe(400);
+  });
+});
+
+describe("npm run pay", () => {
+  it("pays from the dev payer and saves the image", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const { mkdtempSync, readFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const out = path.join(mkdtempSync(path.join(tmpdir(), "shotline-pay-")), "shot.png");
+    const output = execFileSync(process.execPath, ["--import", "tsx", "lib/payments/pay-cli.ts", fixture("/simple"), "--mockup", "--out", out], {
+      env: { ...process.env, LOCAL_DIR: inject("localDir") },
+      encoding: "utf8",
+    });
+    expect(output).toMatch(/^saved .*shot\.png \(mockup, \$0\.01\), paid by 0x[0-9a-fA-F]{40} in transaction 0x[0-9a-f]{64}/);
+    expect(readFileSync(out).subarray(1, 4).toString()).toBe("PNG");
   });
 });

@@ -1,0 +1,44 @@
+// `npm run pay -- <url> [--mockup] [--out file.png]`: an agent's view of Shotline. No account: it
+// asks for a screenshot, gets 402, pays in USDC with the real x402 client from the local stack's
+// demo payer (DEV ONLY: a well-known anvil test key on the local chain), and saves the image.
+import { x402Client } from "@x402/core/client";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { privateKeyToAccount } from "viem/accounts";
+import type { DevInfo } from "../local/stack.js";
+
+function fail(message: string): never {
+  console.error(`pay: ${message}`);
+  process.exit(1);
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const url = args.find((a) => !a.startsWith("--") && args[args.indexOf(a) - 1] !== "--out");
+  if (!url) fail("usage: npm run pay -- <url> [--mockup] [--out file.png]");
+  const mockup = args.includes("--mockup");
+  const out = args.includes("--out") ? args[args.indexOf("--out") + 1] : "screenshot.png";
+  const devJson = path.resolve(process.env.LOCAL_DIR ?? ".local", "dev.json");
+  if (!existsSync(devJson)) fail(`no local stack found (${devJson}): start it with npm run dev`);
+  const dev = JSON.parse(readFileSync(devJson, "utf8")) as DevInfo;
+
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: privateKeyToAccount(dev.payerPrivateKey as `0x${string}`) });
+  // The local USDC is unknown to the client's spend controls: allow it, up to $0.05 a request.
+  client.setSpendControls({ allowedAssets: [{ network: dev.network as `${string}:${string}`, asset: dev.usdcAddress, maxAmountPerPayment: "50000" }] });
+  const pay = wrapFetchWithPayment(fetch, client);
+  const res = await pay(`${dev.baseUrl}/api/v1/screenshot`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ url, ...(mockup ? { style: "mockup" } : {}) }),
+  });
+  if (!res.ok) fail(`${res.status}: ${await res.text()}`);
+  writeFileSync(out!, Buffer.from(await res.arrayBuffer()));
+  const receipt = res.headers.get("payment-response");
+  const settled = receipt ? decodePaymentResponseHeader(receipt) : undefined;
+  console.log(`saved ${out} (${mockup ? "mockup, $0.01" : "$0.005"}), paid by ${settled?.payer ?? "?"} in transaction ${settled?.transaction ?? "?"}`);
+}
+
+main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
