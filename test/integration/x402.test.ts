@@ -145,6 +145,48 @@ describe("paying with @x402/fetch", () => {
   });
 });
 
+describe("payments that do not match the requirements", () => {
+  // A client misled about the requirements (a rewritten 402) signs for something else: refused.
+  const misled = (rewrite: (requirements: Record<string, any>) => void) => {
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: payer });
+    client.setSpendControls(false);
+    const tampering: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const header = res.headers.get("payment-required");
+      const paying = new Headers((input as Request).headers ?? init?.headers).has("payment-signature");
+      // Only the first 402 is rewritten; the server's answer to the payment is passed on as it is.
+      if (res.status !== 402 || !header || paying) return res;
+      const required = decode(header);
+      rewrite(required.accepts[0]);
+      const headers = new Headers(res.headers);
+      headers.set("payment-required", Buffer.from(JSON.stringify(required)).toString("base64"));
+      return new Response(await res.text(), { status: 402, headers });
+    };
+    return wrapFetchWithPayment(tampering, client);
+  };
+  const body = JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 });
+
+  it.each([
+    ["an under-priced payment", (r: Record<string, any>) => (r.amount = "1")],
+    ["a payment in another asset", (r: Record<string, any>) => (r.asset = "0x0000000000000000000000000000000000000bad")],
+    ["a payment to someone else", (r: Record<string, any>) => (r.payTo = "0x000000000000000000000000000000000000dEaD")],
+  ])("refuses %s with 402, the reason and fresh requirements", async (_name, rewrite) => {
+    const before = await balanceOf(payer.address);
+    const res = await misled(rewrite)(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as ErrorBody).error.message).toMatch(/^Payment refused: /);
+    expect(decode(res.headers.get("payment-required")).accepts[0].amount).toBe("5000");
+    expect(await balanceOf(payer.address)).toBe(before);
+  });
+
+  it("refuses a payment header that is not x402 at all", async () => {
+    const res = await post("/api/v1/screenshot", JSON.parse(body), { "payment-signature": "not base64 json" });
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as ErrorBody).error.message).toContain("the payment header is not base64-encoded x402 JSON");
+  });
+});
+
 describe("npm run pay", () => {
   it("pays from the dev payer and saves the image", async () => {
     const { execFileSync } = await import("node:child_process");
