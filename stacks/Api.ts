@@ -5,12 +5,18 @@ import { AUTOCONSENT_FILES } from "../lib/render/cookie-banners.js";
 import { CHROMIUM_BIN_DIR, FONTS_DIR, Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
+const X402_VARIABLES = ["X402_PAY_TO", "X402_NETWORK", "X402_V1_NETWORK", "X402_ASSET", "X402_ASSET_NAME", "X402_ASSET_VERSION", "X402_FACILITATOR_URL"] as const;
+
+/** The X402_* variables set where `sst deploy` runs (without X402_PAY_TO, x402 is not offered). */
+const x402Environment = (): Record<string, string> =>
+  Object.fromEntries(X402_VARIABLES.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])));
+
 /** API Gateway HTTP API: one route and one Lambda per row of lib/routes.ts, plus the 404/405 catch-all. */
 export function Api({ stack, app }: StackContext) {
   const { table, outputs } = use(Storage);
   const layers = use(Layers);
 
-  const functionFor = (id: string, row: Pick<Route, "memoryMB" | "timeoutSeconds" | "uses" | "browser">): FunctionProps => ({
+  const functionFor = (id: string, row: Pick<Route, "memoryMB" | "timeoutSeconds" | "uses" | "browser"> & { payments: boolean }): FunctionProps => ({
     handler: `functions/${id}.handler`,
     runtime: "nodejs24.x",
     architecture: "x86_64",
@@ -23,6 +29,8 @@ export function Api({ stack, app }: StackContext) {
       ...(row.uses.includes("table") ? { TABLE_NAME: table.tableName } : {}),
       ...(row.uses.includes("bucket") ? { BUCKET_NAME: outputs.bucketName } : {}),
       ...(row.browser ? { CHROMIUM_BIN_DIR, FONTS_DIR, AUTOCONSENT_DIR: "/var/task/autoconsent" } : {}),
+      // x402 settings (pay-to address, network, asset, facilitator) come from the deploying shell.
+      ...(row.payments ? x402Environment() : {}),
     },
     ...(row.browser
       ? {
@@ -41,8 +49,8 @@ export function Api({ stack, app }: StackContext) {
 
   const api = new HttpApi(stack, "Api", {
     routes: {
-      ...Object.fromEntries(routes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route.id, route) }])),
-      $default: { function: functionFor(fallbackRoute.id, { ...fallbackRoute, uses: [] }) },
+      ...Object.fromEntries(routes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route.id, { ...route, payments: route.access === "priced" || route.id === "topup" }) }])),
+      $default: { function: functionFor(fallbackRoute.id, { ...fallbackRoute, uses: [], payments: false }) },
     },
   });
 

@@ -25,6 +25,8 @@ let outdir: string;
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 beforeAll(async () => {
+  // As an operator would deploy with x402 on: the pay-to address comes from the environment.
+  process.env.X402_PAY_TO = "0x000000000000000000000000000000000000bEEF";
   await initProject({ stage: "test" });
   // The cloud assembly (with copies of the layers, ~170 MB) goes to a folder removed after the tests.
   outdir = mkdtempSync(path.join(tmpdir(), "shotline-cdk-"));
@@ -121,6 +123,9 @@ describe("Api stack", () => {
     expect(env("screenshot")).toHaveProperty("BUCKET_NAME");
     expect(env("health")).not.toHaveProperty("TABLE_NAME");
     expect(env("health").SHOTLINE_VERSION).toMatch(/^\d+\.\d+\.\d+/);
+    expect(env("screenshot").X402_PAY_TO).toBe("0x000000000000000000000000000000000000bEEF");
+    expect(env("topup").X402_PAY_TO).toBe("0x000000000000000000000000000000000000bEEF");
+    expect(env("usage")).not.toHaveProperty("X402_PAY_TO");
   });
 
   it("gives the rendering functions the Chromium and fonts layers, their locations, and autoconsent's files", () => {
