@@ -34,9 +34,11 @@ const header = (event: APIGatewayProxyEventV2, name: string) => {
 
 /**
  * Authentication, rate limit and charge, in SPEC.md's order (after validation, before the work):
- * "priced": a key is charged the request's price (402 without Authorization); "key": a key is
- * required (401 without); "public": anyone, limited per key when one is sent, else per client IP;
- * signup also per IP per hour. A failure after the charge is refunded in onError, whatever it was.
+ * "priced": a key is charged the request's price, or, without Authorization, an x402 payment is
+ * verified (402 with requirements when there is none) and settled in `after` once the work
+ * succeeded; "key": a key is required (401 without); "public": anyone, limited per key when one is
+ * sent, else per client IP; signup also per IP per hour. onError refunds a charge and frees an
+ * unsettled payment, whatever failed.
  */
 export function accessControl(
   route: Route | undefined,
