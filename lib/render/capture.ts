@@ -134,11 +134,6 @@ const NAVIGATED = /Execution context was destroyed|Cannot find context with spec
 /** Renders `source` with `options` and captures it, all before `deadline` (epoch ms). */
 export async function capture(source: RenderSource, options: CaptureOptions, deadline: number): Promise<Capture> {
   const started = Date.now();
-  const pageLoadMs = Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - CAPTURE_RESERVE_MS - started);
-  const loadSeconds = Math.round(pageLoadMs / 1000);
-  if (pageLoadMs <= 0) throw renderTimeout("There was no time left to load the page.");
-  const loadDeadline = started + pageLoadMs;
-  const remaining = () => loadDeadline - Date.now();
 
   const mockup = options.style === "mockup";
   const phone = mockup && options.frame === "phone";
@@ -148,6 +143,14 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
   const height = options.height ?? (phone ? Math.round((options.width * PHONE_VIEWPORT.height) / PHONE_VIEWPORT.width) : Math.round((options.width * 10) / 16));
 
   const work = withPage(async (session) => {
+    // The page-load clock starts once this render has a browser slot: time spent queued behind
+    // other renders is not the page's; it still counts against the request's own deadline.
+    const slotAt = Date.now();
+    const pageLoadMs = Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - CAPTURE_RESERVE_MS - slotAt);
+    const loadSeconds = Math.round(pageLoadMs / 1000);
+    if (pageLoadMs <= 0) throw renderTimeout("There was no time left to load the page.");
+    const loadDeadline = slotAt + pageLoadMs;
+    const remaining = () => loadDeadline - Date.now();
     const { page } = session;
     await page.setUserAgent(mobile ? session.userAgents.mobile : session.userAgents.desktop);
     await page.setViewport({ width: options.width, height, deviceScaleFactor: options.deviceScaleFactor, isMobile: mobile, hasTouch: mobile });

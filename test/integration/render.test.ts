@@ -125,7 +125,8 @@ describe("render errors", () => {
     const res = await shoot({ url: fixture("/hang") });
     expect(res.status).toBe(504);
     expect(((await res.json()) as ErrorBody).error).toEqual({ code: "RENDER_TIMEOUT", message: `The page did not finish loading within ${TEST_PAGE_LOAD_MS / 1000} s.` });
-    expect(Date.now() - started).toBeLessThan(TEST_PAGE_LOAD_MS + 3000);
+    // Well before API Gateway's 30 s (renders of other test files may hold the browser slots meanwhile).
+    expect(Date.now() - started).toBeLessThan(TEST_PAGE_LOAD_MS + 10_000);
   });
 
   it("gives RENDER_TIMEOUT naming a selector that never appears", async () => {
