@@ -6,5 +6,5 @@ import { withHttp } from "../lib/http/with-http.js";
 
 // PATCH /api/v1/account: settings of the calling key's account; answers like GET /api/v1/usage.
 export const handler = withHttp({ route: "account", schema: accountUpdateRequest }, async ({ account, body }) =>
-  json(await usageReport(await updateAccount(account!.accountId, { autoTopupEnabled: body.auto_topup_enabled })), 200, { "Cache-Control": "no-store" }),
+  json(await usageReport((await updateAccount(account!.accountId, { autoTopupEnabled: body.auto_topup_enabled })).accountId), 200, { "Cache-Control": "no-store" }),
 );

@@ -95,15 +95,30 @@ export async function findAccountByEmail(email: string): Promise<Account | null>
   return Item ? getAccount((Item as { accountId: string }).accountId) : null;
 }
 
-/** The account an `Authorization: Bearer <key>` header belongs to; 401 for anything else. */
+// Keys seen in the last few seconds, per container: a busy key then costs no reads at all. Only
+// settings come from here (rate limit, flags); balances are always read or conditioned afresh.
+const AUTH_CACHE_MS = 5_000;
+const AUTH_CACHE_SIZE = 1_000;
+const authCache = new Map<string, { account: Account; at: number }>();
+
+/**
+ * The account an `Authorization: Bearer <key>` header belongs to; 401 for anything else. Settings
+ * changed by an operator (rate limit) reach a warm container within AUTH_CACHE_MS.
+ */
 export async function authenticate(authorization: string): Promise<Account> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthorized("The Authorization header must be \"Bearer <API key>\".");
   const key = match[1]!;
   if (!KEY_PATTERN.test(key)) throw unauthorized("This API key is not valid.");
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: apiKeyKey(hashApiKey(key)), ConsistentRead: true }));
+  const keyHash = hashApiKey(key);
+  const cached = authCache.get(keyHash);
+  if (cached && Date.now() - cached.at < AUTH_CACHE_MS) return cached.account;
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: apiKeyKey(keyHash), ConsistentRead: true }));
   const account = Item ? await getAccount((Item as { accountId: string }).accountId) : null;
   if (!account) throw unauthorized("This API key is not valid.");
+  authCache.delete(keyHash);
+  authCache.set(keyHash, { account, at: Date.now() });
+  if (authCache.size > AUTH_CACHE_SIZE) authCache.delete(authCache.keys().next().value!);
   return account;
 }
 

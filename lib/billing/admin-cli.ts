@@ -63,7 +63,7 @@ async function main() {
       fail(USAGE);
   }
   const current = (await findAccountByEmail(email))!;
-  const report = await usageReport(current);
+  const report = await usageReport(current.accountId);
   console.log(JSON.stringify({ email: current.email, account_id: current.accountId, rate_limit_per_second: current.rateLimitPerSecond, ...report }, null, 2));
 }
 

@@ -1,4 +1,4 @@
-import type { Account } from "./accounts.js";
+import { getAccount } from "./accounts.js";
 import { recentUsage, type UsageEntry } from "./ledger.js";
 import { toCents } from "./money.js";
 
@@ -12,14 +12,16 @@ export interface UsageReport {
   recent_usage: UsageEntry[];
 }
 
-/** The account's balance, spending, auto-topup flag and its 20 newest usage entries. */
-export async function usageReport(account: Account): Promise<UsageReport> {
+/** The account's balance, spending, auto-topup flag and its 20 newest usage entries, read afresh. */
+export async function usageReport(accountId: string): Promise<UsageReport> {
+  const [account, recent] = await Promise.all([getAccount(accountId), recentUsage(accountId)]);
+  if (!account) throw new Error(`account ${accountId} vanished`);
   return {
     balance_cents: toCents(account.balance),
     balance_micro_usd: account.balance,
     total_spent_cents: toCents(account.totalSpent),
     total_spent_micro_usd: account.totalSpent,
     auto_topup_enabled: account.autoTopupEnabled,
-    recent_usage: await recentUsage(account.accountId),
+    recent_usage: recent,
   };
 }
