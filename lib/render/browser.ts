@@ -2,7 +2,7 @@ import chromium from "@sparticuz/chromium";
 import { readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { buildFonts, writeFontconfig } from "./fonts.js";
@@ -179,23 +179,59 @@ function semaphore(limit: () => number) {
 
 const renderSlot = semaphore(() => config.RENDER_CONCURRENCY);
 
+/** A fresh, never-used incognito context with its page and its own guard. */
+interface FreshContext {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  readonly guard: GuardSession;
+}
+
+async function openFreshContext(): Promise<FreshContext> {
+  const guard = await openGuardSession(config.allowedPrivateHosts);
+  try {
+    const context = await (await pages.get()).createBrowserContext({ proxyServer: guard.proxyServer, proxyBypassList: ["<-loopback>"] });
+    return { context, page: await context.newPage(), guard };
+  } catch (error) {
+    await guard.close();
+    throw error;
+  }
+}
+
+async function disposeContext({ context, guard }: FreshContext): Promise<void> {
+  await context.close().catch((error: unknown) => log.debug("context close failed", { error: describeError(error) }));
+  await guard.close();
+}
+
+// One context is prepared ahead, so a render does not wait ~60 ms for context, page and guard.
+// It is still used once only, by one render: nothing is shared between customers.
+let spare: Promise<FreshContext> | null = null;
+
+function prepareSpare() {
+  spare = openFreshContext();
+  spare.catch(() => (spare = null));
+}
+
+async function takeContext(): Promise<FreshContext> {
+  const ready = spare;
+  spare = null;
+  const candidate = ready ? await ready.catch(() => null) : null;
+  if (candidate && !candidate.page.isClosed() && candidate.context.browser().connected) return candidate;
+  if (candidate) await disposeContext(candidate);
+  return openFreshContext();
+}
+
 /** Runs `fn` with a fresh incognito page whose traffic goes through its own network guard; cleans up whatever happens. */
 export async function withPage<T>(fn: (session: PageSession) => Promise<T>): Promise<T> {
   const release = await renderSlot();
-  const guard = await openGuardSession(config.allowedPrivateHosts);
   try {
-    const context = await (await pages.get()).createBrowserContext({
-      proxyServer: guard.proxyServer,
-      proxyBypassList: ["<-loopback>"],
-    });
+    const fresh = await takeContext();
+    prepareSpare();
     try {
-      const page = await context.newPage();
-      return await fn({ page, guard, userAgents: userAgents! });
+      return await fn({ page: fresh.page, guard: fresh.guard, userAgents: userAgents! });
     } finally {
-      await context.close().catch((error: unknown) => log.debug("context close failed", { error: describeError(error) }));
+      await disposeContext(fresh);
     }
   } finally {
-    await guard.close();
     release();
   }
 }
@@ -223,10 +259,15 @@ export async function withComposerPage<T>(fn: (page: Page) => Promise<T>): Promi
 /** Launches the browsers ahead of the first request (the local stack, benchmarks). */
 export async function warmUp(): Promise<void> {
   await Promise.all([pages.get(), composer.get()]);
+  prepareSpare();
 }
 
 /** Closes the browsers and removes their profiles (local stack shutdown, tests). */
 export async function closeBrowser(): Promise<void> {
   idleComposerPages.length = 0;
+  const ready = spare;
+  spare = null;
+  const unused = await ready?.catch(() => null);
+  if (unused) await disposeContext(unused);
   await Promise.all([pages.close(), composer.close()]);
 }
