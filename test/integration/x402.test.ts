@@ -168,14 +168,17 @@ describe("payments that do not match the requirements", () => {
   const body = JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 });
 
   it.each([
-    ["an under-priced payment", (r: Record<string, any>) => (r.amount = "1")],
-    ["a payment in another asset", (r: Record<string, any>) => (r.asset = "0x0000000000000000000000000000000000000bad")],
-    ["a payment to someone else", (r: Record<string, any>) => (r.payTo = "0x000000000000000000000000000000000000dEaD")],
-  ])("refuses %s with 402, the reason and fresh requirements", async (_name, rewrite) => {
+    ["an under-priced payment", (r: Record<string, any>) => (r.amount = "1"), "value_mismatch"],
+    ["a payment in another asset", (r: Record<string, any>) => (r.asset = "0x0000000000000000000000000000000000000bad"), "signature"],
+    ["a payment to someone else", (r: Record<string, any>) => (r.payTo = "0x000000000000000000000000000000000000dEaD"), "recipient_mismatch"],
+    ["a payment on another network", (r: Record<string, any>) => (r.network = "eip155:1"), "network_mismatch"],
+    ["a payment that has already expired", (r: Record<string, any>) => (r.maxTimeoutSeconds = -3600), "valid_before"],
+  ])("refuses %s with 402, the reason and fresh requirements", async (_name, rewrite, reason) => {
     const before = await balanceOf(payer.address);
     const res = await misled(rewrite)(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body });
     expect(res.status).toBe(402);
-    expect(((await res.json()) as ErrorBody).error.message).toMatch(/^Payment refused: /);
+    const message = ((await res.json()) as ErrorBody).error.message;
+    expect(message).toMatch(new RegExp(`^Payment refused: invalid_exact_evm_\\w*${reason}\\. `));
     expect(decode(res.headers.get("payment-required")).accepts[0].amount).toBe("5000");
     expect(await balanceOf(payer.address)).toBe(before);
   });
