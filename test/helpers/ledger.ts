@@ -4,19 +4,25 @@ import { inject } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../lib/local/ports.js";
 
 // Reads the local stack's table directly, for assertions the API only summarizes (all usage entries).
-const info = () => inject("devInfo");
-let client: DynamoDBDocumentClient | undefined;
-const documents = () =>
-  (client ??= DynamoDBDocumentClient.from(new DynamoDBClient({ region: info().region, endpoint: info().dynamodbEndpoint, credentials: LOCAL_CREDENTIALS })));
+type StackInfo = { region: string; dynamodbEndpoint: string; tableName: string };
+const clients = new Map<string, DynamoDBDocumentClient>();
+const documents = (stack: StackInfo) => {
+  let client = clients.get(stack.dynamodbEndpoint);
+  if (!client) {
+    client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.region, endpoint: stack.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS }));
+    clients.set(stack.dynamodbEndpoint, client);
+  }
+  return client;
+};
 
-/** Every usage entry of an account, oldest first. */
-export async function allUsageEntries(accountId: string): Promise<{ kind: string; status: string; amount: number; endpoint: string; requestId: string }[]> {
+/** Every usage entry of an account, oldest first (on the shared test stack unless `stack` says otherwise). */
+export async function allUsageEntries(accountId: string, stack: StackInfo = inject("devInfo")): Promise<{ kind: string; status: string; amount: number; endpoint: string; requestId: string }[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await documents().send(
+    const page = await documents(stack).send(
       new QueryCommand({
-        TableName: info().tableName,
+        TableName: stack.tableName,
         KeyConditionExpression: "pk = :pk AND begins_with(sk, :use)",
         ExpressionAttributeValues: { ":pk": `ACCT#${accountId}`, ":use": "USE#" },
         ConsistentRead: true,
@@ -31,5 +37,6 @@ export async function allUsageEntries(accountId: string): Promise<{ kind: string
 
 /** One item of the table by key, or undefined. */
 export async function getItem(pk: string, sk: string): Promise<Record<string, unknown> | undefined> {
-  return (await documents().send(new GetCommand({ TableName: info().tableName, Key: { pk, sk }, ConsistentRead: true }))).Item;
+  const stack = inject("devInfo");
+  return (await documents(stack).send(new GetCommand({ TableName: stack.tableName, Key: { pk, sk }, ConsistentRead: true }))).Item;
 }
