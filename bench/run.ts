@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
-import { admin, spawnDev } from "../test/helpers/dev-process.js";
+import { admin, signUp, spawnDev } from "../test/helpers/dev-process.js";
 import { startFixtures } from "../test/helpers/fixtures.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -45,8 +45,7 @@ async function main() {
     void dev.exited.then(() => reject(new Error(`local stack exited:\n${dev.output()}`)));
   });
   // An account with credit and a rate limit the bench cannot hit, as an operator would set up.
-  const signup = await fetch(`${baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"email":"bench@shotline.test"}' });
-  const { api_key: apiKey } = (await signup.json()) as { api_key: string };
+  const { api_key: apiKey } = await signUp(baseUrl, "bench@shotline.test");
   admin(dev.localDir, "credit", "bench@shotline.test", "100");
   admin(dev.localDir, "limit", "bench@shotline.test", "1000");
   const screenshot = async (page: string, extra: Record<string, unknown> = {}) => {

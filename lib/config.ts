@@ -48,7 +48,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 
-export type Config = Readonly<z.infer<typeof envSchema> & { allowedPrivateHosts: readonly string[] }>;
+export type Config = Readonly<z.infer<typeof envSchema> & { allowedPrivateHosts: ReadonlySet<string> }>;
 
 /** Parses an environment (process.env by default) into the service configuration. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -57,9 +57,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new Error(`Invalid configuration: ${problems}`);
   }
-  const allowedPrivateHosts = parsed.data.ALLOWED_PRIVATE_HOSTS.split(",")
-    .map((h) => h.trim().toLowerCase())
-    .filter(Boolean);
+  const allowedPrivateHosts: ReadonlySet<string> = new Set(
+    parsed.data.ALLOWED_PRIVATE_HOSTS.split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+  );
   return Object.freeze({ ...parsed.data, allowedPrivateHosts });
 }
 

@@ -27,8 +27,8 @@ export interface Route {
    * (API key only), "public" (anyone; rate-limited per key or IP), "open" (anyone, no limit).
    */
   readonly access: "priced" | "key" | "public" | "open";
-  /** What the function may touch; stacks/Api.ts grants exactly these. */
-  readonly uses: readonly ("table" | "bucket")[];
+  /** What the function may touch; stacks/Api.ts grants and configures exactly these ("x402": takes USDC payments). */
+  readonly uses: readonly ("table" | "bucket" | "x402")[];
 }
 
 /** Standard screenshot price, micro-USD ($0.005). */
@@ -44,15 +44,15 @@ const RENDER = { memoryMB: 2048, timeoutSeconds: 30, browser: true } as const;
 const LIGHT = { memoryMB: 256, timeoutSeconds: 10, browser: false } as const;
 
 export const routes: readonly Route[] = [
-  { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, price: RENDER_PRICE, access: "priced", uses: ["table", "bucket"] },
-  { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, price: RENDER_PRICE, access: "priced", uses: ["table", "bucket"] },
+  { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, price: RENDER_PRICE, access: "priced", uses: ["table", "bucket", "x402"] },
+  { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, price: RENDER_PRICE, access: "priced", uses: ["table", "bucket", "x402"] },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.
   { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, price: null, access: "public", uses: ["table"] },
   { id: "usage", method: "GET", path: "/api/v1/usage", ...LIGHT, price: null, access: "key", uses: ["table"] },
   { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, price: null, access: "open", uses: [] },
   { id: "signup", method: "POST", path: "/api/v1/signup", ...LIGHT, price: null, access: "public", uses: ["table"] },
   { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, price: null, access: "key", uses: ["table"] },
-  { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, price: null, access: "key", uses: ["table"] },
+  { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, price: null, access: "key", uses: ["table", "x402"] },
   { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, price: null, access: "open", uses: [] },
 ];
 

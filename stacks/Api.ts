@@ -16,7 +16,7 @@ export function Api({ stack, app }: StackContext) {
   const { table, outputs } = use(Storage);
   const layers = use(Layers);
 
-  const functionFor = (id: string, row: Pick<Route, "memoryMB" | "timeoutSeconds" | "uses" | "browser"> & { payments: boolean }): FunctionProps => ({
+  const functionFor = (id: string, row: Pick<Route, "memoryMB" | "timeoutSeconds" | "uses" | "browser">): FunctionProps => ({
     handler: `functions/${id}.handler`,
     runtime: "nodejs24.x",
     architecture: "x86_64",
@@ -30,7 +30,7 @@ export function Api({ stack, app }: StackContext) {
       ...(row.uses.includes("bucket") ? { BUCKET_NAME: outputs.bucketName } : {}),
       ...(row.browser ? { CHROMIUM_BIN_DIR, FONTS_DIR, AUTOCONSENT_DIR: "/var/task/autoconsent" } : {}),
       // x402 settings (pay-to address, network, asset, facilitator) come from the deploying shell.
-      ...(row.payments ? x402Environment() : {}),
+      ...(row.uses.includes("x402") ? x402Environment() : {}),
     },
     ...(row.browser
       ? {
@@ -49,8 +49,8 @@ export function Api({ stack, app }: StackContext) {
 
   const api = new HttpApi(stack, "Api", {
     routes: {
-      ...Object.fromEntries(routes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route.id, { ...route, payments: route.access === "priced" || route.id === "topup" }) }])),
-      $default: { function: functionFor(fallbackRoute.id, { ...fallbackRoute, uses: [], payments: false }) },
+      ...Object.fromEntries(routes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route.id, route) }])),
+      $default: { function: functionFor(fallbackRoute.id, { ...fallbackRoute, uses: [] }) },
     },
   });
 

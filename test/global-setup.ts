@@ -1,6 +1,6 @@
 import type { TestProject } from "vitest/node";
 import { freePort } from "../lib/local/ports.js";
-import { admin, startDev, type DevProcess } from "./helpers/dev-process.js";
+import { admin, signUp, startDev, type DevProcess } from "./helpers/dev-process.js";
 import { startFixtures, type Fixtures } from "./helpers/fixtures.js";
 
 declare module "vitest" {
@@ -40,8 +40,7 @@ export async function setup(project: TestProject) {
   // An account for the render tests: plenty of credit and no practical rate limit, set through the
   // operators' CLI (which is thereby tested too).
   const accountEmail = "render-tests@shotline.test";
-  const signup = await fetch(`${dev.info.baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: accountEmail }) });
-  const { api_key: apiKey } = (await signup.json()) as { api_key: string };
+  const { api_key: apiKey } = await signUp(dev.info.baseUrl, accountEmail);
   admin(dev.localDir, "credit", accountEmail, "1000");
   admin(dev.localDir, "limit", accountEmail, "1000");
   project.provide("apiKey", apiKey);

@@ -7,6 +7,7 @@ import { enforceRateLimit } from "../billing/rate-limit.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import type { Route } from "../routes.js";
+import { lowerCaseHeaders } from "./headers.js";
 import { releasePayment, settlePayment, verifyPayment, type Resource, type VerifiedPayment } from "../payments/x402.js";
 
 /** Who is calling and how they pay, for the handler, the settlement, and the refund on failure. */
@@ -17,20 +18,18 @@ export interface AccessState {
 }
 
 /** What an x402 payment on this request pays for. */
-export const resourceOf = (event: APIGatewayProxyEventV2, route: Route): Resource => ({
-  url: `${header(event, "x-forwarded-proto") ?? "http"}://${header(event, "host") ?? event.requestContext.domainName}${event.rawPath}`,
-  description: `Shotline ${route.id} (${route.method} ${route.path})`,
-  mimeType: "image/png",
-});
+export function resourceOf(event: APIGatewayProxyEventV2, route: Route): Resource {
+  const headers = lowerCaseHeaders(event);
+  return {
+    url: `${headers["x-forwarded-proto"] ?? "http"}://${headers.host ?? event.requestContext.domainName}${event.rawPath}`,
+    description: `Shotline ${route.id} (${route.method} ${route.path})`,
+    mimeType: "image/png",
+  };
+}
 
 /** The price of a priced request: the mockup price when the body asks for a mockup. */
 export const priceOf = (route: Route, body: unknown): number =>
   route.price ? ((body as { style?: string } | undefined)?.style === "mockup" ? route.price.mockup : route.price.standard) : 0;
-
-const header = (event: APIGatewayProxyEventV2, name: string) => {
-  for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === name) return value;
-  return undefined;
-};
 
 /**
  * Authentication, rate limit and charge, in SPEC.md's order (after validation, before the work):
@@ -50,13 +49,13 @@ export function accessControl(
       const access: AccessState = { account: null, charge: null, payment: null };
       state.set(event, access);
       if (!route || route.access === "open") return;
-      const authorization = header(event, "authorization");
+      const headers = lowerCaseHeaders(event);
+      const authorization = headers.authorization;
       const sourceIp = event.requestContext.http.sourceIp;
       if (authorization === undefined && route.access === "priced") {
         // x402: no account. The IP is limited before the facilitator is asked anything; the payer after.
         await enforceRateLimit(`ip:${sourceIp}`, config.RATE_LIMIT_PER_SECOND);
-        const lowerHeaders = Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v ?? ""]));
-        access.payment = await verifyPayment(lowerHeaders, priceOf(route, bodyOf(event)), resourceOf(event, route), event.requestContext.requestId);
+        access.payment = await verifyPayment(headers, priceOf(route, bodyOf(event)), resourceOf(event, route), event.requestContext.requestId);
         await enforceRateLimit(`payer:${access.payment.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND);
         return;
       }

@@ -8,6 +8,7 @@ import { AppError, invalidParams } from "./errors.js";
 import { toApiGatewayResult, type HttpResponse } from "./responses.js";
 import { accessControl, type AccessState } from "./access.js";
 import type { Account } from "../billing/accounts.js";
+import { lowerCaseHeaders } from "./headers.js";
 import { validate } from "./validate.js";
 
 /** What a handler receives: the validated body and the request's context. */
@@ -52,12 +53,6 @@ function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
     throw invalidParams("Invalid request: the body must be a JSON object.");
   }
   return parsed;
-}
-
-function lowerCaseHeaders(headers: APIGatewayProxyEventV2["headers"]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) out[name.toLowerCase()] = value;
-  return out;
 }
 
 /** Maps any thrown value to the JSON error body: AppErrors as they are, anything else as a logged 500. */
@@ -142,7 +137,7 @@ export function withHttp<S extends z.ZodType | undefined>(
     .handler(async (event, context, { signal }) => {
       const response = await handler({
         body: bodies.get(event) as never,
-        headers: lowerCaseHeaders(event.headers),
+        headers: lowerCaseHeaders(event),
         requestId: event.requestContext.requestId,
         sourceIp: event.requestContext.http.sourceIp,
         method: event.requestContext.http.method,

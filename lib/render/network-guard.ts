@@ -47,9 +47,8 @@ async function resolveTarget(hostname: string, port: number, allowed: ReadonlySe
 // Hop-by-hop headers a proxy must not forward (RFC 9110 7.6.1) plus the browser's proxy headers.
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade"]);
 
-/** Opens a guard proxy on 127.0.0.1 for one render. `allowedHosts`: exact private `host:port` targets let through. */
-export async function openGuardSession(allowedHosts: readonly string[]): Promise<GuardSession> {
-  const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()));
+/** Opens a guard proxy on 127.0.0.1 for one render. `allowed`: exact private `host:port` targets (lower-case) let through. */
+export async function openGuardSession(allowed: ReadonlySet<string>): Promise<GuardSession> {
   const failures = new Map<string, string>();
   const sockets = new Set<net.Socket>();
   const fail = (key: string, reason: string) => {

@@ -69,3 +69,10 @@ export function admin(localDir: string, ...args: string[]): string {
     encoding: "utf8",
   });
 }
+
+/** Signs up `email` on the stack at `baseUrl`; returns the new API key and account id. */
+export async function signUp(baseUrl: string, email: string): Promise<{ api_key: string; account_id: string }> {
+  const res = await fetch(`${baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+  if (res.status !== 201) throw new Error(`signup of ${email} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { api_key: string; account_id: string };
+}

@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { decode, postJson, rgb, type ErrorBody } from "../helpers/api.js";
-import { startDev } from "../helpers/dev-process.js";
+import { signUp, startDev } from "../helpers/dev-process.js";
 
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
 const shoot = (body: Record<string, unknown>) => postJson("/api/v1/screenshot", body);
@@ -161,8 +161,7 @@ describe("render errors", () => {
   it("gives RENDER_ERROR when the browser dies mid-render, and the next request succeeds", async () => {
     const dev = await startDev({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host, PAGE_LOAD_TIMEOUT_MS: "5000" });
     try {
-      const signup = await fetch(`${dev.info.baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"email":"crash@shotline.test"}' });
-      const { api_key: key } = (await signup.json()) as { api_key: string };
+      const { api_key: key } = await signUp(dev.info.baseUrl, "crash@shotline.test");
       const shootHere = (body: Record<string, unknown>) =>
         fetch(`${dev.info.baseUrl}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
       // A profile left behind by a process that no longer exists: the relaunch must sweep it away.
