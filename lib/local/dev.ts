@@ -3,15 +3,14 @@
 import path from "node:path";
 import { packageVersion } from "../package-version.js";
 import { startLocalChain } from "./chain.js";
-import { checkJava } from "./dynamodb-local.js";
+import { checkJava, startDynamoDbLocal } from "./dynamodb-local.js";
 import { freePort, LOCAL_CREDENTIALS, LocalStackError } from "./ports.js";
+import { startS3Local } from "./s3-local.js";
 
 const localDefaults = async (): Promise<Record<string, string>> => ({
   STAGE: "local",
   SHOTLINE_VERSION: packageVersion(),
   AWS_REGION: "us-east-1",
-  DYNAMODB_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
-  S3_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
 });
 
 async function main() {
@@ -24,9 +23,30 @@ async function main() {
   delete process.env.AWS_PROFILE;
   const started = Date.now();
   checkJava();
-  // x402 on the local chain: anvil + USDC, paid to a dev account, verified and settled in-process.
-  const chain = await startLocalChain(await freePort());
+  const localDir = path.resolve(process.env.LOCAL_DIR ?? ".local");
+  // These services pick their own ports (no window for another process to take a chosen one), and
+  // their endpoints must be in the environment before lib/config.ts is read.
+  const ready: { stop(): Promise<void> }[] = [];
+  const begin = async <T extends { stop(): Promise<void> }>(service: Promise<T>) => {
+    const running = await service;
+    ready.push(running);
+    return running;
+  };
+  let services;
+  try {
+    // x402 on the local chain: anvil + USDC, paid to a dev account, verified and settled in-process.
+    const chain = await begin(startLocalChain(await freePort()));
+    const dynamodb = await begin(startDynamoDbLocal({ dbPath: process.env.LOCAL_EPHEMERAL === "1" ? null : path.join(localDir, "dynamodb") }));
+    const s3 = await begin(startS3Local({ directory: path.join(localDir, "s3") }));
+    services = { chain, dynamodb, s3 };
+  } catch (error) {
+    for (const service of ready.reverse()) await service.stop().catch(() => undefined);
+    throw error;
+  }
+  const { chain, dynamodb, s3 } = services;
   Object.assign(process.env, {
+    DYNAMODB_ENDPOINT: dynamodb.endpoint,
+    S3_ENDPOINT: s3.endpoint,
     X402_NETWORK: `eip155:${chain.chainId}`,
     X402_V1_NETWORK: "base-sepolia",
     X402_ASSET: chain.usdcAddress,
@@ -35,9 +55,8 @@ async function main() {
     X402_FACILITATOR_PRIVATE_KEY: chain.facilitatorPrivateKey,
   });
   const { startLocalStack } = await import("./stack.js");
-  const stack = await startLocalStack({ persist: process.env.LOCAL_EPHEMERAL !== "1", chain });
+  const stack = await startLocalStack({ chain, dynamodb, s3 });
   const { baseUrl } = stack.info;
-  const localDir = path.resolve(process.env.LOCAL_DIR ?? ".local");
   console.log(
     [
       ``,

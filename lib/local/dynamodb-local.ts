@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { LocalStackError, waitForPort } from "./ports.js";
+import { LocalStackError } from "./ports.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -33,11 +33,11 @@ export interface DynamoDbLocal {
 }
 
 /**
- * Starts AWS's DynamoDB Local on 127.0.0.1:`port` (through our loopback launcher; the stock CLI
- * listens on every interface), telemetry off, one shared database persisted under `dbPath`
- * (in memory when `dbPath` is null).
+ * Starts AWS's DynamoDB Local on 127.0.0.1 (through our loopback launcher; the stock CLI listens on
+ * every interface) on a port the OS picks, telemetry off, one shared database persisted under
+ * `dbPath` (in memory when `dbPath` is null).
  */
-export async function startDynamoDbLocal(options: { port: number; dbPath: string | null }): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(options: { dbPath: string | null }): Promise<DynamoDbLocal> {
   checkJava();
   const jars = jarFolder();
   const args = [
@@ -45,8 +45,10 @@ export async function startDynamoDbLocal(options: { port: number; dbPath: string
     "-cp",
     `${path.join(jars, "DynamoDBLocal.jar")}${path.delimiter}${path.join(jars, "DynamoDBLocal_lib", "*")}`,
     path.join(here, "DynamoDbLocalLoopback.java"),
+    // A placeholder the CLI insists on: the launcher binds port 0, so no other process can take a
+    // port between our choosing it and DynamoDB Local binding it.
     "-port",
-    String(options.port),
+    "8000",
     "-sharedDb",
     "-disableTelemetry",
   ];
@@ -57,7 +59,7 @@ export async function startDynamoDbLocal(options: { port: number; dbPath: string
     args.push("-inMemory");
   }
   const child: ChildProcess = spawn("java", args, {
-    stdio: ["pipe", "ignore", "pipe"],
+    stdio: ["pipe", "pipe", "pipe"],
     env: { ...process.env, DDB_LOCAL_TELEMETRY: "0" },
   });
   let stderr = "";
@@ -65,14 +67,30 @@ export async function startDynamoDbLocal(options: { port: number; dbPath: string
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let port: number;
   try {
-    await waitForPort(options.port, 30_000, exited);
+    port = await new Promise<number>((resolve, reject) => {
+      let stdout = "";
+      const timer = setTimeout(() => reject(new Error("no answer within 30 s")), 30_000);
+      child.stdout?.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const match = /listening on 127\.0\.0\.1:(\d+)/.exec(stdout);
+        if (match) {
+          clearTimeout(timer);
+          resolve(Number(match[1]));
+        }
+      });
+      void exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error("the process exited"));
+      });
+    });
   } catch (error) {
     child.kill("SIGKILL");
-    throw new LocalStackError(`DynamoDB Local did not start on 127.0.0.1:${options.port}: ${stderr.trim().split("\n").at(-1) ?? String(error)}`);
+    throw new LocalStackError(`DynamoDB Local did not start: ${stderr.trim().split("\n").at(-1) || String(error)}`);
   }
   return {
-    endpoint: `http://127.0.0.1:${options.port}`,
+    endpoint: `http://127.0.0.1:${port}`,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.stdin?.end(); // the launcher exits on stdin EOF

@@ -6,15 +6,14 @@ export interface S3Local {
   stop(): Promise<void>;
 }
 
-/** Starts s3rver in-process on 127.0.0.1:`port` with `bucket`, objects kept under `directory`. */
-export async function startS3Local(options: { port: number; directory: string; bucket: string }): Promise<S3Local> {
+/** Starts s3rver in-process on 127.0.0.1 (a port the OS picks), objects kept under `directory`. */
+export async function startS3Local(options: { directory: string }): Promise<S3Local> {
   mkdirSync(options.directory, { recursive: true });
   const server = new S3rver({
     address: "127.0.0.1",
-    port: options.port,
+    port: 0,
     directory: options.directory,
     silent: true,
-    configureBuckets: [{ name: options.bucket }],
   });
   const { port } = await server.run();
   return {

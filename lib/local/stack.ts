@@ -1,4 +1,5 @@
 import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from "@aws-sdk/client-dynamodb";
+import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -6,10 +7,11 @@ import { dynamodb } from "../billing/dynamodb.js";
 import { createTableInput, TABLE } from "../billing/table.js";
 import { config } from "../config.js";
 import { closeBrowser, warmUp } from "../render/browser.js";
+import { s3 } from "../storage/s3.js";
 import type { LocalChain } from "./chain.js";
-import { startDynamoDbLocal } from "./dynamodb-local.js";
+import type { DynamoDbLocal } from "./dynamodb-local.js";
 import { ensurePortFree } from "./ports.js";
-import { startS3Local } from "./s3-local.js";
+import type { S3Local } from "./s3-local.js";
 import { startLocalServer } from "./server.js";
 
 /** What `npm run dev` writes to .local/dev.json for scripts and tests. */
@@ -35,11 +37,6 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-const portOf = (endpoint: string | undefined, name: string) => {
-  if (!endpoint) throw new Error(`${name} must be set for the local stack (lib/local/dev.ts sets it).`);
-  return Number(new URL(endpoint).port);
-};
-
 /** Creates the table (and its TTL) in DynamoDB Local unless it already exists from an earlier run. */
 async function ensureTable(): Promise<void> {
   try {
@@ -57,14 +54,23 @@ async function ensureTable(): Promise<void> {
   );
 }
 
+/** Creates the output bucket in s3rver unless it already exists from an earlier run. */
+async function ensureBucket(): Promise<void> {
+  try {
+    await s3.send(new HeadBucketCommand({ Bucket: config.BUCKET_NAME }));
+  } catch {
+    await s3.send(new CreateBucketCommand({ Bucket: config.BUCKET_NAME }));
+  }
+}
+
 /**
- * Starts the whole service on 127.0.0.1: DynamoDB Local, s3rver, Chromium, then the API serving
- * the route table, with the local chain (started by dev.ts, since config needs its details) taken
- * down with the rest. State lives under LOCAL_DIR. Stops what it started if any step fails.
+ * Completes the local stack on 127.0.0.1 around the services dev.ts started first (their endpoints
+ * must be in the environment before lib/config.ts is read): the table and bucket, Chromium, then
+ * the API serving the route table. Stops everything, those services included, if any step fails.
  */
-export async function startLocalStack(options: { persist: boolean; chain: LocalChain }): Promise<LocalStack> {
-  const { chain } = options;
-  const stops: (() => Promise<void>)[] = [options.chain.stop];
+export async function startLocalStack(services: { chain: LocalChain; dynamodb: DynamoDbLocal; s3: S3Local }): Promise<LocalStack> {
+  const { chain, dynamodb: ddb, s3: s3Local } = services;
+  const stops: (() => Promise<void>)[] = [chain.stop, ddb.stop, s3Local.stop];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     stops.length = 0;
@@ -73,18 +79,8 @@ export async function startLocalStack(options: { persist: boolean; chain: LocalC
     await ensurePortFree(config.PORT, `stop the other process or start on another port, e.g. PORT=${config.PORT + 1} npm run dev`);
     const localDir = path.resolve(config.LOCAL_DIR);
     mkdirSync(localDir, { recursive: true });
-    const ddb = await startDynamoDbLocal({
-      port: portOf(config.DYNAMODB_ENDPOINT, "DYNAMODB_ENDPOINT"),
-      dbPath: options.persist ? path.join(localDir, "dynamodb") : null,
-    });
-    stops.push(ddb.stop);
     await ensureTable();
-    const s3 = await startS3Local({
-      port: portOf(config.S3_ENDPOINT, "S3_ENDPOINT"),
-      directory: path.join(localDir, "s3"),
-      bucket: config.BUCKET_NAME,
-    });
-    stops.push(s3.stop);
+    await ensureBucket();
     // Launch Chromium now rather than on the first request, as a warm Lambda container would have it.
     stops.push(closeBrowser);
     await warmUp();
@@ -94,7 +90,7 @@ export async function startLocalStack(options: { persist: boolean; chain: LocalC
     const info: DevInfo = {
       baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       dynamodbEndpoint: ddb.endpoint,
-      s3Endpoint: s3.endpoint,
+      s3Endpoint: s3Local.endpoint,
       tableName: config.TABLE_NAME,
       bucketName: config.BUCKET_NAME,
       region: config.AWS_REGION,

@@ -120,26 +120,20 @@ describe("charging", () => {
     });
   });
 
-  // On a stack of its own: 200 renders at once would otherwise hold the shared stack's browser slots
-  // for seconds and skew other files' timing.
   it("200 concurrent requests against a balance for exactly 100: 100 succeed, 100 get 402, balance 0, 100 charges", async () => {
-    const dev = await startDev({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host });
-    try {
-      const account = await signup(uniqueEmail("concurrent"), dev.info.baseUrl);
-      admin(dev.localDir, "credit", account.email, "0.25"); // 250,000 + 250,000 = 100 renders at 5,000
-      admin(dev.localDir, "limit", account.email, "1000");
-      const render = () =>
-        fetch(`${dev.info.baseUrl}/api/v1/html-to-screenshot`, { method: "POST", headers: { "content-type": "application/json", ...auth(account.api_key) }, body: JSON.stringify(tinyHtml) });
-      const statuses = (await Promise.all(Array.from({ length: 200 }, render))).map((r) => r.status);
-      expect(statuses.filter((s) => s === 200)).toHaveLength(100);
-      expect(statuses.filter((s) => s === 402)).toHaveLength(100);
-      expect((await usage(account.api_key, dev.info.baseUrl)).balance_micro_usd).toBe(0);
-      const entries = await allUsageEntries(account.account_id, dev.info);
-      expect(entries.filter((e) => e.kind === "charge" && e.status === "charged")).toHaveLength(100);
-      expect(entries.filter((e) => e.kind === "charge" && e.status !== "charged")).toHaveLength(0);
-    } finally {
-      await dev.stop();
-    }
+    const account = await signup();
+    const dir = localDirOfSharedStack();
+    admin(dir, "credit", account.email, "0.25"); // 250,000 + 250,000 = 100 screenshots at 5,000
+    admin(dir, "limit", account.email, "1000");
+    const responses = await Promise.all(Array.from({ length: 200 }, () => postJson("/api/v1/html-to-screenshot", tinyHtml, auth(account.api_key))));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(100);
+    const report = await usage(account.api_key);
+    expect(report.balance_micro_usd).toBe(0);
+    const entries = await allUsageEntries(account.account_id);
+    expect(entries.filter((e) => e.kind === "charge" && e.status === "charged")).toHaveLength(100);
+    expect(entries.filter((e) => e.kind === "charge" && e.status !== "charged")).toHaveLength(0);
   }, 120_000);
 
   it("rate-limits 11 requests in one second on a key limited to 10, and never charges the refused ones", async () => {
