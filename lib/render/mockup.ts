@@ -150,7 +150,7 @@ export async function composeMockup(capture: Buffer, width: number, height: numb
     return Buffer.from(
       await page.screenshot({
         type: options.format,
-        ...(options.format === "jpeg" ? { quality: options.quality } : {}),
+        ...(options.format === "jpeg" ? { quality: options.quality } : { optimizeForSpeed: true }),
       }),
     );
   });
