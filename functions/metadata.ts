@@ -1,8 +1,7 @@
-import { notImplemented } from "../lib/http/errors.js";
+import { json } from "../lib/http/responses.js";
 import { metadataRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
+import { extractMetadata } from "../lib/metadata/extract.js";
 
-// Validation is real; the work itself lands with its issue.
-export const handler = withHttp({ route: "metadata", schema: metadataRequest }, async () => {
-  throw notImplemented("Metadata extraction");
-});
+// POST /api/v1/metadata: free, no key needed (limited per IP, or per key when one is sent).
+export const handler = withHttp({ route: "metadata", schema: metadataRequest }, async ({ body, deadline }) => json(await extractMetadata(body.url, deadline)));

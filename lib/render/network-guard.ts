@@ -17,7 +17,8 @@ export interface GuardSession {
   close(): Promise<void>;
 }
 
-type Target = { ok: true; address: string } | { ok: false; reason: string; refused: boolean };
+/** Where a connection to a target may go: the checked address, or why not (`refused`: by policy, else unresolvable). */
+export type Target = { ok: true; address: string } | { ok: false; reason: string; refused: boolean };
 
 /** `host:port` as a URL writes it (IPv6 in brackets), lower-case: the key of ALLOWED_PRIVATE_HOSTS and of failures. */
 export const targetKey = (hostname: string, port: number) => {
@@ -25,7 +26,8 @@ export const targetKey = (hostname: string, port: number) => {
   return `${net.isIPv6(host) ? `[${host}]` : host}:${port}`;
 };
 
-async function resolveTarget(hostname: string, port: number, allowed: ReadonlySet<string>): Promise<Target> {
+/** Resolves `hostname` and picks a public address to connect to (or an allowed private target's first address). */
+export async function resolveTarget(hostname: string, port: number, allowed: ReadonlySet<string>): Promise<Target> {
   const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
   let addresses: string[];
   if (net.isIP(host)) {

@@ -1,6 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import { deflateSync } from "node:zlib";
+import { metadataPage, serveHugePage } from "./metadata-pages.js";
 
 // Pages served on 127.0.0.1 for render tests, and a "canary" server that the network guard must
 // keep every render away from: any connection it receives is a hole in the guard.
@@ -190,7 +191,11 @@ export async function startFixtures(): Promise<Fixtures> {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits));
       return;
     }
-    const found = page(url.pathname, url.searchParams, canaryUrl);
+    const found = url.pathname.startsWith("/meta/") ? metadataPage(url.pathname.slice(5)) : page(url.pathname, url.searchParams, canaryUrl);
+    if (found === "huge") {
+      serveHugePage(response, url.searchParams, (bytes) => events.push(`huge-bytes=${bytes}`));
+      return;
+    }
     if (found === null) {
       response.writeHead(404).end("no such fixture");
       return;

@@ -1,0 +1,205 @@
+import type { Readable } from "node:stream";
+import { config } from "../config.js";
+import { AppError } from "../http/errors.js";
+import { log } from "../log.js";
+import { invalidUrl, renderError } from "../render/errors.js";
+import { deadlineSignal, guardedFetch } from "./fetch.js";
+import { decoderFor, MetadataCollector, PRESCAN_BYTES, sniffEncoding, type IconLink, type RawMetadata } from "./parse.js";
+import { renderedHtml } from "./rendered.js";
+
+// POST /api/v1/metadata: the page's metadata with SPEC.md's fallbacks, every URL absolute. The page is
+// fetched without a browser (guarded like a render) and parsed as it streams, stopping once the head
+// has been read; only a page whose static HTML says nothing and looks script-rendered is loaded in
+// the browser.
+
+/** INTERFACE.md 2.4. */
+export interface Metadata {
+  title: string;
+  description: string;
+  ogImage: string | null;
+  ogTitle: string | null;
+  ogDescription: string | null;
+  favicon: string;
+  themeColor: string | null;
+}
+
+/** At most this much (decoded) HTML is read; the head of any real page is far smaller. */
+export const MAX_HTML_BYTES = 2 * 1024 * 1024;
+/** A web manifest larger than this is not read. */
+const MAX_MANIFEST_BYTES = 256 * 1024;
+// Visible body text below which a page with scripts and no metadata counts as script-rendered.
+const SCRIPT_RENDERED_TEXT = 200;
+
+const HTML_TYPES = new Set(["text/html", "application/xhtml+xml", ""]);
+
+/** Reads `body` into `collector` until it is done, the bytes run out or MAX_HTML_BYTES were read. */
+async function collect(body: Readable, charset: string | undefined, collector: MetadataCollector): Promise<void> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let decoder: ReturnType<typeof decoderFor> | null = null;
+  let read = 0;
+  const feed = (chunks: Buffer[]) => {
+    decoder ??= decoderFor(sniffEncoding(Buffer.concat(chunks), charset));
+    for (const chunk of chunks) collector.write(decoder.write(chunk));
+  };
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const piece = read + chunk.length > MAX_HTML_BYTES ? chunk.subarray(0, MAX_HTML_BYTES - read) : chunk;
+      read += piece.length;
+      if (decoder) {
+        feed([piece]);
+      } else {
+        // The encoding may be declared by a <meta> in the first kilobyte: wait for it.
+        pending.push(piece);
+        pendingBytes += piece.length;
+        if (pendingBytes >= PRESCAN_BYTES) {
+          feed(pending);
+          pending = [];
+        }
+      }
+      if (collector.done || read >= MAX_HTML_BYTES) break;
+    }
+    if (!decoder && pending.length) feed(pending);
+    if (decoder) collector.write((decoder as ReturnType<typeof decoderFor>).end() ?? "");
+    collector.end();
+  } finally {
+    body.destroy();
+  }
+}
+
+/** A URL as written in the page, made absolute; null when it is not a usable http(s) or data:image URL. */
+function absolute(href: string | undefined, base: string): string | null {
+  if (!href) return null;
+  try {
+    const url = new URL(href, base);
+    if (url.protocol === "http:" || url.protocol === "https:") return url.href;
+    if (url.protocol === "data:" && /^data:image\//i.test(url.href)) return url.href;
+  } catch {
+    // not a URL
+  }
+  return null;
+}
+
+/** An icon's size in px for choosing (largest wins): declared sizes, SVG as the largest, else a guess by kind. */
+function iconSize(icon: IconLink): number {
+  if (icon.sizes === "any" || icon.type === "image/svg+xml" || /\.svg(?:[?#]|$)/i.test(icon.href)) return 10_000;
+  const declared = [...icon.sizes.matchAll(/(\d+)x(\d+)/g)].map((m) => Math.min(Number(m[1]), Number(m[2])));
+  if (declared.length) return Math.max(...declared);
+  // Undeclared: an apple-touch-icon is 180 px by Apple's convention; a plain icon is usually 16-32.
+  return icon.apple ? 180 : 32;
+}
+
+/** The best icon: the largest by iconSize, the first such in document order. */
+function bestIcon(icons: readonly IconLink[], base: string): string | null {
+  let best: { url: string; size: number } | null = null;
+  for (const icon of icons) {
+    const url = absolute(icon.href, base);
+    if (!url) continue;
+    const size = iconSize(icon);
+    if (!best || size > best.size) best = { url, size };
+  }
+  return best?.url ?? null;
+}
+
+/** The web manifest's theme_color, or null (any failure: no manifest colour). */
+async function manifestThemeColor(url: string, signal: AbortSignal): Promise<string | null> {
+  try {
+    const response = await guardedFetch(url, "application/manifest+json, application/json;q=0.9, */*;q=0.1", signal);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_MANIFEST_BYTES) return null;
+        chunks.push(chunk);
+      }
+    } finally {
+      response.body.destroy();
+    }
+    const manifest: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8").replace(/^\uFEFF/, ""));
+    const color = (manifest as { theme_color?: unknown } | null)?.theme_color;
+    return typeof color === "string" && color.trim() !== "" ? color.trim() : null;
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    log.debug("manifest not used", { url, error: String(error) });
+    return null;
+  }
+}
+
+/** SPEC.md's fallbacks over what the document says; `pageUrl` is the final URL after redirects. */
+export function applyFallbacks(raw: RawMetadata, pageUrl: string): Metadata & { manifest: string | null } {
+  const base = absolute(raw.baseHref, pageUrl) ?? pageUrl;
+  const meta = (key: string) => raw.meta.get(key);
+  const ogTitle = meta("og:title") ?? null;
+  const ogDescription = meta("og:description") ?? null;
+  const ogImage = absolute(meta("og:image:secure_url"), base) ?? absolute(meta("og:image"), base) ?? absolute(meta("og:image:url"), base);
+  return {
+    title: raw.title || ogTitle || meta("twitter:title") || raw.h1 || "",
+    description: meta("description") ?? ogDescription ?? meta("twitter:description") ?? "",
+    ogImage: ogImage ?? absolute(meta("twitter:image"), base) ?? absolute(meta("twitter:image:src"), base),
+    ogTitle,
+    ogDescription,
+    favicon: bestIcon(raw.icons, base) ?? new URL("/favicon.ico", pageUrl).href,
+    themeColor: meta("theme-color") ?? (raw.themeColorWithMedia || null),
+    manifest: absolute(raw.manifest, base),
+  };
+}
+
+/** Nothing usable in the static HTML, and it looks like scripts draw the page. */
+function looksScriptRendered(raw: RawMetadata): boolean {
+  const saysNothing = !raw.title && !raw.h1 && ![...raw.meta.keys()].some((key) => key !== "theme-color");
+  return saysNothing && raw.scripts > 0 && raw.bodyText < SCRIPT_RENDERED_TEXT;
+}
+
+/** What can be known of a non-HTML resource (an image, a PDF): its name from the URL, the default favicon. */
+function nonHtmlMetadata(pageUrl: string): Metadata {
+  const url = new URL(pageUrl);
+  const segment = url.pathname.split("/").filter(Boolean).pop();
+  let title = url.hostname;
+  if (segment) {
+    try {
+      title = decodeURIComponent(segment);
+    } catch {
+      title = segment;
+    }
+  }
+  return { title, description: "", ogImage: null, ogTitle: null, ogDescription: null, favicon: new URL("/favicon.ico", url).href, themeColor: null };
+}
+
+/** The metadata of the page at `url`, within the page-load limit and before `deadline` (epoch ms). */
+export async function extractMetadata(url: string, deadline: number): Promise<Metadata> {
+  const limit = Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - Date.now());
+  const until = Date.now() + limit;
+  const { signal, clear } = deadlineSignal(until, `The page did not answer within ${Math.round(limit / 1000)} s.`);
+  try {
+    const response = await guardedFetch(url, "text/html, application/xhtml+xml;q=0.9, */*;q=0.1", signal);
+    if (!HTML_TYPES.has(response.mediaType)) {
+      response.body.destroy();
+      return nonHtmlMetadata(response.url);
+    }
+    const collector = new MetadataCollector();
+    await collect(response.body, response.charset, collector);
+    let raw = collector.raw;
+    let pageUrl = response.url;
+    if (looksScriptRendered(raw)) {
+      const rendered = await renderedHtml(pageUrl, until);
+      const renderedCollector = new MetadataCollector();
+      renderedCollector.write(rendered.html);
+      renderedCollector.end();
+      raw = renderedCollector.raw;
+      pageUrl = rendered.url;
+    }
+    const { manifest, ...result } = applyFallbacks(raw, pageUrl);
+    if (result.themeColor === null && manifest) result.themeColor = await manifestThemeColor(manifest, signal);
+    return result;
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    if (error instanceof AppError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    // A body that broke off mid-way, a decompression failure: the page could not be read.
+    if (code) throw invalidUrl(`reading the page failed (${code})`, error);
+    throw renderError(error);
+  } finally {
+    clear();
+  }
+}

@@ -1,0 +1,115 @@
+import type http from "node:http";
+import { gzipSync } from "node:zlib";
+import iconv from "iconv-lite";
+
+// Fixture pages for metadata extraction, served under /meta/ by the fixture server (fixtures.ts),
+// also used by `npm run bench`. Each exercises one rule of SPEC.md's fallbacks or one piece of
+// real-world markup.
+
+type Page = { status?: number; type?: string; body: string | Buffer; headers?: Record<string, string> };
+
+const doc = (head: string, body = "<p>Some text.</p>") => `<!doctype html><html><head>${head}</head><body>${body}</body></html>`;
+
+// Body text like an article page: enough that a whole-document parse costs what it does on real pages.
+export const ARTICLE_BODY = Array.from(
+  { length: 400 },
+  (_, i) =>
+    `<div class="row r${i}"><a href="/story/${i}" class="link">Story ${i}</a><p class="summary">Paragraph ${i} of a long article &mdash; with <b>markup</b>, <i>entities</i> &amp; links <a href="/tag/${i}">tag</a>.</p><img src="/img/${i}.jpg" alt="picture ${i}" loading="lazy"></div>`,
+).join("\n");
+
+const FULL_HEAD = `<meta charset="utf-8"><title>  Full   page &amp; more </title>
+<meta name="description" content="The description.">
+<meta property="og:title" content="OG title"><meta property="og:description" content="OG description">
+<meta property="og:image" content="/images/og.png"><meta name="twitter:title" content="Twitter title">
+<meta name="twitter:image" content="/images/twitter.png"><meta name="theme-color" content="#0ea5e9">
+<link rel="icon" href="/favicon-32.png" sizes="32x32"><link rel="apple-touch-icon" href="/apple.png">
+<link rel="stylesheet" href="/style.css"><script src="/app.js" defer></script>`;
+
+/** The /meta/ pages, by path after /meta. */
+export function metadataPage(path: string): Page | "huge" | null {
+  switch (path) {
+    case "/full":
+      return { body: doc(FULL_HEAD) };
+    case "/article":
+      // A realistic news page: a complete head, then ~180 KB of body.
+      return { body: doc(FULL_HEAD, ARTICLE_BODY) };
+    case "/og-only":
+      return { body: doc(`<meta property="og:title" content="Only OG"><meta property="og:description" content="OG says"><meta name="twitter:title" content="Twitter loses">`) };
+    case "/twitter-only":
+      return { body: doc(`<meta name="twitter:title" content="Twitter title"><meta name="twitter:description" content="Twitter says"><meta name="twitter:image" content="card.png">`) };
+    case "/h1-only":
+      return { body: doc(`<meta charset="utf-8">`, `<header><h1>  The <em>heading</em>  </h1></header>${ARTICLE_BODY}`) };
+    case "/nothing":
+      return { body: doc("", "<p>Plain text and nothing else on this page, written by hand.</p>") };
+    case "/sub/relative":
+      return {
+        body: doc(`<title>Relative</title><meta property="og:image" content="//cdn.example.test/og.png">
+<link rel="icon" href="../icons/icon.png"><link rel="manifest" href="site.webmanifest">`),
+      };
+    case "/base":
+      return { body: doc(`<base href="/static/v2/"><title>Base</title><meta property="og:image" content="img/og.png"><link rel="icon" href="icon.svg">`) };
+    case "/duplicates":
+      return {
+        body: doc(`<title> </title><title>A second title is not the title</title><meta name="description" content="  "><meta name="description" content="Second description wins">
+<meta property="og:title" content=""><meta property="og:title" content="Real OG title"><meta property="og:title" content="Third">
+<meta name="theme-color" media="(prefers-color-scheme: dark)" content="#000000"><meta name="theme-color" content="#ffffff">`),
+      };
+    case "/secure-url":
+      return { body: doc(`<title>Secure</title><meta property="og:image" content="http://img.example.test/a.png"><meta property="og:image:secure_url" content="https://img.example.test/a.png">`) };
+    case "/icons-sized":
+      return {
+        body: doc(`<title>Icons</title><link rel="apple-touch-icon" href="/apple-180.png"><link rel="shortcut icon" href="/fav.ico">
+<link rel="icon" type="image/png" sizes="16x16 192x192" href="/icon-192.png"><link rel="mask-icon" href="/mask.svg">`),
+      };
+    case "/sub/site.webmanifest":
+      return { type: "application/manifest+json", body: JSON.stringify({ name: "Fixture", theme_color: "#7c3aed" }) };
+    case "/shift-jis":
+      return { type: "text/html", body: iconv.encode(doc(`<meta charset="Shift_JIS"><title>日本語のタイトル</title><meta name="description" content="説明文です">`), "shift_jis") };
+    case "/latin1":
+      // The charset only in the header; bytes in ISO-8859-1 (0xE9 = é), plus entities.
+      return { type: "text/html; charset=ISO-8859-1", body: iconv.encode(doc(`<title>Caf\u00e9 cr\u00e8me</title><meta name="description" content="Na&iuml;ve &lt;r&eacute;sum&eacute;&gt; &#x2014; ok">`), "latin1") };
+    case "/gzip":
+      return { headers: { "content-encoding": "gzip" }, body: gzipSync(doc(`<title>Compressed</title>`)) };
+    case "/script-rendered":
+      return {
+        body: doc(
+          `<meta charset="utf-8"><link rel="icon" href="/spa.png">`,
+          `<div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript>
+<script>
+setTimeout(() => {
+  document.title = "Rendered by script";
+  const m = document.createElement("meta"); m.name = "description"; m.content = "Drawn in the browser"; document.head.appendChild(m);
+  const o = document.createElement("meta"); o.setAttribute("property", "og:image"); o.content = "/rendered.png"; document.head.appendChild(o);
+  document.getElementById("root").innerHTML = "<h1>App</h1>";
+}, 50);
+</script>`,
+        ),
+      };
+    case "/huge":
+      return "huge";
+    default:
+      return null;
+  }
+}
+
+/**
+ * Streams a huge page (a head, then megabytes of body) and calls `done` with the bytes it managed to
+ * write before the client hung up. `title=0` leaves the title out, so only the byte cap stops a reader.
+ */
+export function serveHugePage(response: http.ServerResponse, query: URLSearchParams, done: (bytesWritten: number) => void) {
+  const total = Number(query.get("mb") ?? 100) * 1024 * 1024;
+  const head = query.get("title") === "0" ? "<meta charset=utf-8>" : "<title>Huge page</title>";
+  const chunk = Buffer.from(`<div>${"filler text ".repeat(5000)}</div>\n`);
+  let written = 0;
+  response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+  response.write(`<!doctype html><html><head>${head}</head><body>`);
+  const pump = () => {
+    while (written < total && !response.destroyed) {
+      written += chunk.length;
+      if (!response.write(chunk)) return void response.once("drain", pump);
+    }
+    response.end();
+  };
+  response.once("close", () => done(written));
+  pump();
+}
