@@ -4,6 +4,7 @@
 //   floor            a bare puppeteer-core script on a warm browser of the same Chromium: newPage, goto, screenshot
 //   capture_website  the npm package capture-website pointed at the same Chromium binary
 //   mockup           the service with style "mockup" (browser frame, gradient, shadow) on the same pages
+// Then metadata (bench/metadata.ts): our extraction vs metascraper and open-graph-scraper.
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
 import chromium from "@sparticuz/chromium";
 import { writeFileSync } from "node:fs";
@@ -12,19 +13,14 @@ import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
 import { admin, signUp, spawnDev } from "../test/helpers/dev-process.js";
 import { startFixtures } from "../test/helpers/fixtures.js";
+import { benchMetadata } from "./metadata.js";
+import { stats, type Sample } from "./stats.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PAGES = ["/simple", "/tall?h=2000"];
 const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 2 };
 // Chromium must not reach out on its own: same no-network flags as the service.
 const QUIET_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
-
-type Sample = number[];
-const stats = (samples: Sample) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { p50_ms: Math.round(at(0.5)), p95_ms: Math.round(at(0.95)), n: sorted.length };
-};
 
 async function main() {
   const fixtures = await startFixtures();
@@ -115,13 +111,16 @@ async function main() {
   results.ratios.service_vs_floor = Number((results.service.p50_ms / results.floor.p50_ms).toFixed(2));
   results.ratios.capture_website_vs_service = Number((results.capture_website.p50_ms / results.service.p50_ms).toFixed(2));
   results.ratios.mockup_vs_plain = Number((results.mockup.p50_ms / results.service.p50_ms).toFixed(2));
+  const metadata = await benchMetadata({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
+  Object.assign(results.ratios, metadata.ratios);
 
   const out = path.join(path.dirname(fileURLToPath(import.meta.url)), "results.json");
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ ...results, metadata: metadata.results }, null, 2)}\n`);
   for (const name of names) console.log(`${name.padEnd(16)} p50 ${String(results[name].p50_ms).padStart(5)} ms   p95 ${String(results[name].p95_ms).padStart(5)} ms   n=${results[name].n}`);
   console.log(`cold start to first PNG: ${coldFirstMs} ms`);
   console.log(`service_vs_floor ${results.ratios.service_vs_floor} (target <= 1.25)   capture_website_vs_service ${results.ratios.capture_website_vs_service} (target >= 2)`);
   console.log(`mockup_vs_plain ${results.ratios.mockup_vs_plain} (target <= 1.5)`);
+  metadata.print();
   console.log(`written to ${out}`);
 
   await browser.close();

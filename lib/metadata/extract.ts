@@ -27,6 +27,8 @@ export interface Metadata {
 export const MAX_HTML_BYTES = 2 * 1024 * 1024;
 /** A web manifest larger than this is not read. */
 const MAX_MANIFEST_BYTES = 256 * 1024;
+// Bytes decoded and parsed at a time, checking in between whether anything more is needed.
+const PARSE_SLICE_BYTES = 8 * 1024;
 // Visible body text below which a page with scripts and no metadata counts as script-rendered.
 const SCRIPT_RENDERED_TEXT = 200;
 
@@ -40,7 +42,10 @@ async function collect(body: Readable, charset: string | undefined, collector: M
   let read = 0;
   const feed = (chunks: Buffer[]) => {
     decoder ??= decoderFor(sniffEncoding(Buffer.concat(chunks), charset));
-    for (const chunk of chunks) collector.write(decoder.write(chunk));
+    // In slices, so that a large chunk is not decoded and tokenized past the point of being done.
+    for (const chunk of chunks) {
+      for (let at = 0; at < chunk.length && !collector.done; at += PARSE_SLICE_BYTES) collector.write(decoder.write(chunk.subarray(at, at + PARSE_SLICE_BYTES)));
+    }
   };
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {

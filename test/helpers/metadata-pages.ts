@@ -12,7 +12,7 @@ const doc = (head: string, body = "<p>Some text.</p>") => `<!doctype html><html>
 
 // Body text like an article page: enough that a whole-document parse costs what it does on real pages.
 export const ARTICLE_BODY = Array.from(
-  { length: 400 },
+  { length: 800 },
   (_, i) =>
     `<div class="row r${i}"><a href="/story/${i}" class="link">Story ${i}</a><p class="summary">Paragraph ${i} of a long article &mdash; with <b>markup</b>, <i>entities</i> &amp; links <a href="/tag/${i}">tag</a>.</p><img src="/img/${i}.jpg" alt="picture ${i}" loading="lazy"></div>`,
 ).join("\n");
@@ -25,14 +25,27 @@ const FULL_HEAD = `<meta charset="utf-8"><title>  Full   page &amp; more </title
 <link rel="icon" href="/favicon-32.png" sizes="32x32"><link rel="apple-touch-icon" href="/apple.png">
 <link rel="stylesheet" href="/style.css"><script src="/app.js" defer></script>`;
 
+// A real page's head carries more than tags: inline critical CSS, JSON-LD, analytics snippets (~12 KB here).
+const REAL_HEAD = `${FULL_HEAD}
+<style>${Array.from({ length: 120 }, (_, i) => `.c${i}{margin:${i}px;padding:${i % 7}px;color:#${(i * 4099).toString(16).padStart(6, "0").slice(0, 6)}}`).join("")}</style>
+<script type="application/ld+json">${JSON.stringify({ "@context": "https://schema.org", "@type": "NewsArticle", headline: "OG title", author: Array.from({ length: 20 }, (_, i) => ({ "@type": "Person", name: `Author ${i}` })) })}</script>
+<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}gtag("js",new Date());${"/* tracking */".repeat(200)}</script>`;
+
+/** A realistic page: REAL_HEAD, then about `kb` KB of article body. */
+const realPage = (kb: number) => doc(REAL_HEAD, ARTICLE_BODY.slice(0, kb * 1024));
+
 /** The /meta/ pages, by path after /meta. */
 export function metadataPage(path: string): Page | "huge" | null {
   switch (path) {
     case "/full":
       return { body: doc(FULL_HEAD) };
-    case "/article":
-      // A realistic news page: a complete head, then ~180 KB of body.
-      return { body: doc(FULL_HEAD, ARTICLE_BODY) };
+    // Realistic pages (HTML sizes as on the real web): a news article, a blog post, a shop page served gzipped.
+    case "/news":
+      return { body: realPage(180) };
+    case "/blog":
+      return { body: realPage(60) };
+    case "/shop":
+      return { headers: { "content-encoding": "gzip" }, body: gzipSync(realPage(100)) };
     case "/og-only":
       return { body: doc(`<meta property="og:title" content="Only OG"><meta property="og:description" content="OG says"><meta name="twitter:title" content="Twitter loses">`) };
     case "/twitter-only":
