@@ -1,7 +1,10 @@
-import { notImplemented } from "../lib/http/errors.js";
+import { text } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
+import { dashboardPage } from "../lib/dashboard/page.js";
 
-// Lands with its issue; until then it answers 501 through the full pipeline.
+// GET /dashboard: the customer's page (sign up or in, balance, usage, auto-topup, USDC top-up).
+// It talks to the API from the browser; this function only serves the document.
 export const handler = withHttp({ route: "dashboard" }, async () => {
-  throw notImplemented("The dashboard");
+  const { html, headers } = dashboardPage();
+  return text(html, "text/html; charset=utf-8", headers);
 });

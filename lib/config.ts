@@ -26,6 +26,8 @@ const envSchema = z.object({
   FONTS_DIR: z.string().min(1).optional(),
   // Where autoconsent's content script and rules are copied next to the handler on Lambda; unset: node_modules.
   AUTOCONSENT_DIR: z.string().min(1).optional(),
+  // Where the dashboard's files are (copied next to the handler on Lambda); default: the repo's dashboard/.
+  DASHBOARD_DIR: z.string().min(1).optional(),
   // Pages rendered at once by one process; more only queue (2 vCPU saturate at about 2).
   RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
   // INTERFACE.md: a page that takes longer to load gives RENDER_TIMEOUT.

@@ -27,8 +27,11 @@ export interface Route {
    * (API key only), "public" (anyone; rate-limited per key or IP), "open" (anyone, no limit).
    */
   readonly access: "priced" | "key" | "public" | "open";
-  /** What the function may touch; stacks/Api.ts grants and configures exactly these ("x402": takes USDC payments). */
-  readonly uses: readonly ("table" | "bucket" | "x402")[];
+  /**
+   * What the function may touch; stacks/Api.ts grants and configures exactly these ("x402": takes
+   * USDC payments; "dashboard-files": serves dashboard/, copied next to the handler).
+   */
+  readonly uses: readonly ("table" | "bucket" | "x402" | "dashboard-files")[];
 }
 
 /** Standard screenshot price, micro-USD ($0.005). */
@@ -53,7 +56,7 @@ export const routes: readonly Route[] = [
   { id: "signup", method: "POST", path: "/api/v1/signup", ...LIGHT, price: null, access: "public", uses: ["table"] },
   { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, price: null, access: "key", uses: ["table"] },
   { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, price: null, access: "key", uses: ["table", "x402"] },
-  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, price: null, access: "open", uses: [] },
+  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, price: null, access: "open", uses: ["dashboard-files"] },
 ];
 
 /** The catch-all function: answers 404 / 405 for anything the table does not route. */

@@ -1,6 +1,7 @@
 import { Api as HttpApi, use, type FunctionProps, type StackContext } from "sst/constructs";
 import { packageVersion } from "../lib/package-version.js";
 import { fallbackRoute, routes, type Route } from "../lib/routes.js";
+import { DASHBOARD_FILES } from "../lib/dashboard/page.js";
 import { AUTOCONSENT_FILES } from "../lib/render/cookie-banners.js";
 import { CHROMIUM_BIN_DIR, FONTS_DIR, Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
@@ -12,6 +13,12 @@ const x402Environment = (): Record<string, string> =>
   Object.fromEntries(X402_VARIABLES.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])));
 
 /** API Gateway HTTP API: one route and one Lambda per row of lib/routes.ts, plus the 404/405 catch-all. */
+/** Files copied next to a function's handler: autoconsent's for the browser, the dashboard's sources. */
+function filesFor(row: Pick<Route, "browser" | "uses">): Pick<FunctionProps, "copyFiles"> {
+  const files = [...(row.browser ? AUTOCONSENT_FILES : []), ...(row.uses.includes("dashboard-files") ? DASHBOARD_FILES : [])];
+  return files.length ? { copyFiles: files.map((file) => ({ ...file })) } : {};
+}
+
 export function Api({ stack, app }: StackContext) {
   const { table, outputs } = use(Storage);
   const layers = use(Layers);
@@ -31,11 +38,12 @@ export function Api({ stack, app }: StackContext) {
       ...(row.browser ? { CHROMIUM_BIN_DIR, FONTS_DIR, AUTOCONSENT_DIR: "/var/task/autoconsent" } : {}),
       // x402 settings (pay-to address, network, asset, facilitator) come from the deploying shell.
       ...(row.uses.includes("x402") ? x402Environment() : {}),
+      ...(row.uses.includes("dashboard-files") ? { DASHBOARD_DIR: "/var/task/dashboard" } : {}),
     },
+    ...filesFor(row),
     ...(row.browser
       ? {
           layers: [layers.chromium, layers.fonts],
-          copyFiles: AUTOCONSENT_FILES.map((file) => ({ ...file })),
           // Chromium unpacks ~200 MB into /tmp at cold start.
           diskSize: 1024,
         }

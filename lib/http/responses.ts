@@ -3,7 +3,8 @@ import type { APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 /** What a handler returns; lib/http/with-http.ts turns it into the API Gateway result. */
 export type HttpResponse =
   | { kind: "json"; status: number; body: unknown; headers: Record<string, string> }
-  | { kind: "binary"; status: number; body: Buffer; contentType: string; headers: Record<string, string> };
+  | { kind: "binary"; status: number; body: Buffer; contentType: string; headers: Record<string, string> }
+  | { kind: "text"; status: number; body: string; contentType: string; headers: Record<string, string> };
 
 /** A JSON response. */
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}): HttpResponse => ({
@@ -16,6 +17,15 @@ export const json = (body: unknown, status = 200, headers: Record<string, string
 /** Raw bytes (an image or a PDF), base64-encoded for API Gateway. */
 export const binary = (body: Buffer, contentType: string, headers: Record<string, string> = {}): HttpResponse => ({
   kind: "binary",
+  status: 200,
+  body,
+  contentType,
+  headers,
+});
+
+/** A text document (the dashboard's HTML). */
+export const text = (body: string, contentType: string, headers: Record<string, string> = {}): HttpResponse => ({
+  kind: "text",
   status: 200,
   body,
   contentType,
@@ -48,5 +58,7 @@ export function toApiGatewayResult(response: HttpResponse, requestId: string): A
         body: response.body.toString("base64"),
         isBase64Encoded: true,
       };
+    case "text":
+      return { statusCode: response.status, headers: { "Content-Type": response.contentType, ...headers }, body: response.body, isBase64Encoded: false };
   }
 }

@@ -1,6 +1,7 @@
 // `npm run pay -- <url> [--mockup] [--out file.png]`: an agent's view of Shotline. No account: it
 // asks for a screenshot, gets 402, pays in USDC with the real x402 client from the local stack's
 // demo payer (DEV ONLY: a well-known anvil test key on the local chain), and saves the image.
+// `npm run pay -- --topup <cents> --key <API key>`: tops that account up the same way.
 import { x402Client } from "@x402/core/client";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
@@ -16,8 +17,10 @@ function fail(message: string): never {
 
 async function main() {
   const args = process.argv.slice(2);
-  const url = args.find((a) => !a.startsWith("--") && args[args.indexOf(a) - 1] !== "--out");
-  if (!url) fail("usage: npm run pay -- <url> [--mockup] [--out file.png]");
+  const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const topupCents = option("--topup");
+  const url = args.find((a, i) => !a.startsWith("--") && !["--out", "--topup", "--key"].includes(args[i - 1]!));
+  if (!url && !topupCents) fail("usage: npm run pay -- <url> [--mockup] [--out file.png]   or   npm run pay -- --topup <cents> --key <API key>");
   const mockup = args.includes("--mockup");
   const out = args.includes("--out") ? args[args.indexOf("--out") + 1] : "screenshot.png";
   const devJson = path.resolve(process.env.LOCAL_DIR ?? ".local", "dev.json");
@@ -26,9 +29,22 @@ async function main() {
 
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: privateKeyToAccount(dev.payerPrivateKey as `0x${string}`) });
-  // The local USDC is unknown to the client's spend controls: allow it, up to $0.05 a request.
-  client.setSpendControls({ allowedAssets: [{ network: dev.network as `${string}:${string}`, asset: dev.usdcAddress, maxAmountPerPayment: "50000" }] });
+  // The local USDC is unknown to the client's spend controls: allow it, up to $0.05 a request (or the top-up).
+  const cap = topupCents ? String(Number(topupCents) * 10_000) : "50000";
+  client.setSpendControls({ allowedAssets: [{ network: dev.network as `${string}:${string}`, asset: dev.usdcAddress, maxAmountPerPayment: cap }] });
   const pay = wrapFetchWithPayment(fetch, client);
+  if (topupCents) {
+    const key = option("--key") ?? fail("--topup needs --key <API key>");
+    const res = await pay(`${dev.baseUrl}/api/v1/topup`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ amount_cents: Number(topupCents) }),
+    });
+    if (!res.ok) fail(`${res.status}: ${await res.text()}`);
+    const usage = (await res.json()) as { balance_micro_usd: number };
+    console.log(`topped up $${(Number(topupCents) / 100).toFixed(2)}; balance now $${(usage.balance_micro_usd / 1e6).toFixed(2)}`);
+    return;
+  }
   const res = await pay(`${dev.baseUrl}/api/v1/screenshot`, {
     method: "POST",
     headers: { "content-type": "application/json" },

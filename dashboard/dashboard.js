@@ -1,0 +1,393 @@
+"use strict";
+// The Shotline dashboard: plain browser JavaScript against this origin's API. The API key lives in
+// this tab's sessionStorage only and travels in the Authorization header, never in a URL.
+(() => {
+  const API = `${location.origin}/api/v1`;
+  const KEY_STORAGE = "shotline.apiKey";
+  const STANDARD_MICRO = 5000;
+  const MOCKUP_MICRO = 10000;
+  const $ = (id) => document.getElementById(id);
+
+  class ApiError extends Error {
+    constructor(status, code, message, response, body) {
+      super(message);
+      this.status = status;
+      this.code = code;
+      this.response = response;
+      this.body = body;
+    }
+  }
+
+  async function api(path, { method = "GET", body, headers = {}, auth = true } = {}) {
+    const key = sessionStorage.getItem(KEY_STORAGE);
+    let response;
+    try {
+      response = await fetch(`${API}${path}`, {
+        method,
+        headers: { ...(body ? { "content-type": "application/json" } : {}), ...(auth && key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+        body: body ? JSON.stringify(body) : undefined,
+        cache: "no-store",
+      });
+    } catch {
+      throw new ApiError(0, "NETWORK", "Shotline could not be reached. Check your connection and try again.");
+    }
+    const data = await response.json().catch(() => null);
+    if (!response.ok) {
+      const error = data && data.error ? data.error : { code: "HTTP_" + response.status, message: `The server answered ${response.status}.` };
+      throw new ApiError(response.status, error.code, error.message, response, data);
+    }
+    return data;
+  }
+
+  /** An API error in words a person can act on. */
+  function explain(error) {
+    switch (error.code) {
+      case "UNAUTHORIZED":
+        return "That API key was not recognised. Check that you pasted all of it (it starts with shl_live_).";
+      case "EMAIL_TAKEN":
+        return "An account with this email already exists. Sign in with its API key instead.";
+      case "RATE_LIMITED":
+        return "Too many attempts in a short time. Wait a moment and try again.";
+      case "INVALID_PARAMS":
+        return error.message.replace(/^Invalid request: /, "");
+      case "INTERNAL_ERROR":
+      case "RENDER_ERROR":
+        return "Something went wrong on our side. Please try again in a moment.";
+      default:
+        return error.message || "Something went wrong. Please try again.";
+    }
+  }
+
+  const dollars = (micro) => (micro / 1e6).toLocaleString("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: micro % 10000 === 0 ? 2 : 4 });
+  const plural = (n, word) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+
+  function show(id, visible) {
+    $(id).hidden = !visible;
+  }
+
+  let noticeTimer;
+  function notify(message, kind = "ok") {
+    const notice = $("notice");
+    notice.textContent = message;
+    notice.className = `notice${kind === "ok" ? "" : ` ${kind}`}`;
+    notice.hidden = false;
+    clearTimeout(noticeTimer);
+    if (kind === "ok") noticeTimer = setTimeout(() => (notice.hidden = true), 6000);
+  }
+
+  function fieldError(id, message) {
+    $(id).textContent = message || "";
+    $(id).hidden = !message;
+  }
+
+  async function busy(button, label, work) {
+    const original = button.textContent;
+    button.disabled = true;
+    button.textContent = label;
+    try {
+      return await work();
+    } finally {
+      button.disabled = false;
+      button.textContent = original;
+    }
+  }
+
+  // ---- signed out -------------------------------------------------------------------------
+
+  function showSignedOut() {
+    show("signed-in", false);
+    show("account-nav", false);
+    show("new-key", false);
+    show("signed-out", true);
+  }
+
+  $("signup-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    fieldError("signup-error");
+    const email = $("signup-email").value.trim();
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) return fieldError("signup-error", "Enter an email address like you@company.com.");
+    const button = event.submitter || $("signup-form").querySelector("button");
+    try {
+      const account = await busy(button, "Creating…", () => api("/signup", { method: "POST", body: { email }, auth: false }));
+      $("new-key-value").textContent = account.api_key;
+      show("signed-out", false);
+      show("new-key", true);
+    } catch (error) {
+      fieldError("signup-error", explain(error));
+    }
+  });
+
+  $("continue").addEventListener("click", () => signIn($("new-key-value").textContent, $("continue")).then(() => ($("new-key-value").textContent = "")));
+
+  $("signin-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    fieldError("signin-error");
+    const key = $("signin-key").value.trim();
+    if (!key) return fieldError("signin-error", "Paste your API key first.");
+    await signIn(key, event.submitter || $("signin-form").querySelector("button")).catch((error) => fieldError("signin-error", explain(error)));
+  });
+
+  async function signIn(key, button) {
+    sessionStorage.setItem(KEY_STORAGE, key);
+    try {
+      const usage = await busy(button, "Signing in…", () => api("/usage"));
+      $("signin-key").value = "";
+      showSignedIn(usage);
+    } catch (error) {
+      sessionStorage.removeItem(KEY_STORAGE);
+      throw error;
+    }
+  }
+
+  $("sign-out").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY_STORAGE);
+    $("notice").hidden = true;
+    showSignedOut();
+  });
+
+  // ---- signed in --------------------------------------------------------------------------
+
+  function showSignedIn(usage) {
+    show("signed-out", false);
+    show("new-key", false);
+    show("signed-in", true);
+    show("account-nav", true);
+    const key = sessionStorage.getItem(KEY_STORAGE) || "";
+    $("account-label").textContent = `Key ${key.slice(0, 13)}…${key.slice(-4)}`;
+    $("curl").textContent = [
+      `curl -X POST ${API}/screenshot \\`,
+      `  -H "Authorization: Bearer ${key}" \\`,
+      `  -H "Content-Type: application/json" \\`,
+      `  -d '{"url": "https://example.com"}' \\`,
+      `  -o screenshot.png`,
+    ].join("\n");
+    $("manual-command").textContent = `npm run pay -- --topup ${selectedDollars() * 100} --key <your key>`;
+    renderUsage(usage);
+  }
+
+  function renderUsage(usage) {
+    document.body.classList.remove("loading");
+    const balance = usage.balance_micro_usd;
+    $("balance").textContent = dollars(balance);
+    $("balance-left").textContent = `${plural(Math.floor(balance / STANDARD_MICRO), "screenshot")} or ${plural(Math.floor(balance / MOCKUP_MICRO), "mockup")} left`;
+    $("spent").textContent = dollars(usage.total_spent_micro_usd);
+    $("auto-topup").checked = usage.auto_topup_enabled;
+    $("auto-topup-text").textContent = usage.auto_topup_enabled ? "On" : "Off";
+    show("low-balance", balance < STANDARD_MICRO);
+
+    const rows = $("usage-rows");
+    rows.replaceChildren();
+    for (const entry of usage.recent_usage) {
+      const row = document.createElement("tr");
+      const credit = entry.status === "credited";
+      const cells = [
+        new Date(entry.created_at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }),
+        entry.endpoint,
+        `${credit ? "+" : ""}${dollars(entry.amount_micro_usd)}`,
+        entry.status,
+      ];
+      cells.forEach((value, index) => {
+        const cell = document.createElement("td");
+        if (index === 0) cell.title = entry.created_at;
+        if (index === 2) cell.className = `num${credit ? " credit" : ""}`;
+        if (index === 3) {
+          const badge = document.createElement("span");
+          badge.className = `badge ${value}`;
+          badge.textContent = value;
+          cell.append(badge);
+        } else {
+          cell.textContent = value;
+        }
+        row.append(cell);
+      });
+      rows.append(row);
+    }
+    show("usage-table", usage.recent_usage.length > 0);
+    show("usage-empty", usage.recent_usage.length === 0);
+  }
+
+  async function refresh() {
+    try {
+      renderUsage(await api("/usage"));
+    } catch (error) {
+      if (error.code === "UNAUTHORIZED") {
+        sessionStorage.removeItem(KEY_STORAGE);
+        showSignedOut();
+        fieldError("signin-error", "This key is no longer valid. Sign in again.");
+      } else {
+        notify(explain(error), "error");
+      }
+    }
+  }
+
+  $("refresh").addEventListener("click", () => busy($("refresh"), "Refreshing…", refresh));
+
+  $("auto-topup").addEventListener("change", async (event) => {
+    const wanted = event.target.checked;
+    event.target.disabled = true;
+    try {
+      renderUsage(await api("/account", { method: "PATCH", body: { auto_topup_enabled: wanted } }));
+      notify(wanted ? "Auto-topup is on." : "Auto-topup is off.");
+    } catch (error) {
+      event.target.checked = !wanted;
+      notify(`Auto-topup was not changed: ${explain(error)}`, "error");
+    } finally {
+      event.target.disabled = false;
+    }
+  });
+
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-copy]");
+    if (!button) return;
+    const value = $(button.dataset.copy).textContent;
+    try {
+      await navigator.clipboard.writeText(value);
+      button.textContent = "Copied";
+    } catch {
+      // No clipboard permission (e.g. an http: origin): select the text for a manual copy.
+      getSelection().selectAllChildren($(button.dataset.copy));
+      button.textContent = "Selected: press Ctrl+C";
+    }
+    setTimeout(() => (button.textContent = "Copy"), 2000);
+  });
+
+  // ---- top-up with an injected EIP-1193 wallet (x402, EIP-3009 authorization) -------------
+
+  function selectedDollars() {
+    return Math.round(Number($("topup-amount").value));
+  }
+
+  function syncAmount() {
+    const amount = selectedDollars();
+    for (const chip of document.querySelectorAll(".chip")) chip.setAttribute("aria-pressed", String(Number(chip.dataset.amount) === amount));
+    $("topup-pay").textContent = Number.isFinite(amount) && amount > 0 ? `Pay ${dollars(amount * 1e6)} with wallet` : "Pay with wallet";
+    $("manual-command").textContent = `npm run pay -- --topup ${Number.isFinite(amount) ? amount * 100 : 500} --key <your key>`;
+  }
+
+  for (const chip of document.querySelectorAll(".chip")) {
+    chip.addEventListener("click", () => {
+      $("topup-amount").value = chip.dataset.amount;
+      fieldError("topup-error");
+      syncAmount();
+    });
+  }
+  $("topup-amount").addEventListener("input", syncAmount);
+
+  const TRANSFER_WITH_AUTHORIZATION = [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ];
+  const EIP712_DOMAIN = [
+    { name: "name", type: "string" },
+    { name: "version", type: "string" },
+    { name: "chainId", type: "uint256" },
+    { name: "verifyingContract", type: "address" },
+  ];
+
+  const randomNonce = () => `0x${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+
+  /** Wallet errors in words (EIP-1193 codes). */
+  function explainWallet(error) {
+    if (error && error.code === 4001) return "You declined the request in your wallet. Nothing was paid.";
+    if (error && error.code === 4100) return "Your wallet did not allow this site to use the account. Unlock it and try again.";
+    if (error && error.code === -32002) return "Your wallet already has a request open. Finish it there, then try again.";
+    return `Your wallet reported an error: ${(error && error.message) || error}`;
+  }
+
+  $("topup-pay").addEventListener("click", async () => {
+    fieldError("topup-error");
+    const amount = selectedDollars();
+    if (!Number.isFinite(amount) || amount < 5) return fieldError("topup-error", "The smallest top-up is $5.");
+    if (amount > 10000) return fieldError("topup-error", "The largest top-up is $10,000.");
+    const wallet = window.ethereum;
+    if (!wallet || typeof wallet.request !== "function") {
+      $("no-wallet").open = true;
+      return fieldError("topup-error", "No browser wallet was found. Install one (for example MetaMask or Coinbase Wallet) with USDC, or pay from a script as shown below.");
+    }
+    const status = (text) => ($("topup-status").textContent = text);
+    await busy($("topup-pay"), "Waiting for your wallet…", async () => {
+      try {
+        // 1. The price of this top-up, as x402 payment requirements (402 is the expected answer).
+        status("Asking for the payment details…");
+        let required;
+        try {
+          await api("/topup", { method: "POST", body: { amount_cents: amount * 100 } });
+          throw new Error("The server did not ask for a payment.");
+        } catch (error) {
+          if (!(error instanceof ApiError) || error.status !== 402) throw error;
+          const header = error.response.headers.get("PAYMENT-REQUIRED");
+          if (!header) throw new ApiError(402, "NO_X402", "USDC top-ups are not enabled on this server.");
+          required = JSON.parse(atob(header));
+        }
+        const accept = required.accepts[0];
+        const chainId = Number(accept.network.split(":")[1]);
+
+        // 2. The wallet's account, on the right chain.
+        status("Connect your wallet…");
+        const [from] = await wallet.request({ method: "eth_requestAccounts" });
+        if (!from) throw new Error("The wallet shared no account.");
+        const current = Number.parseInt(await wallet.request({ method: "eth_chainId" }), 16);
+        if (current !== chainId) {
+          status("Switch your wallet's network…");
+          await wallet.request({ method: "wallet_switchEthereumChain", params: [{ chainId: `0x${chainId.toString(16)}` }] });
+        }
+
+        // 3. Sign the USDC transfer authorization (EIP-3009 as EIP-712 typed data): no gas, no transaction.
+        status(`Approve the payment of ${dollars(Number(accept.amount))} USDC in your wallet…`);
+        const authorization = {
+          from,
+          to: accept.payTo,
+          value: accept.amount,
+          validAfter: "0",
+          validBefore: String(Math.floor(Date.now() / 1000) + accept.maxTimeoutSeconds),
+          nonce: randomNonce(),
+        };
+        const typedData = {
+          types: { EIP712Domain: EIP712_DOMAIN, TransferWithAuthorization: TRANSFER_WITH_AUTHORIZATION },
+          domain: { name: accept.extra.name, version: accept.extra.version, chainId, verifyingContract: accept.asset },
+          primaryType: "TransferWithAuthorization",
+          message: authorization,
+        };
+        const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [from, JSON.stringify(typedData)] });
+
+        // 4. Repeat the top-up with the payment; the server settles it and credits the balance.
+        status("Settling the payment…");
+        const payment = { x402Version: 2, payload: { authorization, signature }, resource: required.resource, accepted: accept };
+        const usage = await api("/topup", { method: "POST", body: { amount_cents: amount * 100 }, headers: { "PAYMENT-SIGNATURE": btoa(JSON.stringify(payment)) } });
+        renderUsage(usage);
+        status("");
+        notify(`Added ${dollars(amount * 1e6)} to your balance.`);
+      } catch (error) {
+        status("");
+        if (error instanceof ApiError) {
+          fieldError("topup-error", error.status === 402 && error.code === "PAYMENT_REQUIRED" ? `The payment was not accepted. ${error.message.replace(/ This request costs.*$/, "")}` : explain(error));
+        } else {
+          fieldError("topup-error", explainWallet(error));
+        }
+      }
+    });
+  });
+
+  // ---- start --------------------------------------------------------------------------------
+
+  syncAmount();
+  if (sessionStorage.getItem(KEY_STORAGE)) {
+    document.body.classList.add("loading");
+    show("signed-in", true);
+    show("account-nav", true);
+    api("/usage")
+      .then(showSignedIn)
+      .catch((error) => {
+        document.body.classList.remove("loading");
+        if (error.code === "UNAUTHORIZED") sessionStorage.removeItem(KEY_STORAGE);
+        showSignedOut();
+        if (error.code !== "UNAUTHORIZED") notify(explain(error), "error");
+      });
+  } else {
+    showSignedOut();
+  }
+})();

@@ -1,0 +1,47 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { config } from "../config.js";
+
+// The dashboard is one HTML document with its stylesheet and script inlined (dashboard/ holds the
+// sources), assembled once per container. The Content-Security-Policy allows exactly those two
+// inline blocks (by hash) and requests to this origin only.
+
+/** Source files a deployed function needs (stacks/Api.ts copies them to DASHBOARD_DIR). */
+export const DASHBOARD_FILES = ["index.html", "dashboard.css", "dashboard.js"].map((file) => ({ from: `dashboard/${file}`, to: `dashboard/${file}` }));
+
+const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+
+let page: { html: string; headers: Record<string, string> } | undefined;
+
+/** The dashboard's HTML and its response headers. */
+export function dashboardPage(): { html: string; headers: Record<string, string> } {
+  if (page) return page;
+  const dir = config.DASHBOARD_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dashboard");
+  const read = (file: string) => readFileSync(path.join(dir, file), "utf8");
+  const style = read("dashboard.css");
+  const script = read("dashboard.js");
+  const html = read("index.html")
+    .replace("/* STYLE */", () => style)
+    .replace("/* SCRIPT */", () => script);
+  page = {
+    html,
+    headers: {
+      "Content-Security-Policy": [
+        "default-src 'none'",
+        `script-src ${sha256(script)}`,
+        `style-src ${sha256(style)}`,
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+      ].join("; "),
+      "X-Content-Type-Options": "nosniff",
+      "Referrer-Policy": "no-referrer",
+      "Cache-Control": "no-cache",
+    },
+  };
+  return page;
+}

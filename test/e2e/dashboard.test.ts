@@ -1,0 +1,216 @@
+// The dashboard driven in the same Chromium as the service (puppeteer-core), against a local stack
+// of its own: its top-up pays from the dev payer on its own anvil chain, so the x402 tests' exact
+// balance checks on the shared chain are not disturbed. The wallet is an injected EIP-1193 provider
+// whose signatures come from the dev payer's key (real EIP-712 signatures, real settlement).
+import chromium from "@sparticuz/chromium";
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { createPublicClient, erc20Abi, http, type Hex, type TypedDataDefinition } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startDev, type DevProcess } from "../helpers/dev-process.js";
+
+// Chromium must not reach out on its own: nothing resolves but 127.0.0.1.
+const QUIET_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
+export const SCREENSHOT_DIR = path.join(tmpdir(), "shotline-dashboard-shots");
+
+let dev: DevProcess;
+let browser: Browser;
+let walletMode: "sign" | "reject" = "sign";
+
+beforeAll(async () => {
+  dev = await startDev({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host });
+  browser = await puppeteer.launch({
+    executablePath: await chromium.executablePath(),
+    args: [...chromium.args.filter((a) => a !== "--single-process"), ...QUIET_FLAGS],
+    headless: "shell",
+    pipe: true,
+  });
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await dev?.stop();
+});
+
+/** A dashboard tab; with `wallet`, window.ethereum signs with the dev payer's key in this process. */
+async function openDashboard(options: { wallet: boolean; width?: number }): Promise<Page> {
+  const page = await browser.newPage();
+  await page.setViewport({ width: options.width ?? 1280, height: 900, deviceScaleFactor: 1 });
+  if (options.wallet) {
+    const account = privateKeyToAccount(dev.info.payerPrivateKey as Hex);
+    await page.exposeFunction("__payerWallet", async (method: string, params: unknown[]) => {
+      if (walletMode === "reject") return { error: { code: 4001, message: "User rejected the request." } };
+      switch (method) {
+        case "eth_requestAccounts":
+        case "eth_accounts":
+          return { result: [account.address] };
+        case "eth_chainId":
+          return { result: `0x${dev.info.chainId.toString(16)}` };
+        case "eth_signTypedData_v4": {
+          const typed = JSON.parse(params[1] as string) as { types: Record<string, unknown>; domain: Record<string, unknown>; primaryType: string; message: Record<string, string> };
+          // What a wallet does: EIP712Domain is implied by the domain; uint256 values as numbers.
+          const { EIP712Domain: _domain, ...types } = typed.types;
+          const message = { ...typed.message, value: BigInt(typed.message.value!), validAfter: BigInt(typed.message.validAfter!), validBefore: BigInt(typed.message.validBefore!) };
+          const signature = await account.signTypedData({ domain: typed.domain, types, primaryType: typed.primaryType, message } as unknown as TypedDataDefinition);
+          return { result: signature };
+        }
+        default:
+          return { error: { code: 4200, message: `unsupported method ${method}` } };
+      }
+    });
+    await page.evaluateOnNewDocument(`window.ethereum = {
+      isShotlineTestWallet: true,
+      async request({ method, params }) {
+        const answer = await window.__payerWallet(method, params || []);
+        if (answer.error) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
+        return answer.result;
+      },
+    };`);
+  }
+  const response = await page.goto(`${dev.info.baseUrl}/dashboard`, { waitUntil: "load" });
+  expect(response?.status()).toBe(200);
+  return page;
+}
+
+const textOf = (page: Page, selector: string) => page.$eval(selector, (el) => (el as HTMLElement).innerText.trim());
+const visible = (page: Page, selector: string) => page.waitForSelector(selector, { visible: true, timeout: 10_000 });
+const usage = async (key: string) =>
+  (await (await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance_micro_usd: number; auto_topup_enabled: boolean };
+
+async function signUpThroughPage(page: Page, email: string): Promise<string> {
+  await visible(page, "#signup-form");
+  await page.type("#signup-email", email);
+  await page.click("#signup-form button[type=submit]");
+  await visible(page, "#new-key");
+  const key = await textOf(page, "#new-key-value");
+  expect(key).toMatch(/^shl_live_[\w-]{40,}$/);
+  return key;
+}
+
+describe("dashboard", () => {
+  it("is one self-contained document with a strict Content-Security-Policy", async () => {
+    const res = await fetch(`${dev.info.baseUrl}/dashboard`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("content-security-policy")).toMatch(/default-src 'none'; script-src 'sha256-[^']+'; style-src 'sha256-[^']+'.*connect-src 'self'/);
+    const html = await res.text();
+    expect(html).not.toContain("/* SCRIPT */");
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet/);
+  });
+
+  it("signs up, shows the key once, signs in with it, lists usage, toggles auto-topup and tops up $5 with a wallet", async () => {
+    const page = await openDashboard({ wallet: true });
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    // Chrome logs every non-2xx fetch; the top-up's first answer is x402's expected 402.
+    page.on("console", (message) => message.type() === "error" && !/status of 402/.test(message.text()) && errors.push(message.text()));
+
+    const key = await signUpThroughPage(page, `dash-${Date.now()}@shotline.test`);
+    await page.click("#continue");
+    await visible(page, "#signed-in");
+    await page.waitForFunction(() => document.getElementById("balance")!.textContent === "$0.25");
+    expect(await textOf(page, "#balance-left")).toBe("50 screenshots or 25 mockups left");
+    // The key is in this tab's sessionStorage only, never in the URL.
+    expect(await page.evaluate(() => sessionStorage.getItem("shotline.apiKey"))).toBe(key);
+    expect(page.url()).not.toContain(key);
+    expect(await textOf(page, "#curl")).toContain(`Authorization: Bearer ${key}`);
+
+    // Two API calls, then the usage table lists them (newest first).
+    const call = (path: string, body: unknown) =>
+      fetch(`${dev.info.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+    expect((await call("/api/v1/screenshot", { url: `${inject("fixtureUrl")}/simple`, width: 320, deviceScaleFactor: 1 })).status).toBe(200);
+    expect((await call("/api/v1/html-to-screenshot", { html: "<h1>hi</h1>", width: 320, deviceScaleFactor: 1 })).status).toBe(200);
+    await page.click("#refresh");
+    await page.waitForFunction(() => document.querySelectorAll("#usage-rows tr").length >= 2);
+    const rows = await page.$$eval("#usage-rows tr", (trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).slice(1).map((td) => td.textContent)));
+    expect(rows.slice(0, 2)).toEqual([
+      ["html-to-screenshot", "$0.005", "charged"],
+      ["screenshot", "$0.005", "charged"],
+    ]);
+    expect(await textOf(page, "#balance")).toBe("$0.24");
+
+    // Auto-topup: the switch, then the API reports it.
+    await page.click(".switch");
+    await page.waitForFunction(() => document.getElementById("notice")!.textContent === "Auto-topup is on.");
+    expect((await usage(key)).auto_topup_enabled).toBe(true);
+
+    // Top-up: $5 in USDC signed by the wallet, settled on the local chain, credited without a reload.
+    const chain = createPublicClient({ transport: http(dev.info.rpcUrl) });
+    const usdcOf = (address: string) => chain.readContract({ address: dev.info.usdcAddress as Hex, abi: erc20Abi, functionName: "balanceOf", args: [address as Hex] });
+    const payer = privateKeyToAccount(dev.info.payerPrivateKey as Hex).address;
+    const [payerBefore, payToBefore] = [await usdcOf(payer), await usdcOf(dev.info.payTo)];
+    const before = (await usage(key)).balance_micro_usd;
+    await page.click(".chip[data-amount='5']");
+    expect(await textOf(page, "#topup-pay")).toBe("Pay $5.00 with wallet");
+    await page.click("#topup-pay");
+    await page.waitForFunction(() => document.getElementById("notice")!.textContent === "Added $5.00 to your balance.", { timeout: 20_000 });
+    expect(await textOf(page, "#balance")).toBe("$5.24");
+    expect((await usage(key)).balance_micro_usd).toBe(before + 5_000_000);
+    expect(await usdcOf(payer)).toBe(payerBefore - 5_000_000n);
+    expect(await usdcOf(dev.info.payTo)).toBe(payToBefore + 5_000_000n);
+    expect(await page.$eval("#usage-rows tr", (tr) => Array.from(tr.querySelectorAll("td")).slice(1).map((td) => td.textContent))).toEqual(["topup", "+$5.00", "credited"]);
+
+    // What a person sees, at desktop and phone width (looked at; see SCREENSHOT_DIR).
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-in-desktop.png"), fullPage: true });
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-in-phone.png"), fullPage: true });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("says so when the wallet declines, and when there is no wallet, without charging anything", async () => {
+    const page = await openDashboard({ wallet: true });
+    const key = await signUpThroughPage(page, `decline-${Date.now()}@shotline.test`);
+    await page.click("#continue");
+    await visible(page, "#signed-in");
+    const before = (await usage(key)).balance_micro_usd;
+    walletMode = "reject";
+    try {
+      await page.click("#topup-pay");
+      await visible(page, "#topup-error");
+      expect(await textOf(page, "#topup-error")).toBe("You declined the request in your wallet. Nothing was paid.");
+    } finally {
+      walletMode = "sign";
+    }
+    expect((await usage(key)).balance_micro_usd).toBe(before);
+
+    const bare = await openDashboard({ wallet: false });
+    // The key is per tab (sessionStorage): a new tab starts signed out.
+    await visible(bare, "#signin-form");
+    await bare.type("#signin-key", key);
+    await bare.click("#signin-form button[type=submit]");
+    await visible(bare, "#signed-in");
+    await bare.click("#topup-pay");
+    await visible(bare, "#topup-error");
+    expect(await textOf(bare, "#topup-error")).toMatch(/^No browser wallet was found/);
+    expect(await bare.$eval("#no-wallet", (d) => (d as HTMLDetailsElement).open)).toBe(true);
+    expect(await textOf(bare, "#manual-command")).toBe("npm run pay -- --topup 500 --key <your key>");
+    await page.close();
+    await bare.close();
+  });
+
+  it("shows a wrong key as an error a person understands, and a taken email too", async () => {
+    const page = await openDashboard({ wallet: false });
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    await visible(page, "#signin-form");
+    await page.type("#signin-key", "shl_live_not-a-real-key");
+    await page.click("#signin-form button[type=submit]");
+    await visible(page, "#signin-error");
+    expect(await textOf(page, "#signin-error")).toMatch(/^That API key was not recognised/);
+    expect(await page.evaluate(() => sessionStorage.getItem("shotline.apiKey"))).toBeNull();
+
+    const email = `taken-${Date.now()}@shotline.test`;
+    await fetch(`${dev.info.baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+    await page.type("#signup-email", email);
+    await page.click("#signup-form button[type=submit]");
+    await visible(page, "#signup-error");
+    expect(await textOf(page, "#signup-error")).toBe("An account with this email already exists. Sign in with its API key instead.");
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-out-phone-errors.png"), fullPage: true });
+    await page.close();
+  });
+});
