@@ -155,15 +155,17 @@
     const key = sessionStorage.getItem(KEY_STORAGE) || "";
     $("account-label").textContent = `Key ${key.slice(0, 13)}…${key.slice(-4)}`;
     $("curl").textContent = [
+      `export SHOTLINE_KEY=${key}`,
       `curl -X POST ${API}/screenshot \\`,
-      `  -H "Authorization: Bearer ${key}" \\`,
+      `  -H "Authorization: Bearer $SHOTLINE_KEY" \\`,
       `  -H "Content-Type: application/json" \\`,
-      `  -d '{"url": "https://example.com"}' \\`,
-      `  -o screenshot.png`,
+      `  -d '{"url": "https://example.com"}' -o screenshot.png`,
     ].join("\n");
-    $("manual-command").textContent = `npm run pay -- --topup ${selectedDollars() * 100} --key <your key>`;
     renderUsage(usage);
   }
+
+  // How credits read in the usage table; charges show the endpoint they paid for.
+  const ENDPOINT_LABELS = { bonus: "signup bonus", topup: "top-up" };
 
   function renderUsage(usage) {
     document.body.classList.remove("loading");
@@ -182,7 +184,7 @@
       const credit = entry.status === "credited";
       const cells = [
         new Date(entry.created_at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }),
-        entry.endpoint,
+        ENDPOINT_LABELS[entry.kind] || ENDPOINT_LABELS[entry.endpoint] || entry.endpoint,
         `${credit ? "+" : ""}${dollars(entry.amount_micro_usd)}`,
         entry.status,
       ];

@@ -117,7 +117,7 @@ describe("dashboard", () => {
     // The key is in this tab's sessionStorage only, never in the URL.
     expect(await page.evaluate(() => sessionStorage.getItem("shotline.apiKey"))).toBe(key);
     expect(page.url()).not.toContain(key);
-    expect(await textOf(page, "#curl")).toContain(`Authorization: Bearer ${key}`);
+    expect(await textOf(page, "#curl")).toContain(`export SHOTLINE_KEY=${key}\ncurl -X POST ${dev.info.baseUrl}/api/v1/screenshot`);
 
     // Two API calls, then the usage table lists them (newest first).
     const call = (path: string, body: unknown) =>
@@ -152,11 +152,12 @@ describe("dashboard", () => {
     expect((await usage(key)).balance_micro_usd).toBe(before + 5_000_000);
     expect(await usdcOf(payer)).toBe(payerBefore - 5_000_000n);
     expect(await usdcOf(dev.info.payTo)).toBe(payToBefore + 5_000_000n);
-    expect(await page.$eval("#usage-rows tr", (tr) => Array.from(tr.querySelectorAll("td")).slice(1).map((td) => td.textContent))).toEqual(["topup", "+$5.00", "credited"]);
+    expect(await page.$eval("#usage-rows tr", (tr) => Array.from(tr.querySelectorAll("td")).slice(1).map((td) => td.textContent))).toEqual(["top-up", "+$5.00", "credited"]);
 
     // What a person sees, at desktop and phone width (looked at; see SCREENSHOT_DIR).
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-in-desktop.png"), fullPage: true });
-    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    // (Changing isMobile would reload the page; the layout only depends on the width.)
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-in-phone.png"), fullPage: true });
     expect(errors).toEqual([]);
@@ -195,8 +196,7 @@ describe("dashboard", () => {
   });
 
   it("shows a wrong key as an error a person understands, and a taken email too", async () => {
-    const page = await openDashboard({ wallet: false });
-    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const page = await openDashboard({ wallet: false, width: 390 });
     await visible(page, "#signin-form");
     await page.type("#signin-key", "shl_live_not-a-real-key");
     await page.click("#signin-form button[type=submit]");
