@@ -14,7 +14,6 @@ export const ERROR_STATUS = {
   RATE_LIMITED: 429,
   RENDER_ERROR: 500,
   INTERNAL_ERROR: 500,
-  NOT_IMPLEMENTED: 501,
   RENDER_TIMEOUT: 504,
 } as const;
 
@@ -56,5 +55,3 @@ export const methodNotAllowed = (method: string, path: string, allowed: readonly
     headers: { Allow: allowed.join(", ") },
   });
 
-/** 501: an endpoint whose implementation has not landed yet (behind the full pipeline). */
-export const notImplemented = (what: string) => new AppError("NOT_IMPLEMENTED", `${what} is not available yet.`);

@@ -126,6 +126,17 @@ describe("Api stack", () => {
     expect(env("screenshot").X402_PAY_TO).toBe("0x000000000000000000000000000000000000bEEF");
     expect(env("topup").X402_PAY_TO).toBe("0x000000000000000000000000000000000000bEEF");
     expect(env("usage")).not.toHaveProperty("X402_PAY_TO");
+    expect(env("dashboard").DASHBOARD_DIR).toBe("/var/task/dashboard");
+    expect(env("health")).not.toHaveProperty("DASHBOARD_DIR");
+  });
+
+  it("copies the dashboard's files next to its handler, where DASHBOARD_DIR points", () => {
+    const artifacts = path.join(".sst", "artifacts");
+    const dir = readdirSync(artifacts)
+      .map((d) => path.resolve(artifacts, d))
+      .find((d) => existsSync(path.join(d, "functions", "dashboard.mjs")));
+    expect(dir).toBeDefined();
+    for (const file of ["index.html", "dashboard.css", "dashboard.js"]) expect(existsSync(path.join(dir!, "dashboard", file)), file).toBe(true);
   });
 
   it("gives the rendering functions the Chromium and fonts layers, their locations, and autoconsent's files", () => {
