@@ -6,11 +6,11 @@
 //   mockup           the service with style "mockup" (browser frame, gradient, shadow) on the same pages
 // Then metadata (bench/metadata.ts): our extraction vs metascraper and open-graph-scraper.
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
-import chromium from "@sparticuz/chromium";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
+import { quietChromium } from "../test/helpers/browser.js";
 import { admin, signUp, spawnDev } from "../test/helpers/dev-process.js";
 import { startFixtures } from "../test/helpers/fixtures.js";
 import { benchMetadata } from "./metadata.js";
@@ -19,13 +19,10 @@ import { stats, type Sample } from "./stats.js";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PAGES = ["/simple", "/tall?h=2000"];
 const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 2 };
-// Chromium must not reach out on its own: same no-network flags as the service.
-const QUIET_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
 
 async function main() {
   const fixtures = await startFixtures();
-  const executablePath = await chromium.executablePath();
-  const args = [...chromium.args.filter((a) => a !== "--single-process"), ...QUIET_FLAGS];
+  const launchOptions = await quietChromium();
 
   // Cold start: process start -> first PNG through the local stack (signup and credit included).
   const coldStart = Date.now();
@@ -58,7 +55,7 @@ async function main() {
   await service(PAGES[0]!);
   const coldFirstMs = Date.now() - coldStart;
 
-  const browser = await puppeteer.launch({ executablePath, args, headless: "shell", pipe: true });
+  const browser = await puppeteer.launch({ ...launchOptions, pipe: true });
   const floor = async (page: string) => {
     const tab = await browser.newPage();
     try {
@@ -77,7 +74,7 @@ async function main() {
       scaleFactor: VIEWPORT.deviceScaleFactor,
       type: "png",
       blockAds: false, // its ad lists would be fetched from the internet
-      launchOptions: { executablePath, args, headless: "shell" } as never,
+      launchOptions: launchOptions as never,
     });
   };
 

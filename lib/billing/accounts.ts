@@ -1,10 +1,10 @@
-import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { config } from "../config.js";
-import { documents } from "./dynamodb.js";
+import { documents, transactionConditionFailed } from "./dynamodb.js";
 import { emailTaken, unauthorized } from "./errors.js";
-import { accountKey, apiKeyKey, emailKey, usageKey } from "./keys.js";
+import { accountKey, apiKeyKey, emailKey } from "./keys.js";
+import { usageItem } from "./ledger.js";
 import { SIGNUP_BONUS_MICRO_USD } from "./money.js";
 
 /** An account as stored. */
@@ -66,18 +66,13 @@ export async function createAccount(email: string, requestId: string): Promise<{
           { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(normalized), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
           { Put: { TableName: config.TABLE_NAME, Item: { ...accountKey(accountId), ...item }, ConditionExpression: "attribute_not_exists(pk)" } },
           { Put: { TableName: config.TABLE_NAME, Item: { ...apiKeyKey(hashApiKey(apiKey)), accountId, createdAt: item.createdAt } } },
-          {
-            Put: {
-              TableName: config.TABLE_NAME,
-              Item: { ...usageKey(accountId, now, requestId), kind: "bonus", endpoint: "signup", amount: SIGNUP_BONUS_MICRO_USD, status: "credited", requestId, createdAt: item.createdAt },
-            },
-          },
+          { Put: { TableName: config.TABLE_NAME, Item: usageItem(accountId, now, requestId, { kind: "bonus", endpoint: "signup", amount: SIGNUP_BONUS_MICRO_USD, status: "credited" }) } },
         ],
       }),
     );
   } catch (error) {
     // The only condition that can fail on a fresh account id is the email reservation.
-    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === "ConditionalCheckFailed") throw emailTaken();
+    if (transactionConditionFailed(error, 0)) throw emailTaken();
     throw error;
   }
   return { apiKey, account: toAccount(item) };

@@ -1,4 +1,4 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 
@@ -13,3 +13,7 @@ export const dynamodb = new DynamoDBClient({
 export const documents = DynamoDBDocumentClient.from(dynamodb, {
   marshallOptions: { removeUndefinedValues: true },
 });
+
+/** Whether a transaction was cancelled because the condition of its item at `index` failed. */
+export const transactionConditionFailed = (error: unknown, index: number) =>
+  error instanceof TransactionCanceledException && error.CancellationReasons?.[index]?.Code === "ConditionalCheckFailed";

@@ -1,8 +1,8 @@
-import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import type { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { createHash } from "node:crypto";
 import { config } from "../config.js";
-import { documents } from "./dynamodb.js";
+import { documents, transactionConditionFailed } from "./dynamodb.js";
 import { insufficientBalance } from "./errors.js";
 import { accountKey, USAGE_PREFIX, usageKey, type TableKey } from "./keys.js";
 
@@ -31,8 +31,12 @@ export interface UsageEntry {
 // the same token, so a retried invocation is applied once (within DynamoDB's 10-minute window).
 const token = (requestId: string, purpose: string) => createHash("sha256").update(`${purpose}:${requestId}`).digest("base64url").slice(0, 36);
 
-const conditionFailed = (error: unknown, index: number) =>
-  error instanceof TransactionCanceledException && error.CancellationReasons?.[index]?.Code === "ConditionalCheckFailed";
+type UsageItem = TableKey & { kind: UsageEntry["kind"]; endpoint: string; amount: number; status: UsageEntry["status"]; requestId: string; createdAt: string };
+
+/** A usage entry as stored: keyed by account, time and request, so the same request writes the same entry. */
+export function usageItem(accountId: string, at: Date, requestId: string, entry: Pick<UsageItem, "kind" | "endpoint" | "amount" | "status">): UsageItem {
+  return { ...usageKey(accountId, at, requestId), ...entry, requestId, createdAt: at.toISOString() };
+}
 
 /**
  * Debits `amount` for a request: the balance moves only if it covers the price (it can never go
@@ -40,7 +44,8 @@ const conditionFailed = (error: unknown, index: number) =>
  * so a replayed invocation writes the very same entry and is charged once.
  */
 export async function chargeForRequest(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }): Promise<Charge> {
-  const entry = usageKey(accountId, request.at, request.requestId);
+  const item = usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" });
+  const entry = { pk: item.pk, sk: item.sk };
   try {
     await documents.send(
       new TransactWriteCommand({
@@ -59,7 +64,7 @@ export async function chargeForRequest(accountId: string, amount: number, reques
           {
             Put: {
               TableName: config.TABLE_NAME,
-              Item: { ...entry, kind: "charge", endpoint: request.endpoint, amount, status: "charged", requestId: request.requestId, createdAt: request.at.toISOString() },
+              Item: item,
               // Beyond the token's window, the entry itself refuses a second charge for the same request.
               ConditionExpression: "attribute_not_exists(pk)",
             },
@@ -68,8 +73,8 @@ export async function chargeForRequest(accountId: string, amount: number, reques
       }),
     );
   } catch (error) {
-    if (conditionFailed(error, 1)) return { accountId, amount, entry, requestId: request.requestId };
-    if (conditionFailed(error, 0)) {
+    if (transactionConditionFailed(error, 1)) return { accountId, amount, entry, requestId: request.requestId };
+    if (transactionConditionFailed(error, 0)) {
       const old = (error as TransactionCanceledException).CancellationReasons?.[0]?.Item;
       throw insufficientBalance(amount, Number(old?.balance?.N ?? 0));
     }
@@ -107,7 +112,7 @@ export async function refundCharge(charge: Charge): Promise<void> {
       }),
     );
   } catch (error) {
-    if (conditionFailed(error, 0)) return; // already refunded
+    if (transactionConditionFailed(error, 0)) return; // already refunded
     throw error;
   }
 }
@@ -131,7 +136,7 @@ export async function creditAccount(accountId: string, amount: number, credit: {
         {
           Put: {
             TableName: config.TABLE_NAME,
-            Item: { ...usageKey(accountId, at, credit.reference), kind: "topup", endpoint: credit.endpoint, amount, status: "credited", requestId: credit.reference, createdAt: at.toISOString() },
+            Item: usageItem(accountId, at, credit.reference, { kind: "topup", endpoint: credit.endpoint, amount, status: "credited" }),
             ConditionExpression: "attribute_not_exists(pk)",
           },
         },
@@ -139,8 +144,6 @@ export async function creditAccount(accountId: string, amount: number, credit: {
     }),
   );
 }
-
-type UsageItem = { sk: string; kind: UsageEntry["kind"]; endpoint: string; amount: number; status: UsageEntry["status"]; requestId: string; createdAt: string };
 
 /** The newest usage entries of an account, newest first. */
 export async function recentUsage(accountId: string, limit = 20): Promise<UsageEntry[]> {

@@ -23,8 +23,8 @@ export interface Metadata {
   themeColor: string | null;
 }
 
-/** At most this much (decoded) HTML is read; the head of any real page is far smaller. */
-export const MAX_HTML_BYTES = 2 * 1024 * 1024;
+/** At most this much (decompressed) HTML is read; the head of any real page is far smaller. */
+const MAX_READ_BYTES = 2 * 1024 * 1024;
 /** A web manifest larger than this is not read. */
 const MAX_MANIFEST_BYTES = 256 * 1024;
 // Bytes decoded and parsed at a time, checking in between whether anything more is needed.
@@ -34,38 +34,34 @@ const SCRIPT_RENDERED_TEXT = 200;
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml", ""]);
 
-/** Reads `body` into `collector` until it is done, the bytes run out or MAX_HTML_BYTES were read. */
+/** Reads `body` into `collector` until it is done, the bytes run out or MAX_READ_BYTES were read. */
 async function collect(body: Readable, charset: string | undefined, collector: MetadataCollector): Promise<void> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let decoder: ReturnType<typeof decoderFor> | null = null;
+  let decoder: ReturnType<typeof decoderFor> | undefined;
+  // Bytes held back until the encoding is known: it may be declared by a <meta> in the first kilobyte.
+  const head: Buffer[] = [];
   let read = 0;
-  const feed = (chunks: Buffer[]) => {
-    decoder ??= decoderFor(sniffEncoding(Buffer.concat(chunks), charset));
+  const feed = (decoding: NonNullable<typeof decoder>, bytes: Buffer) => {
     // In slices, so that a large chunk is not decoded and tokenized past the point of being done.
-    for (const chunk of chunks) {
-      for (let at = 0; at < chunk.length && !collector.done; at += PARSE_SLICE_BYTES) collector.write(decoder.write(chunk.subarray(at, at + PARSE_SLICE_BYTES)));
-    }
+    for (let at = 0; at < bytes.length && !collector.done; at += PARSE_SLICE_BYTES) collector.write(decoding.write(bytes.subarray(at, at + PARSE_SLICE_BYTES)));
+  };
+  const start = () => {
+    const decoding = decoderFor(sniffEncoding(Buffer.concat(head), charset));
+    for (const bytes of head) feed(decoding, bytes);
+    return decoding;
   };
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
-      const piece = read + chunk.length > MAX_HTML_BYTES ? chunk.subarray(0, MAX_HTML_BYTES - read) : chunk;
+      const piece = read + chunk.length > MAX_READ_BYTES ? chunk.subarray(0, MAX_READ_BYTES - read) : chunk;
       read += piece.length;
       if (decoder) {
-        feed([piece]);
+        feed(decoder, piece);
       } else {
-        // The encoding may be declared by a <meta> in the first kilobyte: wait for it.
-        pending.push(piece);
-        pendingBytes += piece.length;
-        if (pendingBytes >= PRESCAN_BYTES) {
-          feed(pending);
-          pending = [];
-        }
+        head.push(piece);
+        if (read >= PRESCAN_BYTES) decoder = start();
       }
-      if (collector.done || read >= MAX_HTML_BYTES) break;
+      if (collector.done || read >= MAX_READ_BYTES) break;
     }
-    if (!decoder && pending.length) feed(pending);
-    if (decoder) collector.write((decoder as ReturnType<typeof decoderFor>).end() ?? "");
+    collector.write((decoder ?? start()).end() ?? "");
     collector.end();
   } finally {
     body.destroy();
@@ -132,7 +128,7 @@ async function manifestThemeColor(url: string, signal: AbortSignal): Promise<str
 }
 
 /** SPEC.md's fallbacks over what the document says; `pageUrl` is the final URL after redirects. */
-export function applyFallbacks(raw: RawMetadata, pageUrl: string): Metadata & { manifest: string | null } {
+function applyFallbacks(raw: RawMetadata, pageUrl: string): Metadata & { manifest: string | null } {
   const base = absolute(raw.baseHref, pageUrl) ?? pageUrl;
   const meta = (key: string) => raw.meta.get(key);
   const ogTitle = meta("og:title") ?? null;

@@ -12,12 +12,12 @@ import { invalidUrl, renderTimeout } from "../render/errors.js";
 // address that was checked (no DNS rebinding), and every redirect hop is checked again.
 
 /** Redirects followed before giving up (browsers allow 20; real pages need a handful). */
-export const MAX_REDIRECTS = 10;
+const MAX_REDIRECTS = 10;
 
 // A browser-like user agent (some sites serve bots a bare page), which still says who we are.
 const USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/153.0.0.0 Safari/537.36 Shotline/1.0";
 
-export interface FetchedResponse {
+interface FetchedResponse {
   /** The URL that answered, after redirects. */
   readonly url: string;
   readonly status: number;

@@ -164,11 +164,11 @@ const pages = new ManagedBrowser(
 const composer = new ManagedBrowser("composer", (flags) => [...flags.filter((f) => !GPU_FLAGS.has(f)), "--disable-gpu", "--disable-webgl"]);
 
 /** A small counting semaphore: work beyond `limit` waits for a slot instead of thrashing the CPU. */
-function semaphore(limit: () => number) {
+function semaphore(limit: number) {
   let active = 0;
   const waiting: (() => void)[] = [];
   return async (): Promise<() => void> => {
-    if (active >= limit()) await new Promise<void>((resolve) => waiting.push(resolve));
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
     active++;
     return () => {
       active--;
@@ -177,7 +177,7 @@ function semaphore(limit: () => number) {
   };
 }
 
-const renderSlot = semaphore(() => config.RENDER_CONCURRENCY);
+const renderSlot = semaphore(config.RENDER_CONCURRENCY);
 
 /** A fresh, never-used incognito context with its page and its own guard. */
 interface FreshContext {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { HTTPRequest, HTTPResponse, Page } from "puppeteer-core";
 import { TimeoutError } from "puppeteer-core";
 import { config } from "../config.js";
@@ -45,7 +46,6 @@ const FONTS_CAP_MS = 2_000;
 // Time kept back from the request deadline for the capture itself and the response.
 const CAPTURE_RESERVE_MS = 3_000;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** Counts the page's requests in flight, so "network quiet" costs nothing on a page that is already quiet. */
 function trackRequests(page: Page) {
@@ -105,8 +105,11 @@ async function assertValidSelector(page: Page, selector: string) {
   if (!valid) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`);
 }
 
-/** Loads the source; returns a function telling the last main-frame document requested (where a redirect chain ended). */
-async function navigate(session: PageSession, source: RenderSource, budgetMs: number, loadSeconds: number): Promise<() => string | undefined> {
+/**
+ * Loads the source to its `load` event: a navigation failure or an HTTP error status becomes our
+ * error. Returns a function telling the last main-frame document requested (where a redirect chain ended).
+ */
+export async function navigate(session: PageSession, source: RenderSource, budgetMs: number, loadSeconds: number): Promise<() => string | undefined> {
   const { page, guard } = session;
   let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
   page.on("request", (request) => {
@@ -173,7 +176,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
       }
     };
     await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
-    await Promise.race([evaluate(FONTS_READY), sleep(Math.min(FONTS_CAP_MS, remaining()))]);
+    await Promise.race([evaluate(FONTS_READY), sleep(Math.max(0, Math.min(FONTS_CAP_MS, remaining())))]);
 
     if (consent) await dismissCookieBanners(page, consent, Math.max(0, remaining()));
     if (options.waitForSelector) {

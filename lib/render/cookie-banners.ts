@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { Page } from "puppeteer-core";
@@ -129,8 +130,6 @@ const HIDE_REMAINING_BANNERS = `(() => {
   }
   return hidden;
 })()`;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** After load: lets autoconsent finish (bounded by `budgetMs`), then hides any banner still visible. */
 export async function dismissCookieBanners(page: Page, state: ConsentState, budgetMs: number): Promise<void> {

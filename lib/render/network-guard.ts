@@ -18,7 +18,7 @@ export interface GuardSession {
 }
 
 /** Where a connection to a target may go: the checked address, or why not (`refused`: by policy, else unresolvable). */
-export type Target = { ok: true; address: string } | { ok: false; reason: string; refused: boolean };
+type Target = { ok: true; address: string } | { ok: false; reason: string; refused: boolean };
 
 /** `host:port` as a URL writes it (IPv6 in brackets), lower-case: the key of ALLOWED_PRIVATE_HOSTS and of failures. */
 export const targetKey = (hostname: string, port: number) => {

@@ -2,7 +2,6 @@
 // of its own: its top-up pays from the dev payer on its own anvil chain, so the x402 tests' exact
 // balance checks on the shared chain are not disturbed. The wallet is an injected EIP-1193 provider
 // whose signatures come from the dev payer's key (real EIP-712 signatures, real settlement).
-import chromium from "@sparticuz/chromium";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,11 +9,10 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { createPublicClient, erc20Abi, http, type Hex, type TypedDataDefinition } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { quietChromium } from "../helpers/browser.js";
 import { startDev, type DevProcess } from "../helpers/dev-process.js";
 
-// Chromium must not reach out on its own: nothing resolves but 127.0.0.1.
-const QUIET_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
-export const SCREENSHOT_DIR = path.join(tmpdir(), "shotline-dashboard-shots");
+const SCREENSHOT_DIR = path.join(tmpdir(), "shotline-dashboard-shots");
 
 let dev: DevProcess;
 let browser: Browser;
@@ -22,12 +20,7 @@ let walletMode: "sign" | "reject" = "sign";
 
 beforeAll(async () => {
   dev = await startDev({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host });
-  browser = await puppeteer.launch({
-    executablePath: await chromium.executablePath(),
-    args: [...chromium.args.filter((a) => a !== "--single-process"), ...QUIET_FLAGS],
-    headless: "shell",
-    pipe: true,
-  });
+  browser = await puppeteer.launch({ ...(await quietChromium()), pipe: true });
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
 });
 
