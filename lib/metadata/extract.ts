@@ -2,8 +2,8 @@ import type { Readable } from "node:stream";
 import { config } from "../config.js";
 import { AppError } from "../http/errors.js";
 import { log } from "../log.js";
-import { invalidUrl, renderError } from "../render/errors.js";
-import { deadlineSignal, guardedFetch } from "./fetch.js";
+import { invalidUrl, renderError, renderTimeout } from "../render/errors.js";
+import { guardedFetch } from "./fetch.js";
 import { decoderFor, MetadataCollector, PRESCAN_BYTES, sniffEncoding, type IconLink, type RawMetadata } from "./parse.js";
 import { renderedHtml } from "./rendered.js";
 
@@ -167,40 +167,63 @@ function nonHtmlMetadata(pageUrl: string): Metadata {
   return { title, description: "", ogImage: null, ogTitle: null, ogDescription: null, favicon: new URL("/favicon.ico", url).href, themeColor: null };
 }
 
-/** The metadata of the page at `url`, within the page-load limit and before `deadline` (epoch ms). */
-export async function extractMetadata(url: string, deadline: number): Promise<Metadata> {
-  const limit = Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - Date.now());
-  const until = Date.now() + limit;
-  const { signal, clear } = deadlineSignal(until, `The page did not answer within ${Math.round(limit / 1000)} s.`);
+/**
+ * Runs `work` (fetches) with a signal that aborts it after `limitMs`, as RENDER_TIMEOUT; any other
+ * failure is INVALID_URL when the page could not be read, else RENDER_ERROR.
+ */
+async function withinLimit<T>(limitMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(renderTimeout(`The page did not answer within ${Math.round(limitMs / 1000)} s.`)), Math.max(0, limitMs));
   try {
-    const response = await guardedFetch(url, "text/html, application/xhtml+xml;q=0.9, */*;q=0.1", signal);
-    if (!HTML_TYPES.has(response.mediaType)) {
-      response.body.destroy();
-      return nonHtmlMetadata(response.url);
-    }
-    const collector = new MetadataCollector();
-    await collect(response.body, response.charset, collector);
-    let raw = collector.raw;
-    let pageUrl = response.url;
-    if (looksScriptRendered(raw)) {
-      const rendered = await renderedHtml(pageUrl, until);
-      const renderedCollector = new MetadataCollector();
-      renderedCollector.write(rendered.html);
-      renderedCollector.end();
-      raw = renderedCollector.raw;
-      pageUrl = rendered.url;
-    }
-    const { manifest, ...result } = applyFallbacks(raw, pageUrl);
-    if (result.themeColor === null && manifest) result.themeColor = await manifestThemeColor(manifest, signal);
-    return result;
+    return await work(controller.signal);
   } catch (error) {
-    if (signal.aborted) throw signal.reason;
+    if (controller.signal.aborted) throw controller.signal.reason;
     if (error instanceof AppError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     // A body that broke off mid-way, a decompression failure: the page could not be read.
     if (code) throw invalidUrl(`reading the page failed (${code})`, error);
     throw renderError(error);
   } finally {
-    clear();
+    clearTimeout(timer);
   }
+}
+
+/** Fetches the page and collects what its HTML says; for anything but HTML, only its final URL. */
+async function readPage(url: string, signal: AbortSignal): Promise<{ url: string; raw: RawMetadata | null }> {
+  const response = await guardedFetch(url, "text/html, application/xhtml+xml;q=0.9, */*;q=0.1", signal);
+  if (!HTML_TYPES.has(response.mediaType)) {
+    response.body.destroy();
+    return { url: response.url, raw: null };
+  }
+  const collector = new MetadataCollector();
+  await collect(response.body, response.charset, collector);
+  return { url: response.url, raw: collector.raw };
+}
+
+/** What a rendered DOM says, collected by the same rules as the fast path. */
+function collectHtml(html: string): RawMetadata {
+  const collector = new MetadataCollector();
+  collector.write(html);
+  collector.end();
+  return collector.raw;
+}
+
+/**
+ * The metadata of the page at `url` before `deadline` (epoch ms): its fetches within the page-load
+ * limit; the browser fallback, when needed, with a page-load clock of its own that starts at its slot.
+ */
+export async function extractMetadata(url: string, deadline: number): Promise<Metadata> {
+  const limit = () => Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - Date.now());
+  const page = await withinLimit(limit(), (signal) => readPage(url, signal));
+  if (!page.raw) return nonHtmlMetadata(page.url);
+  let raw = page.raw;
+  let pageUrl = page.url;
+  if (looksScriptRendered(raw)) {
+    const rendered = await renderedHtml(pageUrl, deadline);
+    raw = collectHtml(rendered.html);
+    pageUrl = rendered.url;
+  }
+  const { manifest, ...result } = applyFallbacks(raw, pageUrl);
+  if (result.themeColor === null && manifest) result.themeColor = await withinLimit(limit(), (signal) => manifestThemeColor(manifest, signal));
+  return result;
 }

@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import { config } from "../config.js";
 import { resolveTarget } from "../render/network-guard.js";
-import { invalidUrl, renderTimeout } from "../render/errors.js";
+import { invalidUrl } from "../render/errors.js";
 
 // Fetches a page without a browser under the same rules as the render guard: the name is resolved
 // here, private/loopback/link-local/reserved addresses are refused, the connection goes to the very
@@ -123,11 +123,4 @@ export async function guardedFetch(url: string, accept: string, signal: AbortSig
       .find((c) => c !== undefined);
     return { url: current.href, status, mediaType: type.trim().toLowerCase(), charset, body: decode(response) };
   }
-}
-
-/** An AbortSignal that fires at `deadline` (epoch ms) with RENDER_TIMEOUT; `clear` when done. */
-export function deadlineSignal(deadline: number, what: string): { signal: AbortSignal; clear: () => void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(renderTimeout(what)), Math.max(0, deadline - Date.now()));
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

@@ -106,6 +106,13 @@ async function assertValidSelector(page: Page, selector: string) {
 }
 
 /**
+ * The time a page may take to load, counted from `slotAt` (when its render got a browser slot:
+ * queueing behind other renders is not the page's time): the page-load limit, within the request's
+ * `deadline` less what the capture and the response need.
+ */
+export const pageLoadBudget = (deadline: number, slotAt = Date.now()) => Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - CAPTURE_RESERVE_MS - slotAt);
+
+/**
  * Loads the source to its `load` event: a navigation failure or an HTTP error status becomes our
  * error. Returns a function telling the last main-frame document requested (where a redirect chain ended).
  */
@@ -149,7 +156,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
     // The page-load clock starts once this render has a browser slot: time spent queued behind
     // other renders is not the page's; it still counts against the request's own deadline.
     const slotAt = Date.now();
-    const pageLoadMs = Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - CAPTURE_RESERVE_MS - slotAt);
+    const pageLoadMs = pageLoadBudget(deadline, slotAt);
     const loadSeconds = Math.round(pageLoadMs / 1000);
     if (pageLoadMs <= 0) throw renderTimeout("There was no time left to load the page.");
     const loadDeadline = slotAt + pageLoadMs;
