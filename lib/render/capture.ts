@@ -46,7 +46,6 @@ const FONTS_CAP_MS = 2_000;
 // Time kept back from the request deadline for the capture itself and the response.
 const CAPTURE_RESERVE_MS = 3_000;
 
-
 /** Counts the page's requests in flight, so "network quiet" costs nothing on a page that is already quiet. */
 function trackRequests(page: Page) {
   const inFlight = new Set<HTTPRequest>();
