@@ -1,14 +1,26 @@
 import { defineConfig } from "vitest/config";
 
+// Four projects (docs/design.md, "Tests"): `unit` needs no service and is the inner loop
+// (npm run test:unit); `integration`, `infra` and `e2e` share one local stack that
+// test/global-setup.ts starts once for whichever of them run. `npm test` runs them all.
+const withStack = { globalSetup: ["test/global-setup.ts"], testTimeout: 60_000, hookTimeout: 120_000 };
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // Integration tests share one local stack (DynamoDB Local, s3rver, the API) started once.
-    globalSetup: ["test/global-setup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    // Two cores: more workers only fight over the CPU (and the browser, later).
+    // Two cores: more workers only fight over the CPU and the browser.
     maxWorkers: 2,
     env: { LOG_LEVEL: "warn" },
+    reporters: ["default", "./test/summary-reporter.ts"],
+    coverage: {
+      provider: "v8",
+      include: ["lib/**/*.ts"],
+      reporter: ["text-summary"],
+    },
+    projects: [
+      { test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      { test: { name: "integration", include: ["test/integration/**/*.test.ts"], ...withStack } },
+      { test: { name: "infra", include: ["test/infra/**/*.test.ts"], ...withStack } },
+      { test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], ...withStack } },
+    ],
   },
 });

@@ -34,7 +34,7 @@ export async function benchMetadata(options: { fixturesUrl: string; serviceUrl: 
   const metascraper = createMetascraper([metascraperTitle(), metascraperDescription(), metascraperImage(), metascraperLogo()]);
 
   const scenarios = {
-    metadata: async (url: string): Promise<Fields> => ({ ...(await extractMetadata(url, Date.now() + 30_000)) }),
+    metadata: async (url: string): Promise<Fields> => ({ ...(await extractMetadata(url, { at: Date.now() + 30_000, signal: AbortSignal.timeout(30_000) })) }),
     metadata_service: async (url: string): Promise<Fields> => {
       const res = await fetch(`${options.serviceUrl}/api/v1/metadata`, {
         method: "POST",

@@ -10,9 +10,9 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
-import { quietChromium } from "../test/helpers/browser.js";
-import { admin, signUp, spawnDev } from "../test/helpers/dev-process.js";
-import { startFixtures } from "../test/helpers/fixtures.js";
+import { quietChromium } from "../dev/harness/browser.js";
+import { admin, signUp, spawnDev } from "../dev/harness/dev-process.js";
+import { startFixtures } from "../dev/harness/fixtures.js";
 import { benchMetadata } from "./metadata.js";
 import { stats, type Sample } from "./stats.js";
 

@@ -4,9 +4,13 @@
 (() => {
   const API = `${location.origin}/api/v1`;
   const KEY_STORAGE = "shotline.apiKey";
-  const STANDARD_MICRO = 5000;
-  const MOCKUP_MICRO = 10000;
   const $ = (id) => document.getElementById(id);
+  // Prices and top-up limits, written into the page by the server from the route table (lib/routes.ts).
+  const PRICING = JSON.parse($("pricing").textContent);
+  const STANDARD_MICRO = PRICING.screenshotMicroUsd;
+  const MOCKUP_MICRO = PRICING.mockupMicroUsd;
+  const MIN_TOPUP_DOLLARS = PRICING.minTopupCents / 100;
+  const MAX_TOPUP_DOLLARS = PRICING.maxTopupCents / 100;
 
   class ApiError extends Error {
     constructor(status, code, message, response, body) {
@@ -60,6 +64,10 @@
 
   const dollars = (micro) => (micro / 1e6).toLocaleString("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: micro % 10000 === 0 ? 2 : 4 });
   const plural = (n, word) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+
+  $("pricing-line").textContent = `Pay per request: ${dollars(STANDARD_MICRO)} a screenshot, ${dollars(MOCKUP_MICRO)} a mockup. Metadata is free. New accounts start with ${plural(PRICING.signupBonusMicroUsd / STANDARD_MICRO, "screenshot")} on us.`;
+  $("topup-amount").min = String(MIN_TOPUP_DOLLARS);
+  $("topup-amount").max = String(MAX_TOPUP_DOLLARS);
 
   function show(id, visible) {
     $(id).hidden = !visible;
@@ -263,7 +271,7 @@
     const amount = selectedDollars();
     for (const chip of document.querySelectorAll(".chip")) chip.setAttribute("aria-pressed", String(Number(chip.dataset.amount) === amount));
     $("topup-pay").textContent = Number.isFinite(amount) && amount > 0 ? `Pay ${dollars(amount * 1e6)} with wallet` : "Pay with wallet";
-    $("manual-command").textContent = `npm run pay -- --topup ${Number.isFinite(amount) ? amount * 100 : 500} --key <your key>`;
+    $("manual-command").textContent = `npm run pay -- --topup ${Number.isFinite(amount) ? amount * 100 : PRICING.minTopupCents} --key <your key>`;
   }
 
   for (const chip of document.querySelectorAll(".chip")) {
@@ -303,8 +311,8 @@
   $("topup-pay").addEventListener("click", async () => {
     fieldError("topup-error");
     const amount = selectedDollars();
-    if (!Number.isFinite(amount) || amount < 5) return fieldError("topup-error", "The smallest top-up is $5.");
-    if (amount > 10000) return fieldError("topup-error", "The largest top-up is $10,000.");
+    if (!Number.isFinite(amount) || amount < MIN_TOPUP_DOLLARS) return fieldError("topup-error", `The smallest top-up is ${dollars(MIN_TOPUP_DOLLARS * 1e6)}.`);
+    if (amount > MAX_TOPUP_DOLLARS) return fieldError("topup-error", `The largest top-up is ${dollars(MAX_TOPUP_DOLLARS * 1e6)}.`);
     const wallet = window.ethereum;
     if (!wallet || typeof wallet.request !== "function") {
       $("no-wallet").open = true;

@@ -1,10 +1,11 @@
 import { updateAccount } from "../lib/billing/accounts.js";
 import { usageReport } from "../lib/billing/usage.js";
-import { accountUpdateRequest } from "../lib/http/schemas.js";
 import { json } from "../lib/http/responses.js";
+import { accountUpdateRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 
 // PATCH /api/v1/account: settings of the calling key's account; answers like GET /api/v1/usage.
-export const handler = withHttp({ route: "account", schema: accountUpdateRequest }, async ({ account, body }) =>
-  json(await usageReport((await updateAccount(account!.accountId, { autoTopupEnabled: body.auto_topup_enabled })).accountId), 200, { "Cache-Control": "no-store" }),
-);
+export const handler = withHttp({ route: "account", schema: accountUpdateRequest }, async ({ account, body }) => {
+  await updateAccount(account.accountId, { autoTopupEnabled: body.auto_topup_enabled });
+  return json(await usageReport(account.accountId));
+});

@@ -1,4 +1,4 @@
-import { methodNotAllowed, notFound } from "../lib/http/errors.js";
+import { methodNotAllowed, notFound } from "../lib/errors.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { matchRoute } from "../lib/routes.js";
 

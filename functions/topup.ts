@@ -1,12 +1,11 @@
 import { usageReport } from "../lib/billing/usage.js";
-import { resourceOf } from "../lib/http/access.js";
 import { json } from "../lib/http/responses.js";
 import { topupRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { topUpWithX402 } from "../lib/payments/topup.js";
 
 // POST /api/v1/topup {amount_cents >= 500}: pay the amount in USDC with x402; the balance is credited.
-export const handler = withHttp({ route: "topup", schema: topupRequest }, async ({ account, body, headers, event, route, requestId }) => {
-  const receipt = await topUpWithX402(account!, body.amount_cents, { headers, resource: { ...resourceOf(event, route!), mimeType: "application/json" }, requestId });
-  return json(await usageReport(account!.accountId), 200, { ...receipt, "Cache-Control": "no-store" });
+export const handler = withHttp({ route: "topup", schema: topupRequest }, async ({ account, body, headers, resource, requestId }) => {
+  const receipt = await topUpWithX402(account, body.amount_cents, { headers, resource, requestId });
+  return json(await usageReport(account.accountId), 200, receipt);
 });

@@ -4,7 +4,7 @@ import { z } from "zod";
 // cold start (module load) with a message naming the variable, never halfway through a request.
 const envSchema = z.object({
   STAGE: z.string().min(1).default("local"),
-  // package.json's version, set by stacks/Api.ts at deploy and by lib/local/dev.ts locally.
+  // package.json's version, set by stacks/Api.ts at deploy and by dev/dev.ts locally.
   SHOTLINE_VERSION: z.string().min(1).default("unknown"),
   AWS_REGION: z.string().min(1).default("us-east-1"),
   TABLE_NAME: z.string().min(1).default("shotline-local"),

@@ -1,70 +1,123 @@
-// THE route table. stacks/Api.ts turns each row into an API Gateway route + one Lambda, and
-// lib/local/server.ts serves the same rows on a Node HTTP server by calling the same handlers.
+// THE route table. stacks/Api.ts turns each row into an API Gateway route + one Lambda, dev/server.ts
+// serves the same rows on a Node HTTP server by calling the same handlers, and lib/http applies each
+// row's policy (access, rate limits, price, caching, timeout code). A route's policy lives in its
+// row, never in an `if (route.id === ...)`. This module imports nothing: the stacks read it too.
 
 export type HttpMethod = "GET" | "POST" | "PATCH";
 
-/** Price in micro-USD (1 USD = 1,000,000 = USDC atomic units); `mockup` applies when style is "mockup". */
-export interface RoutePrice {
+/**
+ * Who may call a route: "priced" (an API key is charged per request, or, without Authorization, an
+ * x402 payment), "key" (API key only), "public" (anyone; rate-limited per key or IP), "open"
+ * (anyone, no limit, touches nothing).
+ */
+export type Access = "priced" | "key" | "public" | "open";
+
+/**
+ * Rate limits a route counts against (lib/http/access.ts maps them to configuration): "caller" is
+ * the per-second limit of the key, the x402 payer, or the client IP without either; "signup-ip" is
+ * the hourly limit of account creations per client IP.
+ */
+export type RateLimit = "caller" | "signup-ip";
+
+/** What a function may touch; stacks/Api.ts grants and configures exactly these. */
+export type Use = "table" | "bucket" | "x402" | "dashboard-files";
+
+/** Prices in micro-USD (1 USD = 1,000,000 = USDC atomic units), the one place they are written. */
+export const PRICES = {
+  /** A standard screenshot (PNG, JPEG, PDF), URL or HTML: $0.005. */
+  screenshot: 5_000,
+  /** A mockup (`style: "mockup"`): $0.01. */
+  mockup: 10_000,
+} as const;
+
+/** How a priced route's price follows from its request body. */
+export interface PriceRule {
   readonly standard: number;
+  /** Applies when the body says `style: "mockup"`. */
   readonly mockup: number;
 }
 
+/** The price of a request to a route with `rule`, in micro-USD. */
+export const priceOf = (rule: PriceRule, body: unknown): number => ((body as { style?: unknown } | undefined)?.style === "mockup" ? rule.mockup : rule.standard);
+
+/** One row of the table. */
 export interface Route {
   /** Stable id; also the handler file: functions/<id>.ts exporting `handler`. */
   readonly id: string;
-  readonly method: HttpMethod;
-  readonly path: string;
+  /** Null only for the $default catch-all. */
+  readonly method: HttpMethod | null;
+  readonly path: string | null;
   /** Lambda memory in MB. */
   readonly memoryMB: number;
   /** Lambda timeout in seconds. */
   readonly timeoutSeconds: number;
-  /** Null when the endpoint is free or not a per-request charge (top-up quotes its own amount). */
-  readonly price: RoutePrice | null;
-  /** Needs the Chromium layer and fonts. */
+  readonly access: Access;
+  /** Set exactly on "priced" routes. */
+  readonly price: PriceRule | null;
+  readonly limits: readonly RateLimit[];
+  /** Needs the Chromium layer, the fonts and autoconsent's files. */
   readonly browser: boolean;
-  /**
-   * Who may call it: "priced" (API key charged per request, or x402 without Authorization), "key"
-   * (API key only), "public" (anyone; rate-limited per key or IP), "open" (anyone, no limit).
-   */
-  readonly access: "priced" | "key" | "public" | "open";
-  /**
-   * What the function may touch; stacks/Api.ts grants and configures exactly these ("x402": takes
-   * USDC payments; "dashboard-files": serves dashboard/, copied next to the handler).
-   */
-  readonly uses: readonly ("table" | "bucket" | "x402" | "dashboard-files")[];
+  readonly uses: readonly Use[];
+  /** Answers carry `Cache-Control: no-store` (keys, balances, payments). */
+  readonly noStore: boolean;
+  /** The error code when the request runs out of time: a render's, or the generic one. */
+  readonly timeoutCode: "RENDER_TIMEOUT" | "TIMEOUT";
 }
 
-/** Standard screenshot price, micro-USD ($0.005). */
-export const PRICE_SCREENSHOT = 5_000;
-/** Mockup price, micro-USD ($0.01). */
-export const PRICE_MOCKUP = 10_000;
-
-const RENDER_PRICE: RoutePrice = { standard: PRICE_SCREENSHOT, mockup: PRICE_MOCKUP };
+const RENDER_PRICE: PriceRule = { standard: PRICES.screenshot, mockup: PRICES.mockup };
 
 // API Gateway HTTP APIs cut every integration at 30 s, so render functions get 30 s of Lambda time
-// and keep their own request deadline below it (lib/render) to always answer with our JSON error.
-const RENDER = { memoryMB: 2048, timeoutSeconds: 30, browser: true } as const;
-const LIGHT = { memoryMB: 256, timeoutSeconds: 10, browser: false } as const;
+// and the pipeline's deadline keeps them below it (lib/deadline.ts), so that the client always
+// gets our JSON error.
+const RENDER = { memoryMB: 2048, timeoutSeconds: 30, browser: true, noStore: false, timeoutCode: "RENDER_TIMEOUT" } as const;
+const LIGHT = { memoryMB: 256, timeoutSeconds: 10, browser: false, noStore: false, timeoutCode: "TIMEOUT" } as const;
+const PRICED = { access: "priced", price: RENDER_PRICE, limits: ["caller"] } as const;
+const FREE = { price: null, limits: ["caller"] } as const;
 
-export const routes: readonly Route[] = [
-  { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, price: RENDER_PRICE, access: "priced", uses: ["table", "bucket", "x402"] },
-  { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, price: RENDER_PRICE, access: "priced", uses: ["table", "bucket", "x402"] },
+const ROWS = [
+  { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402"] },
+  { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402"] },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.
-  { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, price: null, access: "public", uses: ["table"] },
-  { id: "usage", method: "GET", path: "/api/v1/usage", ...LIGHT, price: null, access: "key", uses: ["table"] },
-  { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, price: null, access: "open", uses: [] },
-  { id: "signup", method: "POST", path: "/api/v1/signup", ...LIGHT, price: null, access: "public", uses: ["table"] },
-  { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, price: null, access: "key", uses: ["table"] },
-  { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, price: null, access: "key", uses: ["table", "x402"] },
-  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, price: null, access: "open", uses: ["dashboard-files"] },
-];
+  { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, ...FREE, access: "public", uses: ["table"] },
+  { id: "usage", method: "GET", path: "/api/v1/usage", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, access: "open", price: null, limits: [], uses: [] },
+  { id: "signup", method: "POST", path: "/api/v1/signup", ...LIGHT, access: "public", price: null, limits: ["signup-ip", "caller"], noStore: true, uses: ["table"] },
+  { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  // Top-up quotes its own amount (the body's), settled inside the request: more time than a light route.
+  { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, ...FREE, access: "key", noStore: true, uses: ["table", "x402"] },
+  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, access: "open", price: null, limits: [], uses: ["dashboard-files"] },
+  // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
+  { id: "fallback", method: null, path: null, ...LIGHT, access: "open", price: null, limits: [], uses: [] },
+] as const satisfies readonly Route[];
 
-/** The catch-all function: answers 404 / 405 for anything the table does not route. */
-export const fallbackRoute = { id: "fallback", ...LIGHT, access: "open" } as const;
+/** Every endpoint, once. */
+export const routes: readonly Route[] = ROWS;
+
+/** The id of a row: a handler naming a route that is not in the table does not compile. */
+export type RouteId = (typeof ROWS)[number]["id"];
+
+/** The row with this id, by its own type (so `access` and `price` are known precisely). */
+export type RouteOf<Id extends RouteId> = Extract<(typeof ROWS)[number], { id: Id }>;
+
+/** A row that API Gateway routes by method and path. */
+export type HttpRoute = Route & { readonly method: HttpMethod; readonly path: string };
+
+/** The rows API Gateway routes by method and path (all but the $default catch-all). */
+export const httpRoutes: readonly HttpRoute[] = routes.filter((r): r is HttpRoute => r.method !== null && r.path !== null);
+
+/** The catch-all row (API Gateway's $default). */
+export const fallbackRoute = routeById("fallback");
+
+/** The row with `id`; throws when there is none (a handler module with a wrong id fails as it loads). */
+export function routeById<Id extends RouteId>(id: Id): RouteOf<Id> {
+  const route = routes.find((r) => r.id === id);
+  if (!route) throw new Error(`lib/routes.ts has no route "${String(id)}"`);
+  return route as unknown as RouteOf<Id>;
+}
 
 /** Finds the route for a method and path; `allowed` lists the path's methods when only the method is wrong. */
-export function matchRoute(method: string, path: string): { route?: Route; allowed: HttpMethod[] } {
-  const samePath = routes.filter((r) => r.path === path);
+export function matchRoute(method: string, path: string): { route?: HttpRoute; allowed: HttpMethod[] } {
+  const samePath = httpRoutes.filter((r) => r.path === path);
   const route = samePath.find((r) => r.method === method.toUpperCase());
   return { route, allowed: samePath.map((r) => r.method) };
 }

@@ -1,9 +1,7 @@
 import { Api as HttpApi, use, type FunctionProps, type StackContext } from "sst/constructs";
-import { packageVersion } from "../lib/package-version.js";
-import { fallbackRoute, routes, type Route } from "../lib/routes.js";
-import { DASHBOARD_FILES } from "../lib/dashboard/page.js";
-import { AUTOCONSENT_FILES } from "../lib/render/cookie-banners.js";
-import { CHROMIUM_BIN_DIR, FONTS_DIR, Layers } from "./Layers.js";
+import { COPIED_FILES, copiedDir, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
+import { fallbackRoute, httpRoutes, type Route } from "../lib/routes.js";
+import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
 const X402_VARIABLES = ["X402_PAY_TO", "X402_NETWORK", "X402_V1_NETWORK", "X402_ASSET", "X402_ASSET_NAME", "X402_ASSET_VERSION", "X402_FACILITATOR_URL"] as const;
@@ -15,7 +13,7 @@ const x402Environment = (): Record<string, string> =>
 /** API Gateway HTTP API: one route and one Lambda per row of lib/routes.ts, plus the 404/405 catch-all. */
 /** Files copied next to a function's handler: autoconsent's for the browser, the dashboard's sources. */
 function filesFor(row: Pick<Route, "browser" | "uses">): Pick<FunctionProps, "copyFiles"> {
-  const files = [...(row.browser ? AUTOCONSENT_FILES : []), ...(row.uses.includes("dashboard-files") ? DASHBOARD_FILES : [])];
+  const files = [...(row.browser ? COPIED_FILES.autoconsent : []), ...(row.uses.includes("dashboard-files") ? COPIED_FILES.dashboard : [])];
   return files.length ? { copyFiles: files.map((file) => ({ ...file })) } : {};
 }
 
@@ -35,10 +33,10 @@ export function Api({ stack, app }: StackContext) {
       SHOTLINE_VERSION: packageVersion(),
       ...(row.uses.includes("table") ? { TABLE_NAME: table.tableName } : {}),
       ...(row.uses.includes("bucket") ? { BUCKET_NAME: outputs.bucketName } : {}),
-      ...(row.browser ? { CHROMIUM_BIN_DIR, FONTS_DIR, AUTOCONSENT_DIR: "/var/task/autoconsent" } : {}),
+      ...(row.browser ? { CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium, FONTS_DIR: LAYER_MOUNTS.fonts, AUTOCONSENT_DIR: copiedDir("autoconsent") } : {}),
       // x402 settings (pay-to address, network, asset, facilitator) come from the deploying shell.
       ...(row.uses.includes("x402") ? x402Environment() : {}),
-      ...(row.uses.includes("dashboard-files") ? { DASHBOARD_DIR: "/var/task/dashboard" } : {}),
+      ...(row.uses.includes("dashboard-files") ? { DASHBOARD_DIR: copiedDir("dashboard") } : {}),
     },
     ...filesFor(row),
     ...(row.browser
@@ -57,8 +55,8 @@ export function Api({ stack, app }: StackContext) {
 
   const api = new HttpApi(stack, "Api", {
     routes: {
-      ...Object.fromEntries(routes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route.id, route) }])),
-      $default: { function: functionFor(fallbackRoute.id, { ...fallbackRoute, uses: [] }) },
+      ...Object.fromEntries(httpRoutes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route.id, route) }])),
+      $default: { function: functionFor(fallbackRoute.id, fallbackRoute) },
     },
   });
 

@@ -5,10 +5,6 @@ import { Architecture, Code, LayerVersion } from "aws-cdk-lib/aws-lambda";
 import type { StackContext } from "sst/constructs";
 import { buildFonts } from "../lib/render/fonts.js";
 
-/** Where each layer is mounted in a function (/opt/<folder>), as lib/config.ts expects it. */
-export const CHROMIUM_BIN_DIR = "/opt/chromium";
-export const FONTS_DIR = "/opt/fonts";
-
 const buildDir = path.resolve(".build", "layers");
 
 /** The installed @sparticuz/chromium's bin/ (brotli-compressed Chromium, its libraries and Open Sans) in a layer folder. */

@@ -1,12 +1,12 @@
 import type { TestProject } from "vitest/node";
-import { freePort } from "../lib/local/ports.js";
-import { admin, signUp, startDev, type DevProcess } from "./helpers/dev-process.js";
-import { startFixtures, type Fixtures } from "./helpers/fixtures.js";
+import { freePort } from "../dev/ports.js";
+import { admin, signUp, startDev, type DevProcess } from "../dev/harness/dev-process.js";
+import { startFixtures, type Fixtures } from "../dev/harness/fixtures.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
-    devInfo: import("../lib/local/stack.js").DevInfo;
+    devInfo: import("../dev/stack.js").DevInfo;
     devPid: number;
     fixtureUrl: string;
     canaryUrl: string;
@@ -21,28 +21,17 @@ declare module "vitest" {
 /** The page-load limit of the test stack: short, so the timeout tests take seconds, not half a minute. */
 export const TEST_PAGE_LOAD_MS = 5_000;
 
-let dev: DevProcess | undefined;
-let fixtures: Fixtures | undefined;
+type Shared = { dev: DevProcess; fixtures: Fixtures; closedPort: number; apiKey: string; accountEmail: string };
 
-// One local stack (`npm run dev` with its state in a temp folder) for all integration tests, plus
-// the fixture pages it may render (allowed through the network guard) and the canary it must not reach.
+// The integration, infra and e2e projects each list this file; the stack starts once for whichever
+// of them run (this module is loaded once in vitest's main process) and stops after the last.
+let shared: Promise<Shared> | undefined;
+let users = 0;
+
 export async function setup(project: TestProject) {
-  fixtures = await startFixtures();
-  // Allowed through the guard but with nothing listening: a real "connection refused".
-  const closedPort = await freePort();
-  dev = await startDev({
-    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},127.0.0.1:${closedPort}`,
-    PAGE_LOAD_TIMEOUT_MS: String(TEST_PAGE_LOAD_MS),
-    // Many test files share 127.0.0.1; per-account limits are tested with an account set to 10/s.
-    RATE_LIMIT_PER_SECOND: "100",
-    SIGNUP_LIMIT_PER_HOUR: "1000",
-  });
-  // An account for the render tests: plenty of credit and no practical rate limit, set through the
-  // operators' CLI (which is thereby tested too).
-  const accountEmail = "render-tests@shotline.test";
-  const { api_key: apiKey } = await signUp(dev.info.baseUrl, accountEmail);
-  admin(dev.localDir, "credit", accountEmail, "1000");
-  admin(dev.localDir, "limit", accountEmail, "1000");
+  users++;
+  shared ??= startShared();
+  const { dev, fixtures, closedPort, apiKey, accountEmail } = await shared;
   project.provide("apiKey", apiKey);
   project.provide("localDir", dev.localDir);
   project.provide("accountEmail", accountEmail);
@@ -56,6 +45,31 @@ export async function setup(project: TestProject) {
 }
 
 export async function teardown() {
-  await dev?.stop();
-  await fixtures?.close();
+  if (--users > 0 || !shared) return;
+  const { dev, fixtures } = await shared;
+  shared = undefined;
+  await dev.stop();
+  await fixtures.close();
+}
+
+// One local stack (`npm run dev` with its state in a temp folder), plus the fixture pages it may
+// render (allowed through the network guard) and the canary it must not reach.
+async function startShared(): Promise<Shared> {
+  const fixtures = await startFixtures();
+  // Allowed through the guard but with nothing listening: a real "connection refused".
+  const closedPort = await freePort();
+  const dev = await startDev({
+    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},127.0.0.1:${closedPort}`,
+    PAGE_LOAD_TIMEOUT_MS: String(TEST_PAGE_LOAD_MS),
+    // Many test files share 127.0.0.1; per-account limits are tested with an account set to 10/s.
+    RATE_LIMIT_PER_SECOND: "100",
+    SIGNUP_LIMIT_PER_HOUR: "1000",
+  });
+  // An account for the render tests: plenty of credit and no practical rate limit, set through the
+  // operators' CLI (which is thereby tested too).
+  const accountEmail = "render-tests@shotline.test";
+  const { api_key: apiKey } = await signUp(dev.info.baseUrl, accountEmail);
+  admin(dev.localDir, "credit", accountEmail, "1000");
+  admin(dev.localDir, "limit", accountEmail, "1000");
+  return { dev, fixtures, closedPort, apiKey, accountEmail };
 }

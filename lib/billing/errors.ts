@@ -1,4 +1,4 @@
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors.js";
 import { formatUsd } from "./money.js";
 
 /** 401: the key is unknown, malformed or missing where one is required. */

@@ -1,100 +1,120 @@
-import type { MiddlewareObj } from "@middy/core";
-import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { authenticate, type Account } from "../billing/accounts.js";
 import { unauthorized } from "../billing/errors.js";
 import { chargeForRequest, refundCharge, type Charge } from "../billing/ledger.js";
 import { enforceRateLimit } from "../billing/rate-limit.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
-import type { Route } from "../routes.js";
-import { lowerCaseHeaders } from "./headers.js";
 import { releasePayment, settlePayment, verifyPayment, type Resource, type VerifiedPayment } from "../payments/x402.js";
+import { priceOf, type Access, type RateLimit, type Route } from "../routes.js";
 
-/** Who is calling and how they pay, for the handler, the settlement, and the refund on failure. */
-export interface AccessState {
-  account: Account | null;
-  charge: Charge | null;
+/** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
+export type Payer = { readonly kind: "account"; readonly account: Account } | { readonly kind: "x402"; readonly address: string };
+
+/** What a handler knows of its caller, by the route's access: never a nullable account where the route guarantees one. */
+export type CallerOf<A extends Access> = A extends "priced"
+  ? { readonly payer: Payer }
+  : A extends "key"
+    ? { readonly account: Account }
+    : A extends "public"
+      ? { readonly account: Account | null }
+      : Record<never, never>;
+
+/** What access control needs of the ledger and of x402; the real ones by default, fakes in unit tests. */
+export interface AccessDependencies {
+  authenticate(authorization: string): Promise<Account>;
+  enforceRateLimit(subject: string, limit: number, windowSeconds: number): Promise<void>;
+  charge(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }): Promise<Charge>;
+  refund(charge: Charge): Promise<void>;
+  verifyPayment(headers: Readonly<Record<string, string>>, amount: number, resource: Resource, requestId: string): Promise<VerifiedPayment>;
+  settlePayment(payment: VerifiedPayment, resource: Resource, requestId: string): Promise<Record<string, string>>;
+  releasePayment(payment: VerifiedPayment): Promise<void>;
+}
+
+/** The ledger in DynamoDB and x402 through the configured facilitator. */
+export const realAccess: AccessDependencies = {
+  authenticate,
+  enforceRateLimit,
+  charge: chargeForRequest,
+  refund: refundCharge,
+  verifyPayment,
+  settlePayment,
+  releasePayment,
+};
+
+/** The request as access control sees it. */
+export interface AccessRequest {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  readonly requestId: string;
+  readonly sourceIp: string;
+  /** When the request arrived (the usage entry's time: a retried invocation writes the same entry). */
+  readonly at: Date;
+  readonly resource: Resource;
+}
+
+/** The outcome of access control for one request: its caller, and what to settle or undo afterwards. */
+export interface AccessGrant {
+  readonly account: Account | null;
+  readonly payer: Payer | null;
+  readonly charge: Charge | null;
   payment: VerifiedPayment | null;
 }
 
-/** What an x402 payment on this request pays for. */
-export function resourceOf(event: APIGatewayProxyEventV2, route: Route): Resource {
-  const headers = lowerCaseHeaders(event);
-  return {
-    url: `${headers["x-forwarded-proto"] ?? "http"}://${headers.host ?? event.requestContext.domainName}${event.rawPath}`,
-    description: `Shotline ${route.id} (${route.method} ${route.path})`,
-    mimeType: "image/png",
-  };
+/** A rate limit as counted for `caller`: its subject, limit and window. */
+function limitFor(rule: RateLimit, sourceIp: string, account: Account | null): [subject: string, limit: number, windowSeconds: number] {
+  switch (rule) {
+    case "signup-ip":
+      return [`signup-ip:${sourceIp}`, config.SIGNUP_LIMIT_PER_HOUR, 3600];
+    case "caller":
+      return account ? [`acct:${account.accountId}`, account.rateLimitPerSecond ?? config.RATE_LIMIT_PER_SECOND, 1] : [`ip:${sourceIp}`, config.RATE_LIMIT_PER_SECOND, 1];
+  }
 }
 
-/** The price of a priced request: the mockup price when the body asks for a mockup. */
-export const priceOf = (route: Route, body: unknown): number =>
-  route.price ? ((body as { style?: string } | undefined)?.style === "mockup" ? route.price.mockup : route.price.standard) : 0;
-
 /**
- * Authentication, rate limit and charge, in SPEC.md's order (after validation, before the work):
- * "priced": a key is charged the request's price, or, without Authorization, an x402 payment is
- * verified (402 with requirements when there is none) and settled in `after` once the work
- * succeeded; "key": a key is required (401 without); "public": anyone, limited per key when one is
- * sent, else per client IP; signup also per IP per hour. onError refunds a charge and frees an
- * unsettled payment, whatever failed.
+ * Authentication, rate limits and the charge, in the order of docs/api.md (after validation, before
+ * the work): "priced" charges a key the request's price or, without Authorization, verifies an x402
+ * payment (402 with the requirements when there is none; the IP is limited before the facilitator
+ * is asked anything, the payer after); "key" needs a key (401 without); "public" takes anyone,
+ * limited per key when one is sent, else per client IP; "open" checks nothing.
  */
-export function accessControl(
-  route: Route | undefined,
-  state: WeakMap<APIGatewayProxyEventV2, AccessState>,
-  bodyOf: (event: APIGatewayProxyEventV2) => unknown,
-): MiddlewareObj<APIGatewayProxyEventV2> {
-  return {
-    before: async ({ event }) => {
-      const access: AccessState = { account: null, charge: null, payment: null };
-      state.set(event, access);
-      if (!route || route.access === "open") return;
-      const headers = lowerCaseHeaders(event);
-      const authorization = headers.authorization;
-      const sourceIp = event.requestContext.http.sourceIp;
-      if (authorization === undefined && route.access === "priced") {
-        // x402: no account. The IP is limited before the facilitator is asked anything; the payer after.
-        await enforceRateLimit(`ip:${sourceIp}`, config.RATE_LIMIT_PER_SECOND);
-        access.payment = await verifyPayment(headers, priceOf(route, bodyOf(event)), resourceOf(event, route), event.requestContext.requestId);
-        await enforceRateLimit(`payer:${access.payment.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND);
-        return;
-      }
-      if (authorization === undefined && route.access === "key") throw unauthorized();
-      if (authorization !== undefined) access.account = await authenticate(authorization);
+export async function authorize(route: Route, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<AccessGrant> {
+  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null };
+  if (route.access === "open") return grant;
+  const authorization = request.headers.authorization;
+  if (authorization === undefined && route.access === "priced" && route.price) {
+    for (const rule of route.limits) await deps.enforceRateLimit(...limitFor(rule, request.sourceIp, null));
+    const payment = await deps.verifyPayment(request.headers, priceOf(route.price, request.body), request.resource, request.requestId);
+    await deps.enforceRateLimit(`payer:${payment.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND, 1);
+    return { ...grant, payer: { kind: "x402", address: payment.payer }, payment };
+  }
+  if (authorization === undefined && route.access !== "public") throw unauthorized();
+  const account = authorization === undefined ? null : await deps.authenticate(authorization);
+  for (const rule of route.limits) await deps.enforceRateLimit(...limitFor(rule, request.sourceIp, account));
+  if (route.access !== "priced" || !route.price || !account) return { ...grant, account };
+  const charge = await deps.charge(account.accountId, priceOf(route.price, request.body), { requestId: request.requestId, endpoint: route.id, at: request.at });
+  return { ...grant, account, payer: { kind: "account", account }, charge };
+}
 
-      if (route.id === "signup") await enforceRateLimit(`signup-ip:${sourceIp}`, config.SIGNUP_LIMIT_PER_HOUR, 3600);
-      const account = access.account;
-      await enforceRateLimit(account ? `acct:${account.accountId}` : `ip:${sourceIp}`, account?.rateLimitPerSecond ?? config.RATE_LIMIT_PER_SECOND);
+/** After the work succeeded: settles an x402 payment and returns the receipt headers (none for a key). */
+export async function settle(grant: AccessGrant, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<Record<string, string>> {
+  const payment = grant.payment;
+  if (!payment) return {};
+  const headers = await deps.settlePayment(payment, request.resource, request.requestId);
+  grant.payment = null;
+  return headers;
+}
 
-      if (route.access === "priced" && account) {
-        access.charge = await chargeForRequest(account.accountId, priceOf(route, bodyOf(event)), {
-          requestId: event.requestContext.requestId,
-          endpoint: route.id,
-          at: new Date(event.requestContext.timeEpoch),
-        });
-      }
-    },
-    after: async (request) => {
-      const payment = state.get(request.event)?.payment;
-      if (!payment || !route) return;
-      // Settle only now that the work succeeded; the receipt travels in the response header.
-      const headers = await settlePayment(payment, resourceOf(request.event, route), request.event.requestContext.requestId);
-      state.get(request.event)!.payment = null;
-      request.response = { ...request.response, headers: { ...(request.response as { headers?: Record<string, string> })?.headers, ...headers } };
-    },
-    onError: async ({ event }) => {
-      const access = state.get(event);
-      // A payment that was never settled: the signature may pay again.
-      if (access?.payment) await releasePayment(access.payment).catch((error: unknown) => log.error("releasing a payment failed", { error: describeError(error) }));
-      const charge = access?.charge;
-      if (!charge) return;
-      try {
-        await refundCharge(charge);
-      } catch (error) {
-        // The customer was charged for a failed request and the refund did not go through: loud,
-        // with everything an operator needs to put it right.
-        log.error("refund failed", { requestId: charge.requestId, accountId: charge.accountId, amount: charge.amount, error: describeError(error) });
-      }
-    },
-  };
+/** After the work failed, whatever failed: refunds a charge and frees an unsettled payment. Never throws. */
+export async function undo(grant: AccessGrant, deps: AccessDependencies = realAccess): Promise<void> {
+  // A payment that was never settled: the signature may pay again.
+  if (grant.payment) await deps.releasePayment(grant.payment).catch((error: unknown) => log.error("releasing a payment failed", { error: describeError(error) }));
+  const charge = grant.charge;
+  if (!charge) return;
+  try {
+    await deps.refund(charge);
+  } catch (error) {
+    // The customer was charged for a failed request and the refund did not go through: loud, with
+    // everything an operator needs to put it right.
+    log.error("refund failed", { requestId: charge.requestId, accountId: charge.accountId, amount: charge.amount, error: describeError(error) });
+  }
 }

@@ -1,6 +1,8 @@
 import { z } from "zod";
 
-// One zod schema per request body (INTERFACE.md section 2 + SPEC.md), with INTERFACE.md's defaults.
+import type { CaptureOptions } from "../render/options.js";
+
+// One zod schema per request body (docs/api.md), with its defaults.
 // Messages say the rule; lib/http/validate.ts prefixes the field name.
 
 const integer = (min: number, max: number) => {
@@ -20,17 +22,11 @@ const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
 
 const HEX_COLOUR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
 
-/** Largest accepted `html` document, in UTF-8 bytes (INTERFACE.md: 500 KB). */
+/** Largest accepted `html` document, in UTF-8 bytes (docs/api.md: 500 KB). */
 export const MAX_HTML_BYTES = 500 * 1024;
 
 /** Longest accepted `url`, in characters. */
 export const MAX_URL_LENGTH = 8192;
-
-/** The viewport a phone mockup renders when the request sets no width (SPEC.md; an iPhone 14/15). */
-export const PHONE_VIEWPORT = { width: 390, height: 844 } as const;
-
-/** Default viewport width (INTERFACE.md 2.1). */
-export const DEFAULT_WIDTH = 1280;
 
 const httpUrl = z
   .string({ error: "must be a string holding an http:// or https:// URL" })
@@ -41,7 +37,7 @@ const httpUrl = z
     return (protocol === "http:" || protocol === "https:") && hostname.length > 0;
   }, { error: "must be an absolute URL starting with http:// or https://" });
 
-// Fields shared by the URL and the HTML screenshot requests; defaults from INTERFACE.md 2.1.
+// Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
   format: oneOf(["png", "jpeg", "pdf"]).default("png"),
   width: integer(320, 3840).optional(),
@@ -79,18 +75,10 @@ const noPdfMockup = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
   }
 };
 
-// `width` left out: 1280, or a phone's 390 for a phone mockup (SPEC.md), decided here once.
-const withWidth = <T extends { width?: number; style?: string; frame: string }>(body: T) => ({
-  ...body,
-  width: body.width ?? (body.style === "mockup" && body.frame === "phone" ? PHONE_VIEWPORT.width : DEFAULT_WIDTH),
-  widthGiven: body.width !== undefined,
-});
-
 /** Body of POST /api/v1/screenshot. */
 export const screenshotRequest = z
   .strictObject({ url: httpUrl, ...renderFields })
-  .superRefine(noPdfMockup)
-  .transform(withWidth);
+  .superRefine(noPdfMockup);
 export type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 /** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */
@@ -104,9 +92,15 @@ export const htmlScreenshotRequest = z
       }),
     ...renderFields,
   })
-  .superRefine(noPdfMockup)
-  .transform(withWidth);
+  .superRefine(noPdfMockup);
 export type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
+
+// Render owns its options (lib/render/options.ts); the schemas must produce exactly what it takes.
+// A field added to one and not the other fails to compile here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemasMatchRender: Same<Omit<ScreenshotRequest, "url" | "responseFormat">, CaptureOptions> &
+  Same<Omit<HtmlScreenshotRequest, "html" | "responseFormat">, CaptureOptions> = true;
+void schemasMatchRender;
 
 /** Body of POST /api/v1/metadata. */
 export const metadataRequest = z.strictObject({ url: httpUrl });
@@ -126,7 +120,7 @@ export type SignupRequest = z.output<typeof signupRequest>;
 export const accountUpdateRequest = z.strictObject({ auto_topup_enabled: boolean() });
 export type AccountUpdateRequest = z.output<typeof accountUpdateRequest>;
 
-/** Smallest top-up a customer may buy, in cents (INTERFACE.md: $5). */
+/** Smallest top-up a customer may buy, in cents (docs/api.md: $5). */
 export const MIN_TOPUP_CENTS = 500;
 /** Largest single top-up, in cents ($10,000): a typo guard, not a business limit. */
 export const MAX_TOPUP_CENTS = 1_000_000;

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { invalidParams } from "./errors.js";
+import { invalidParams } from "../errors.js";
 
 const MAX_REPORTED_ISSUES = 3;
 

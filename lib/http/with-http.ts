@@ -2,17 +2,18 @@ import middy from "@middy/core";
 import type { MiddlewareObj, Request } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { z } from "zod";
+import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
-import { routes, type Route } from "../routes.js";
-import { AppError, invalidParams } from "./errors.js";
-import { toApiGatewayResult, type HttpResponse } from "./responses.js";
-import { accessControl, type AccessState } from "./access.js";
-import type { Account } from "../billing/accounts.js";
+import type { Resource } from "../payments/x402.js";
+import { routeById, type Route, type RouteId, type RouteOf } from "../routes.js";
+import { authorize, realAccess, settle, undo, type AccessDependencies, type AccessGrant, type CallerOf } from "./access.js";
+import { aborted, requestDeadline, whenAborted, type Deadline } from "../deadline.js";
 import { lowerCaseHeaders } from "./headers.js";
+import { toApiGatewayResult, type HttpResponse } from "./responses.js";
 import { validate } from "./validate.js";
 
-/** What a handler receives: the validated body and the request's context. */
-export interface HttpRequest<Body> {
+/** What every handler receives: the validated body and the request's context. */
+interface BaseRequest<Body> {
   readonly body: Body;
   /** Header names lower-cased; repeated headers joined with ", " as API Gateway does. */
   readonly headers: Readonly<Record<string, string>>;
@@ -20,24 +21,22 @@ export interface HttpRequest<Body> {
   readonly sourceIp: string;
   readonly method: string;
   readonly path: string;
-  readonly route: Route | undefined;
-  /** The caller's account when an API key was sent (always set on "key" routes). */
-  readonly account: Account | null;
-  /** Epoch ms by which the work must be done so the answer still fits in the Lambda's time. */
-  readonly deadline: number;
-  /** Aborted shortly before the Lambda's own timeout. */
-  readonly signal: AbortSignal;
-  readonly event: APIGatewayProxyEventV2;
-  readonly context: Context;
+  readonly route: Route;
+  /** What an x402 payment on this request pays for. */
+  readonly resource: Resource;
+  /** When the work must be done, and the signal that aborts then with the row's timeout error; every lib call takes it. */
+  readonly deadline: Deadline;
 }
 
-type Internal = { started: number };
-type MiddyRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>;
+/** A handler's request on the route `Id`: its caller typed by the route's access (a key route always has its account). */
+export type HttpRequest<Body, Id extends RouteId> = BaseRequest<Body> & CallerOf<RouteOf<Id>["access"]>;
 
-// Time reserved before the Lambda timeout to answer with our JSON error instead of dying mid-request.
-const TIMEOUT_EARLY_MS = 750;
-// Time kept back from the work's deadline for what follows it: storing a large output, refunds, the response.
-const RESPONSE_RESERVE_MS = 2_000;
+/** Pipeline state, on middy's `request.internal` (no side maps). */
+type Internal = { started: number; body: unknown; grant: AccessGrant | null; resource: Resource };
+/** The Lambda context with the pipeline's state, which the last middleware hands to the handler (middy's setToContext pattern). */
+type PipelineContext = Context & { pipeline: { internal: Internal } };
+type MiddyRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>;
+type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>;
 
 /** Parses the raw body: it must be a JSON object when the endpoint takes one. */
 function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
@@ -56,48 +55,57 @@ function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
 }
 
 /** Maps any thrown value to the JSON error body: AppErrors as they are, anything else as a logged 500. */
-function errorResponse(error: unknown, request: MiddyRequest): HttpResponse {
-  const requestId = request.event.requestContext.requestId;
+function errorResponse(error: unknown, requestId: string): HttpResponse {
   if (error instanceof AppError) {
     if (error.status >= 500) log.error("request failed", { requestId, code: error.code, error: describeError(error) });
-    return {
-      kind: "json",
-      status: error.status,
-      headers: { ...error.headers },
-      body: { ...error.body, error: { code: error.code, message: error.message } },
-    };
+    return { kind: "json", status: error.status, headers: { ...error.headers }, body: { ...error.body, error: { code: error.code, message: error.message } } };
   }
-  // middy's own early-timeout error: the function ran out of time before answering.
-  const timedOut = error instanceof Error && error.name === "TimeoutError";
   log.error("unhandled error", { requestId, error: describeError(error) });
   return {
     kind: "json",
-    status: timedOut ? 504 : 500,
+    status: 500,
     headers: {},
-    body: {
-      error: timedOut
-        ? { code: "RENDER_TIMEOUT", message: "The request ran out of time before it could finish." }
-        : { code: "INTERNAL_ERROR", message: `Something went wrong on our side. Quote request id ${requestId} if you report it.` },
-    },
+    body: { error: { code: "INTERNAL_ERROR", message: `Something went wrong on our side. Quote request id ${requestId} if you report it.` } },
   };
 }
 
+/** What an x402 payment on this request pays for: this URL, as the client called it. */
+function resourceOf(event: APIGatewayProxyEventV2, route: Route): Resource {
+  const headers = lowerCaseHeaders(event);
+  return {
+    url: `${headers["x-forwarded-proto"] ?? "http"}://${headers.host ?? event.requestContext.domainName}${event.rawPath}`,
+    description: `Shotline ${route.id}${route.method ? ` (${route.method} ${route.path})` : ""}`,
+    mimeType: route.browser ? "image/png" : "application/json",
+  };
+}
+
+/** The time-out error of a route: a render's RENDER_TIMEOUT, or the generic TIMEOUT. */
+const timeoutError = (route: Route) =>
+  route.timeoutCode === "RENDER_TIMEOUT"
+    ? new AppError("RENDER_TIMEOUT", "The page did not finish rendering in the time this request has.")
+    : new AppError("TIMEOUT", "The request ran out of time before it could finish. Please retry.");
+
 /**
- * Builds the one middy chain every endpoint uses. Order (written down only here):
- *   1. http-context: request id, lower-cased headers; turns any error into `{error:{code,message}}`
- *      (its onError is the only place errors become responses) and stamps X-Request-Id on every answer.
+ * Builds the one middy chain every endpoint uses, for the row `options.route` of lib/routes.ts (a
+ * wrong id does not compile, and throws as the handler module loads). Order, written down only here:
+ *   1. http-context: stamps X-Request-Id (and the row's Cache-Control) on every answer; its onError
+ *      is the only place errors become `{error:{code,message}}` responses.
  *   2. json-body + validation: when the endpoint takes a body, parse it (400 when not a JSON object)
  *      and validate it with the endpoint's zod schema (400 INVALID_PARAMS naming field and rule).
  *   3. access (lib/http/access.ts): authentication (401, or 402 on a priced endpoint without
- *      Authorization), rate limit (429), then the charge; its onError refunds a charged request that
- *      failed. Validation comes first so nobody pays for a request that cannot succeed (SPEC.md).
- *   4. the handler: one lib call returning an HttpResponse.
+ *      Authorization), rate limits (429), then the charge. Its `after` settles an x402 payment once
+ *      the work succeeded; its onError refunds a charge or frees a payment, whatever failed.
+ *      Validation comes first so nobody pays for a request that cannot succeed (docs/api.md).
+ *   4. the handler: one lib call returning an HttpResponse, raced against the request's deadline
+ *      (lib/deadline.ts): past it, the answer is the row's timeout code.
  */
-export function withHttp<S extends z.ZodType | undefined>(
-  options: { route: string; schema?: S },
-  handler: (request: HttpRequest<S extends z.ZodType ? z.output<S> : undefined>) => Promise<HttpResponse>,
+export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = undefined>(
+  options: { route: Id; schema?: S; access?: AccessDependencies },
+  handler: (request: HttpRequest<S extends z.ZodType ? z.output<S> : undefined, Id>) => Promise<HttpResponse>,
 ) {
-  const route = routes.find((r) => r.id === options.route);
+  const route: Route = routeById(options.route);
+  const deps = options.access ?? realAccess;
+  const rowHeaders: Record<string, string> = route.noStore ? { "Cache-Control": "no-store" } : {};
 
   const accessLog = ({ event, response, internal }: MiddyRequest) =>
     log.info("request", {
@@ -108,47 +116,82 @@ export function withHttp<S extends z.ZodType | undefined>(
       ms: Date.now() - internal.started,
     });
 
-  const httpContext: MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal> = {
+  const httpContext: Middleware = {
     before: (request) => {
       request.internal.started = Date.now();
+      request.internal.grant = null;
+      request.internal.resource = resourceOf(request.event, route);
     },
     after: accessLog,
     onError: (request) => {
-      request.response = toApiGatewayResult(errorResponse(request.error, request), request.event.requestContext.requestId);
+      const answer = errorResponse(request.error, request.event.requestContext.requestId);
+      request.response = toApiGatewayResult({ ...answer, headers: { ...rowHeaders, ...answer.headers } }, request.event.requestContext.requestId);
       accessLog(request);
     },
   };
 
-  // The validated body travels from the middleware to the handler keyed by the event object.
-  const bodies = new WeakMap<APIGatewayProxyEventV2, unknown>();
-  const access = new WeakMap<APIGatewayProxyEventV2, AccessState>();
-  const body: MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal> = {
-    before: ({ event }) => {
-      if (options.schema) bodies.set(event, validate(options.schema, parseJsonBody(event)));
+  const body: Middleware = {
+    before: ({ event, internal }) => {
+      if (options.schema) internal.body = validate(options.schema, parseJsonBody(event));
     },
   };
 
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>({
-    timeoutEarlyInMillis: TIMEOUT_EARLY_MS,
-  })
+  const accessRequest = ({ event, internal }: MiddyRequest) => ({
+    headers: lowerCaseHeaders(event),
+    body: internal.body,
+    requestId: event.requestContext.requestId,
+    sourceIp: event.requestContext.http.sourceIp,
+    at: new Date(event.requestContext.timeEpoch),
+    resource: internal.resource,
+  });
+
+  const access: Middleware = {
+    before: async (request) => {
+      request.internal.grant = await authorize(route, accessRequest(request), deps);
+      (request.context as PipelineContext).pipeline = { internal: request.internal };
+    },
+    after: async (request) => {
+      const grant = request.internal.grant;
+      if (!grant) return;
+      const receipt = await settle(grant, accessRequest(request), deps);
+      if (Object.keys(receipt).length) request.response = { ...request.response, headers: { ...request.response?.headers, ...receipt } };
+    },
+    onError: async ({ internal }) => {
+      if (internal.grant) await undo(internal.grant, deps);
+    },
+  };
+
+  // middy's own early timeout is off: the request's deadline is the one time limit.
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
     .use(httpContext)
     .use(body)
-    .use(accessControl(route, access, (event) => bodies.get(event)))
-    .handler(async (event, context, { signal }) => {
-      const response = await handler({
-        body: bodies.get(event) as never,
-        headers: lowerCaseHeaders(event),
-        requestId: event.requestContext.requestId,
-        sourceIp: event.requestContext.http.sourceIp,
-        method: event.requestContext.http.method,
-        path: event.rawPath,
-        route,
-        account: access.get(event)?.account ?? null,
-        deadline: Date.now() + context.getRemainingTimeInMillis() - RESPONSE_RESERVE_MS,
-        signal,
-        event,
-        context,
-      });
-      return toApiGatewayResult(response, event.requestContext.requestId);
+    .use(access)
+    .handler(async (event, context) => {
+      const { internal } = (context as PipelineContext).pipeline;
+      const requestId = event.requestContext.requestId;
+      const at = requestDeadline(Date.now(), context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
+      const { signal, clear } = whenAborted(at, timeoutError(route));
+      try {
+        const grant = internal.grant;
+        const caller = grant ? { account: grant.account, payer: grant.payer } : {};
+        const work = handler({
+          ...caller,
+          body: internal.body,
+          headers: lowerCaseHeaders(event),
+          requestId,
+          sourceIp: event.requestContext.http.sourceIp,
+          method: event.requestContext.http.method,
+          path: event.rawPath,
+          route,
+          resource: internal.resource,
+          deadline: { at, signal },
+        } as HttpRequest<never, Id>);
+        // Past the deadline the answer is the timeout; work that ignored the signal is let go.
+        work.catch(() => undefined);
+        const response = await Promise.race([work, aborted(signal)]);
+        return toApiGatewayResult({ ...response, headers: { ...rowHeaders, ...response.headers } }, requestId);
+      } finally {
+        clear();
+      }
     });
 }

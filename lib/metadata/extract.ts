@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import { config } from "../config.js";
-import { AppError } from "../http/errors.js";
+import { whenAborted, type Deadline } from "../deadline.js";
+import { AppError } from "../errors.js";
 import { log } from "../log.js";
 import { invalidUrl, renderError, renderTimeout } from "../render/errors.js";
 import { guardedFetch } from "./fetch.js";
@@ -168,23 +169,24 @@ function nonHtmlMetadata(pageUrl: string): Metadata {
 }
 
 /**
- * Runs `work` (fetches) with a signal that aborts it after `limitMs`, as RENDER_TIMEOUT; any other
- * failure is INVALID_URL when the page could not be read, else RENDER_ERROR.
+ * Runs `work` (fetches) with a signal that aborts after `limitMs` as RENDER_TIMEOUT, or when the
+ * request's deadline fires (with its reason); any other failure is INVALID_URL when the page could
+ * not be read, else RENDER_ERROR.
  */
-async function withinLimit<T>(limitMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(renderTimeout(`The page did not answer within ${Math.round(limitMs / 1000)} s.`)), Math.max(0, limitMs));
+async function withinLimit<T>(limitMs: number, deadline: Deadline, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const limit = whenAborted(Date.now() + limitMs, renderTimeout(`The page did not answer within ${Math.round(limitMs / 1000)} s.`));
+  const signal = AbortSignal.any([limit.signal, deadline.signal]);
   try {
-    return await work(controller.signal);
+    return await work(signal);
   } catch (error) {
-    if (controller.signal.aborted) throw controller.signal.reason;
+    if (signal.aborted) throw signal.reason;
     if (error instanceof AppError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     // A body that broke off mid-way, a decompression failure: the page could not be read.
     if (code) throw invalidUrl(`reading the page failed (${code})`, error);
     throw renderError(error);
   } finally {
-    clearTimeout(timer);
+    limit.clear();
   }
 }
 
@@ -212,9 +214,9 @@ function collectHtml(html: string): RawMetadata {
  * The metadata of the page at `url` before `deadline` (epoch ms): its fetches within the page-load
  * limit; the browser fallback, when needed, with a page-load clock of its own that starts at its slot.
  */
-export async function extractMetadata(url: string, deadline: number): Promise<Metadata> {
-  const limit = () => Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline - Date.now());
-  const page = await withinLimit(limit(), (signal) => readPage(url, signal));
+export async function extractMetadata(url: string, deadline: Deadline): Promise<Metadata> {
+  const limit = () => Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline.at - Date.now());
+  const page = await withinLimit(limit(), deadline, (signal) => readPage(url, signal));
   if (!page.raw) return nonHtmlMetadata(page.url);
   let raw = page.raw;
   let pageUrl = page.url;
@@ -224,6 +226,6 @@ export async function extractMetadata(url: string, deadline: number): Promise<Me
     pageUrl = rendered.url;
   }
   const { manifest, ...result } = applyFallbacks(raw, pageUrl);
-  if (result.themeColor === null && manifest) result.themeColor = await withinLimit(limit(), (signal) => manifestThemeColor(manifest, signal));
+  if (result.themeColor === null && manifest) result.themeColor = await withinLimit(limit(), deadline, (signal) => manifestThemeColor(manifest, signal));
   return result;
 }

@@ -6,7 +6,7 @@ import { documents } from "../billing/dynamodb.js";
 import { paymentKey, settlementKey } from "../billing/keys.js";
 import { formatUsd } from "../billing/money.js";
 import { config } from "../config.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors.js";
 import { log } from "../log.js";
 import { getFacilitator } from "./facilitator.js";
 

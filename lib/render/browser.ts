@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
 import { config } from "../config.js";
+import { aborted } from "../deadline.js";
 import { describeError, log } from "../log.js";
 import { buildFonts, writeFontconfig } from "./fonts.js";
 import { openGuardSession, type GuardSession } from "./network-guard.js";
@@ -118,7 +119,7 @@ class ManagedBrowser {
       userDataDir: this.userDataDir,
       // A pipe, not a websocket: faster, and Chromium exits when this process dies, however it dies.
       pipe: true,
-      // Our process decides when the browser closes (lib/local stops it on Ctrl-C).
+      // Our process decides when the browser closes (dev/stack.ts stops it on Ctrl-C).
       handleSIGINT: false,
       handleSIGTERM: false,
       handleSIGHUP: false,
@@ -163,16 +164,38 @@ const pages = new ManagedBrowser(
 
 const composer = new ManagedBrowser("composer", (flags) => [...flags.filter((f) => !GPU_FLAGS.has(f)), "--disable-gpu", "--disable-webgl"]);
 
-/** A small counting semaphore: work beyond `limit` waits for a slot instead of thrashing the CPU. */
+/** A small counting semaphore: work beyond `limit` waits for a slot instead of thrashing the CPU; a waiter whose signal aborts leaves the queue. */
 function semaphore(limit: number) {
   let active = 0;
-  const waiting: (() => void)[] = [];
-  return async (): Promise<() => void> => {
-    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+  const waiting = new Set<() => void>();
+  const release = () => {
+    active--;
+    const next = waiting.values().next().value;
+    if (next) {
+      waiting.delete(next);
+      next();
+    }
+  };
+  return async (signal: AbortSignal): Promise<() => void> => {
+    signal.throwIfAborted();
+    if (active >= limit) {
+      await new Promise<void>((resolve, reject) => {
+        const wake = () => {
+          signal.removeEventListener("abort", leave);
+          resolve();
+        };
+        const leave = () => {
+          waiting.delete(wake);
+          reject(signal.reason);
+        };
+        waiting.add(wake);
+        signal.addEventListener("abort", leave, { once: true });
+      });
+    }
     active++;
+    let released = false;
     return () => {
-      active--;
-      waiting.shift()?.();
+      if (!released) (released = true), release();
     };
   };
 }
@@ -197,9 +220,14 @@ async function openFreshContext(): Promise<FreshContext> {
   }
 }
 
-async function disposeContext({ context, guard }: FreshContext): Promise<void> {
-  await context.close().catch((error: unknown) => log.debug("context close failed", { error: describeError(error) }));
-  await guard.close();
+const disposed = new WeakSet<FreshContext>();
+
+/** Closes a context and its guard, once, whoever asks first (the render's end or its deadline). */
+async function disposeContext(fresh: FreshContext): Promise<void> {
+  if (disposed.has(fresh)) return;
+  disposed.add(fresh);
+  await fresh.context.close().catch((error: unknown) => log.debug("context close failed", { error: describeError(error) }));
+  await fresh.guard.close();
 }
 
 // One context is prepared ahead, so a render does not wait ~60 ms for context, page and guard.
@@ -220,15 +248,26 @@ async function takeContext(): Promise<FreshContext> {
   return openFreshContext();
 }
 
-/** Runs `fn` with a fresh incognito page whose traffic goes through its own network guard; cleans up whatever happens. */
-export async function withPage<T>(fn: (session: PageSession) => Promise<T>): Promise<T> {
-  const release = await renderSlot();
+/**
+ * Runs `fn` with a fresh incognito page whose traffic goes through its own network guard, and cleans
+ * up whatever happens. When `signal` aborts (the request's deadline), the context is closed at once,
+ * which fails whatever `fn` still awaits of the page, its browser slot is freed, and the call
+ * rejects with the signal's reason.
+ */
+export async function withPage<T>(signal: AbortSignal, fn: (session: PageSession) => Promise<T>): Promise<T> {
+  const release = await renderSlot(signal);
   try {
     const fresh = await takeContext();
     prepareSpare();
+    const abandon = () => void disposeContext(fresh);
+    signal.addEventListener("abort", abandon, { once: true });
     try {
-      return await fn({ page: fresh.page, guard: fresh.guard, userAgents: userAgents! });
+      signal.throwIfAborted();
+      const work = fn({ page: fresh.page, guard: fresh.guard, userAgents: userAgents! });
+      work.catch(() => undefined);
+      return await Promise.race([work, aborted(signal)]);
     } finally {
+      signal.removeEventListener("abort", abandon);
       await disposeContext(fresh);
     }
   } finally {

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
 import type { Page } from "puppeteer-core";
+import { fileURLToPath } from "node:url";
 import { config } from "../config.js";
+import { COPIED_FILES } from "../packaging.js";
 import { log } from "../log.js";
 
 // Cookie-banner dismissal: DuckDuckGo's autoconsent (hundreds of CMP rules shipped inside the npm
@@ -17,23 +18,16 @@ interface AutoconsentAssets {
 
 let assets: AutoconsentAssets | undefined;
 
-/** The content script and the compact opt-out rules; on Lambda from AUTOCONSENT_DIR (copied next to the handler). */
+/** The content script and the compact opt-out rules: on Lambda from AUTOCONSENT_DIR (copied next to the handler), else from node_modules. */
 function loadAssets(): AutoconsentAssets {
   if (!assets) {
-    const dir = config.AUTOCONSENT_DIR;
-    const entry = dir ? undefined : createRequire(import.meta.url).resolve("@duckduckgo/autoconsent");
-    const scriptPath = dir ? path.join(dir, "autoconsent.playwright.js") : path.join(path.dirname(entry!), "autoconsent.playwright.js");
-    const rulesPath = dir ? path.join(dir, "compact-rules.json") : path.join(path.dirname(entry!), "..", "rules", "compact-rules.json");
-    assets = { script: readFileSync(scriptPath, "utf8"), rules: { autoconsent: [], compact: JSON.parse(readFileSync(rulesPath, "utf8")) } };
+    const [script, rules] = COPIED_FILES.autoconsent.map(({ from, to }) =>
+      readFileSync(config.AUTOCONSENT_DIR ? path.join(config.AUTOCONSENT_DIR, path.basename(to)) : fileURLToPath(new URL(`../../${from}`, import.meta.url)), "utf8"),
+    ) as [string, string];
+    assets = { script, rules: { autoconsent: [], compact: JSON.parse(rules) } };
   }
   return assets;
 }
-
-/** Source files a deployed function needs (stacks/Api.ts copies them to AUTOCONSENT_DIR). */
-export const AUTOCONSENT_FILES = [
-  { from: "node_modules/@duckduckgo/autoconsent/dist/autoconsent.playwright.js", to: "autoconsent/autoconsent.playwright.js" },
-  { from: "node_modules/@duckduckgo/autoconsent/rules/compact-rules.json", to: "autoconsent/compact-rules.json" },
-] as const;
 
 const AUTOCONSENT_CONFIG = {
   enabled: true,

@@ -1,5 +1,5 @@
 import { TimeoutError } from "puppeteer-core";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors.js";
 import type { GuardSession } from "./network-guard.js";
 import { targetKey } from "./network-guard.js";
 

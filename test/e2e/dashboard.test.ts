@@ -9,8 +9,8 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { createPublicClient, erc20Abi, http, type Hex, type TypedDataDefinition } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { quietChromium } from "../helpers/browser.js";
-import { startDev, type DevProcess } from "../helpers/dev-process.js";
+import { quietChromium } from "../../dev/harness/browser.js";
+import { startDev, type DevProcess } from "../../dev/harness/dev-process.js";
 
 const SCREENSHOT_DIR = path.join(tmpdir(), "shotline-dashboard-shots");
 

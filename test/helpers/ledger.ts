@@ -1,7 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { inject } from "vitest";
-import { LOCAL_CREDENTIALS } from "../../lib/local/ports.js";
+import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 
 // Reads the local stack's table directly, for assertions the API only summarizes (all usage entries).
 type StackInfo = { region: string; dynamodbEndpoint: string; tableName: string };

@@ -9,12 +9,13 @@ import path from "node:path";
 import { App, getStack } from "sst/constructs";
 import { initProject } from "sst/project.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { LOCAL_CREDENTIALS } from "../../lib/local/ports.js";
+import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { writeFontconfig } from "../../lib/render/fonts.js";
-import { fallbackRoute, routes } from "../../lib/routes.js";
+import { httpRoutes, routes } from "../../lib/routes.js";
 import sstConfig from "../../sst.config.js";
 import { Api } from "../../stacks/Api.js";
-import { CHROMIUM_BIN_DIR, FONTS_DIR, Layers } from "../../stacks/Layers.js";
+import { Layers } from "../../stacks/Layers.js";
+import { LAYER_MOUNTS } from "../../lib/packaging.js";
 import { OUTPUT_RETENTION_DAYS, Storage } from "../../stacks/Storage.js";
 
 let storage: Template;
@@ -77,11 +78,11 @@ describe("Storage stack", () => {
 describe("Api stack", () => {
   it("routes every row of the route table, plus $default for 404/405", () => {
     const keys = Object.values(api.findResources("AWS::ApiGatewayV2::Route")).map((r) => (r as Resource).Properties.RouteKey);
-    expect(keys.sort()).toEqual([...routes.map((r) => `${r.method} ${r.path}`), "$default"].sort());
+    expect(keys.sort()).toEqual([...httpRoutes.map((r) => `${r.method} ${r.path}`), "$default"].sort());
   });
 
   it("gives each row its own Node.js 24 Lambda with the row's memory and timeout", () => {
-    for (const route of [...routes, { ...fallbackRoute }]) {
+    for (const route of routes) {
       const props = fn(`functions/${route.id}.handler`);
       expect(props.Runtime, route.id).toBe("nodejs24.x");
       expect(props.MemorySize, route.id).toBe(route.memoryMB);
@@ -145,7 +146,7 @@ describe("Api stack", () => {
       const variables = (props.Environment as { Variables: Record<string, unknown> }).Variables;
       if (route.browser) {
         expect(props.Layers, route.id).toHaveLength(2);
-        expect(variables).toMatchObject({ CHROMIUM_BIN_DIR, FONTS_DIR, AUTOCONSENT_DIR: "/var/task/autoconsent" });
+        expect(variables).toMatchObject({ CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium, FONTS_DIR: LAYER_MOUNTS.fonts, AUTOCONSENT_DIR: "/var/task/autoconsent" });
         expect((props.EphemeralStorage as { Size: number }).Size).toBeGreaterThanOrEqual(1024);
       } else {
         expect(props.Layers, route.id).toBeUndefined();

@@ -2,8 +2,8 @@
 // against the local stack's DynamoDB Local (the environment is set before any module reads it).
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
-import { buildApiGatewayEvent, lambdaContext } from "../../lib/local/events.js";
-import { LOCAL_CREDENTIALS } from "../../lib/local/ports.js";
+import { buildApiGatewayEvent, lambdaContext } from "../../dev/events.js";
+import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { allUsageEntries } from "../helpers/ledger.js";
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;

@@ -1,6 +1,6 @@
 // Accounts, keys, the ledger and rate limits, through the local stack and DynamoDB Local.
 import { describe, expect, inject, it } from "vitest";
-import { admin, startDev } from "../helpers/dev-process.js";
+import { admin, startDev } from "../../dev/harness/dev-process.js";
 import { postJson, type ErrorBody } from "../helpers/api.js";
 import { allUsageEntries } from "../helpers/ledger.js";
 

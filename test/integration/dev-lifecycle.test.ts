@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { spawnDev, startDev } from "../helpers/dev-process.js";
+import { spawnDev, startDev } from "../../dev/harness/dev-process.js";
 
 /** Pids of the children of `pid` (the Java process of DynamoDB Local). */
 const childrenOf = (pid: number): number[] => {

@@ -5,8 +5,8 @@ import net from "node:net";
 import { networkInterfaces } from "node:os";
 import { readFileSync } from "node:fs";
 import { describe, expect, inject, it } from "vitest";
-import { LOCAL_CREDENTIALS } from "../../lib/local/ports.js";
-import { routes } from "../../lib/routes.js";
+import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
+import { httpRoutes } from "../../lib/routes.js";
 
 const baseUrl = inject("baseUrl");
 const info = inject("devInfo");
@@ -55,7 +55,7 @@ describe("the local API", () => {
   });
 
   it("routes every row of the route table to its handler", async () => {
-    for (const route of routes) {
+    for (const route of httpRoutes) {
       const res = await fetch(`${baseUrl}${route.path}`, { method: route.method, headers: { "content-type": "application/json" }, body: route.method === "GET" ? undefined : "{}" });
       expect([404, 405], `${route.method} ${route.path}`).not.toContain(res.status);
       expect(res.headers.get("x-request-id"), route.id).toBeTruthy();

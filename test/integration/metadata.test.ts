@@ -2,7 +2,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { canaryHits, postJson, type ErrorBody } from "../helpers/api.js";
-import { signUp } from "../helpers/dev-process.js";
+import { signUp } from "../../dev/harness/dev-process.js";
 
 const origin = () => inject("fixtureUrl");
 const fixture = (path: string) => `${origin()}${path}`;

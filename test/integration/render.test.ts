@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { decode, postJson, rgb, type ErrorBody } from "../helpers/api.js";
-import { signUp, startDev } from "../helpers/dev-process.js";
+import { signUp, startDev } from "../../dev/harness/dev-process.js";
 
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
 const shoot = (body: Record<string, unknown>) => postJson("/api/v1/screenshot", body);

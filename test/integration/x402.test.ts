@@ -197,7 +197,7 @@ describe("npm run pay", () => {
     const { tmpdir } = await import("node:os");
     const path = await import("node:path");
     const out = path.join(mkdtempSync(path.join(tmpdir(), "shotline-pay-")), "shot.png");
-    const output = execFileSync(process.execPath, ["--import", "tsx", "lib/payments/pay-cli.ts", fixture("/simple"), "--mockup", "--out", out], {
+    const output = execFileSync(process.execPath, ["--import", "tsx", "dev/pay-cli.ts", fixture("/simple"), "--mockup", "--out", out], {
       env: { ...process.env, LOCAL_DIR: inject("localDir") },
       encoding: "utf8",
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatUsd, parseUsd, toCents } from "../../../lib/billing/money.js";
-import { PRICE_MOCKUP, PRICE_SCREENSHOT } from "../../../lib/routes.js";
+import { PRICES } from "../../../lib/routes.js";
 
 describe("money", () => {
   it("rounds cents down and keeps micro-USD exact", () => {
@@ -12,8 +12,8 @@ describe("money", () => {
   });
 
   it("formats dollars with the decimals the amount needs", () => {
-    expect(formatUsd(PRICE_SCREENSHOT)).toBe("$0.005");
-    expect(formatUsd(PRICE_MOCKUP)).toBe("$0.01");
+    expect(formatUsd(PRICES.screenshot)).toBe("$0.005");
+    expect(formatUsd(PRICES.mockup)).toBe("$0.01");
     expect(formatUsd(0)).toBe("$0.00");
     expect(formatUsd(5_000_000)).toBe("$5.00");
     expect(formatUsd(1_234_567)).toBe("$1.234567");

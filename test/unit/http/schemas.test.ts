@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "../../../lib/http/errors.js";
+import { AppError } from "../../../lib/errors.js";
 import {
   accountUpdateRequest,
   htmlScreenshotRequest,
@@ -27,12 +27,10 @@ function rejection(schema: Parameters<typeof validate>[0], input: unknown): stri
 }
 
 describe("screenshot request", () => {
-  it("applies INTERFACE.md's defaults", () => {
+  it("applies the documented defaults (width is left to the viewport: lib/render/viewport.ts)", () => {
     expect(validate(screenshotRequest, { url: URL_OK })).toEqual({
       url: URL_OK,
       format: "png",
-      width: 1280,
-      widthGiven: false,
       height: null,
       fullPage: false,
       darkMode: false,
@@ -70,13 +68,7 @@ describe("screenshot request", () => {
       waitForSelector: "#app > .ready",
       responseFormat: "json",
     } as const;
-    expect(validate(screenshotRequest, body)).toEqual({ ...body, widthGiven: true });
-  });
-
-  it("gives a phone mockup without width a phone's width, and keeps an explicit width", () => {
-    expect(validate(screenshotRequest, { url: URL_OK, style: "mockup", frame: "phone" }).width).toBe(390);
-    expect(validate(screenshotRequest, { url: URL_OK, style: "mockup", frame: "phone", width: 800 }).width).toBe(800);
-    expect(validate(screenshotRequest, { url: URL_OK, frame: "phone" }).width).toBe(1280);
+    expect(validate(screenshotRequest, body)).toEqual(body);
   });
 
   // One failing and one passing value for every rule; the message must name the field and the rule.

@@ -2,16 +2,17 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { handler as fallback } from "../../../functions/fallback.js";
 import { handler as health } from "../../../functions/health.js";
 import { handler as screenshot } from "../../../functions/screenshot.js";
-import { AppError } from "../../../lib/http/errors.js";
+import { AppError } from "../../../lib/errors.js";
 import { binary, json } from "../../../lib/http/responses.js";
 import { metadataRequest } from "../../../lib/http/schemas.js";
 import { withHttp } from "../../../lib/http/with-http.js";
+import { fakeAccess, KEY } from "../../helpers/access.js";
 import { invoke } from "../../helpers/invoke.js";
 
 afterEach(() => vi.restoreAllMocks());
 
-// These tests exercise the pipeline itself, so they use "open" routes (no key, no rate limit, no
-// DynamoDB); access control is tested against DynamoDB Local in test/integration.
+// These tests exercise the pipeline itself: "open" routes, or access control with fakes in place of
+// DynamoDB (test/unit/http/access.test.ts decides access; test/integration runs it for real).
 
 describe("withHttp", () => {
   it("answers with the handler's JSON and the gateway's request id in X-Request-Id", async () => {
@@ -90,14 +91,44 @@ describe("withHttp", () => {
     expect(JSON.parse(line!)).toMatchObject({ level: "error", requestId: res.event.requestContext.requestId });
   });
 
-  it("answers with our JSON error before the Lambda's own timeout kills the request", async () => {
+  it("answers a route's own timeout code at the deadline, before the Lambda's own timeout kills the request", async () => {
     vi.spyOn(console, "error").mockImplementation(() => undefined);
-    const handler = withHttp({ route: "health" }, () => new Promise(() => undefined));
+    let seen: AbortSignal | undefined;
+    const hang = (request: { deadline: { signal: AbortSignal } }) => {
+      seen = request.deadline.signal;
+      return new Promise<never>(() => undefined);
+    };
+    const light = withHttp({ route: "health" }, hang);
     const started = Date.now();
-    const res = await invoke(handler, { method: "GET", path: "/x", timeoutSeconds: 1.5 });
-    expect(Date.now() - started).toBeLessThan(1500);
+    // 3 s of Lambda time less the 2 s kept for answering: the work has 1 s.
+    const res = await invoke(light, { method: "GET", path: "/x", timeoutSeconds: 3 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - started).toBeLessThan(2500);
     expect(res.status).toBe(504);
-    expect(res.json().error.code).toBe("RENDER_TIMEOUT");
+    expect(res.json().error.code).toBe("TIMEOUT");
+    expect(seen?.aborted, "the handler's signal fired").toBe(true);
+    expect((seen?.reason as AppError).code).toBe("TIMEOUT");
+
+    // A render route answers RENDER_TIMEOUT and refunds the charge (access faked: this is about the deadline).
+    const ledger = fakeAccess();
+    const render = withHttp({ route: "html-to-screenshot", access: ledger.deps }, hang);
+    const rendered = await invoke(render, { method: "POST", path: "/x", body: '{"html":"<p>x</p>"}', headers: { authorization: `Bearer ${KEY}` }, timeoutSeconds: 2.5 });
+    expect(rendered.status).toBe(504);
+    expect(rendered.json().error.code).toBe("RENDER_TIMEOUT");
+    expect(ledger.calls.slice(-2)).toEqual(["charge acct-1 5000", "refund 5000"]);
+  });
+
+  it("counts API Gateway's 30 s from the request's arrival, whatever the Lambda has left (a cold start eats into it)", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const handler = withHttp({ route: "health" }, (request) => {
+      // Arrived 27.5 s ago: 30 s - 27.5 s - 2 s to answer leaves 0.5 s, though the Lambda has 10 s.
+      expect(request.deadline.at - Date.now()).toBeLessThan(600);
+      return new Promise<never>(() => undefined);
+    });
+    const started = Date.now();
+    const res = await invoke(handler, { method: "GET", path: "/x", timeoutSeconds: 10, arrivedAt: Date.now() - 27_500 });
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(res.json().error.code).toBe("TIMEOUT");
   });
 
   it("serializes binary output base64-encoded with its content type", async () => {

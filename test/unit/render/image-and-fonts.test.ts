@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { imageSize } from "../../../lib/render/image-size.js";
 import { woffToSfnt } from "../../../lib/render/woff.js";
-import { solidPng } from "../../helpers/fixtures.js";
+import { solidPng } from "../../../dev/harness/fixtures.js";
 
 describe("imageSize", () => {
   it("reads a PNG's size from its header", () => {

@@ -1,7 +1,9 @@
 // `npm run dev`: the whole service on this machine. Nothing that reads lib/config.ts is imported before
 // the local endpoints are in process.env, because lib/config.ts reads the environment once.
 import path from "node:path";
-import { packageVersion } from "../package-version.js";
+import { formatUsd, SIGNUP_BONUS_MICRO_USD } from "../lib/billing/money.js";
+import { packageVersion } from "../lib/packaging.js";
+import { PRICES } from "../lib/routes.js";
 import { startLocalChain } from "./chain.js";
 import { checkJava, startDynamoDbLocal } from "./dynamodb-local.js";
 import { freePort, LOCAL_CREDENTIALS, LocalStackError } from "./ports.js";
@@ -65,7 +67,7 @@ async function main() {
       `  Dashboard (sign up, balance, usage, top-up): ${baseUrl}/dashboard`,
       `  curl -s ${baseUrl}/api/v1/health`,
       ``,
-      `  Get an API key (50 free screenshots), then take a screenshot with it:`,
+      `  Get an API key (${SIGNUP_BONUS_MICRO_USD / PRICES.screenshot} free screenshots), then take a screenshot (${formatUsd(PRICES.screenshot)}, mockup ${formatUsd(PRICES.mockup)}) with it:`,
       `  curl -s -X POST ${baseUrl}/api/v1/signup -H 'content-type: application/json' -d '{"email":"you@example.com"}'`,
       `  curl -s -X POST ${baseUrl}/api/v1/screenshot -H 'content-type: application/json' \\`,
       `       -H "Authorization: Bearer $KEY" -d '{"url":"https://example.com"}' -o shot.png`,

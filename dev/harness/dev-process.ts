@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { DevInfo } from "../../lib/local/stack.js";
+import type { DevInfo } from "../stack.js";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -15,11 +15,11 @@ export interface DevProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** Starts what `npm run dev` starts (node --import tsx lib/local/dev.ts) as a child process. */
+/** Starts what `npm run dev` starts (node --import tsx dev/dev.ts) as a child process. */
 export function spawnDev(env: Record<string, string> = {}) {
   const localDir = mkdtempSync(path.join(tmpdir(), "shotline-dev-"));
   let output = "";
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/local/dev.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "dev/dev.ts"], {
     cwd: root,
     env: { ...process.env, PORT: "0", LOCAL_DIR: localDir, LOCAL_EPHEMERAL: "1", LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -63,7 +63,7 @@ export async function startDev(env: Record<string, string> = {}, timeoutMs = 60_
 
 /** Runs `npm run admin -- ...args` against the local stack whose state is in `localDir`; returns its output. */
 export function admin(localDir: string, ...args: string[]): string {
-  return execFileSync(process.execPath, ["--import", "tsx", "lib/billing/admin-cli.ts", ...args], {
+  return execFileSync(process.execPath, ["--import", "tsx", "dev/admin-cli.ts", ...args], {
     cwd: root,
     env: { ...process.env, LOCAL_DIR: localDir, TABLE_NAME: "" },
     encoding: "utf8",

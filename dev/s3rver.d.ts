@@ -1,4 +1,4 @@
-// s3rver ships no types; this is the part lib/local uses.
+// s3rver ships no types; this is the part dev/ uses.
 declare module "s3rver" {
   interface S3rverOptions {
     address?: string;

@@ -1,7 +1,7 @@
 import { config } from "../config.js";
-import { binary, json, seeOther, type HttpResponse } from "../http/responses.js";
+import { binary, json, seeOther, type HttpResponse } from "./responses.js";
 import { storeOutput } from "../storage/outputs.js";
-import type { Capture } from "./capture.js";
+import type { Capture } from "../render/capture.js";
 
 const EXTENSIONS = { png: "png", jpeg: "jpg", pdf: "pdf" } as const;
 

@@ -8,7 +8,9 @@ import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
-import type { DevInfo } from "../local/stack.js";
+import { formatUsd, MICRO_PER_CENT } from "../lib/billing/money.js";
+import { PRICES } from "../lib/routes.js";
+import type { DevInfo } from "./stack.js";
 
 function fail(message: string): never {
   console.error(`pay: ${message}`);
@@ -29,8 +31,8 @@ async function main() {
 
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: privateKeyToAccount(dev.payerPrivateKey as `0x${string}`) });
-  // The local USDC is unknown to the client's spend controls: allow it, up to $0.05 a request (or the top-up).
-  const cap = topupCents ? String(Number(topupCents) * 10_000) : "50000";
+  // The local USDC is unknown to the client's spend controls: allow it, up to the price of what is asked.
+  const cap = String(topupCents ? Number(topupCents) * MICRO_PER_CENT : mockup ? PRICES.mockup : PRICES.screenshot);
   client.setSpendControls({ allowedAssets: [{ network: dev.network as `${string}:${string}`, asset: dev.usdcAddress, maxAmountPerPayment: cap }] });
   const pay = wrapFetchWithPayment(fetch, client);
   if (topupCents) {
@@ -54,7 +56,7 @@ async function main() {
   writeFileSync(out!, Buffer.from(await res.arrayBuffer()));
   const receipt = res.headers.get("payment-response");
   const settled = receipt ? decodePaymentResponseHeader(receipt) : undefined;
-  console.log(`saved ${out} (${mockup ? "mockup, $0.01" : "$0.005"}), paid by ${settled?.payer ?? "?"} in transaction ${settled?.transaction ?? "?"}`);
+  console.log(`saved ${out} (${mockup ? `mockup, ${formatUsd(PRICES.mockup)}` : formatUsd(PRICES.screenshot)}), paid by ${settled?.payer ?? "?"} in transaction ${settled?.transaction ?? "?"}`);
 }
 
 main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));

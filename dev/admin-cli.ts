@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
-import { LOCAL_CREDENTIALS } from "../local/ports.js";
+import { LOCAL_CREDENTIALS } from "./ports.js";
 
 const USAGE = "usage: npm run admin -- credit <email> <usd> | show <email> | limit <email> <requests-per-second>";
 
@@ -35,10 +35,10 @@ async function main() {
   const [command, email, amount] = process.argv.slice(2);
   if (!command || !email) fail(USAGE);
   useLocalStackUnlessConfigured();
-  const { findAccountByEmail, updateAccount } = await import("./accounts.js");
-  const { creditAccount } = await import("./ledger.js");
-  const { usageReport } = await import("./usage.js");
-  const { formatUsd, parseUsd } = await import("./money.js");
+  const { findAccountByEmail, updateAccount } = await import("../lib/billing/accounts.js");
+  const { creditAccount } = await import("../lib/billing/ledger.js");
+  const { usageReport } = await import("../lib/billing/usage.js");
+  const { formatUsd, parseUsd } = await import("../lib/billing/money.js");
   const account = await findAccountByEmail(email);
   if (!account) fail(`no account for ${email}`);
 

@@ -2,14 +2,14 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { SIGNUP_BONUS_MICRO_USD } from "../billing/money.js";
 import { config } from "../config.js";
+import { PRICES } from "../routes.js";
+import { MAX_TOPUP_CENTS, MIN_TOPUP_CENTS } from "./schemas.js";
 
 // The dashboard is one HTML document with its stylesheet and script inlined (dashboard/ holds the
 // sources), assembled once per container. The Content-Security-Policy allows exactly those two
 // inline blocks (by hash) and requests to this origin only.
-
-/** Source files a deployed function needs (stacks/Api.ts copies them to DASHBOARD_DIR). */
-export const DASHBOARD_FILES = ["index.html", "dashboard.css", "dashboard.js"].map((file) => ({ from: `dashboard/${file}`, to: `dashboard/${file}` }));
 
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 
@@ -22,8 +22,17 @@ export function dashboardPage(): { html: string; headers: Record<string, string>
   const read = (file: string) => readFileSync(path.join(dir, file), "utf8");
   const style = read("dashboard.css");
   const script = read("dashboard.js");
+  // Prices and limits from the one place they are written, as data (not script: the CSP allows only the script above).
+  const pricing = {
+    screenshotMicroUsd: PRICES.screenshot,
+    mockupMicroUsd: PRICES.mockup,
+    signupBonusMicroUsd: SIGNUP_BONUS_MICRO_USD,
+    minTopupCents: MIN_TOPUP_CENTS,
+    maxTopupCents: MAX_TOPUP_CENTS,
+  };
   const html = read("index.html")
     .replace("/* STYLE */", () => style)
+    .replace("/* PRICING */", () => JSON.stringify(pricing))
     .replace("/* SCRIPT */", () => script);
   page = {
     html,

@@ -2,12 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
-import { fallbackRoute, matchRoute } from "../routes.js";
+import { fallbackRoute, matchRoute } from "../lib/routes.js";
 import { lambdaContext, toApiGatewayEvent } from "./events.js";
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-const functionsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../functions");
+const functionsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../functions");
 
 // API Gateway HTTP API limits, reproduced so that local behaviour matches production.
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;

@@ -3,11 +3,11 @@ import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { dynamodb } from "../billing/dynamodb.js";
-import { createTableInput, TABLE } from "../billing/table.js";
-import { config } from "../config.js";
-import { closeBrowser, warmUp } from "../render/browser.js";
-import { s3 } from "../storage/s3.js";
+import { dynamodb } from "../lib/billing/dynamodb.js";
+import { TABLE } from "../lib/packaging.js";
+import { config } from "../lib/config.js";
+import { closeBrowser, warmUp } from "../lib/render/browser.js";
+import { s3 } from "../lib/storage/s3.js";
 import type { LocalChain } from "./chain.js";
 import type { DynamoDbLocal } from "./dynamodb-local.js";
 import { ensurePortFree } from "./ports.js";
@@ -45,7 +45,18 @@ async function ensureTable(): Promise<void> {
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
-  await dynamodb.send(new CreateTableCommand(createTableInput(config.TABLE_NAME)));
+  // On-demand, keyed and expiring like the deployed table (stacks/Storage.ts), from the same definition.
+  await dynamodb.send(
+    new CreateTableCommand({
+      TableName: config.TABLE_NAME,
+      BillingMode: "PAY_PER_REQUEST",
+      AttributeDefinitions: Object.keys(TABLE.fields).map((name) => ({ AttributeName: name, AttributeType: "S" })),
+      KeySchema: [
+        { AttributeName: TABLE.primaryIndex.partitionKey, KeyType: "HASH" },
+        { AttributeName: TABLE.primaryIndex.sortKey, KeyType: "RANGE" },
+      ],
+    }),
+  );
   await dynamodb.send(
     new UpdateTimeToLiveCommand({
       TableName: config.TABLE_NAME,

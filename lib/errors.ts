@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   RENDER_ERROR: 500,
   INTERNAL_ERROR: 500,
   RENDER_TIMEOUT: 504,
+  TIMEOUT: 504,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,0 +1,37 @@
+// One deadline per request, and one AbortSignal that fires at it (docs/design.md, "One deadline").
+
+/** API Gateway HTTP APIs cut every integration at 30 s, counted from the request's arrival. */
+export const GATEWAY_LIMIT_MS = 30_000;
+
+/** Time kept after the deadline to answer: a refund or a released payment, serialising the response. */
+export const ANSWER_RESERVE_MS = 2_000;
+
+/**
+ * When the work of a request must be done (epoch ms): whichever ends first, the Lambda's remaining
+ * time or API Gateway's 30 s counted from `arrivedAt` (the event's requestContext.timeEpoch: a cold
+ * start eats into it), less ANSWER_RESERVE_MS so the client always gets our JSON answer.
+ */
+export const requestDeadline = (now: number, remainingMs: number, arrivedAt: number): number =>
+  Math.min(now + remainingMs, arrivedAt + GATEWAY_LIMIT_MS) - ANSWER_RESERVE_MS;
+
+/** A signal that aborts at `deadline` with `reason`; `clear` stops its timer once the work is over. */
+export function whenAborted(deadline: number, reason: Error): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(reason), Math.max(0, deadline - Date.now()));
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
+/** Rejects with the signal's reason once it aborts (for a race against work that may ignore it). */
+export function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+}
+
+/** What every lib call of a request takes: when its work must be done, and the signal that fires then. */
+export interface Deadline {
+  /** Epoch ms. */
+  readonly at: number;
+  readonly signal: AbortSignal;
+}

@@ -1,0 +1,40 @@
+import { readFileSync } from "node:fs";
+
+// Packaging facts: where the deployed stack puts things, written once. stacks/ builds and deploys
+// from them and hands the runtime their locations through environment variables (lib/config.ts);
+// dev/ creates the local table from the same definition. This module imports nothing of the
+// project, so the stacks never load runtime configuration.
+
+/** Lambda's folder of the function's code: files copied next to a handler land under it. */
+const FUNCTION_ROOT = "/var/task";
+
+/** Where each layer is mounted in a function (/opt/<folder>). */
+export const LAYER_MOUNTS = { chromium: "/opt/chromium", fonts: "/opt/fonts" } as const;
+
+/** Files copied next to a function's handler: `from` the repository, `to` under the function's root. */
+export const COPIED_FILES = {
+  // DuckDuckGo's autoconsent content script and its compact rules (the browser's cookie-banner step).
+  autoconsent: [
+    { from: "node_modules/@duckduckgo/autoconsent/dist/autoconsent.playwright.js", to: "autoconsent/autoconsent.playwright.js" },
+    { from: "node_modules/@duckduckgo/autoconsent/rules/compact-rules.json", to: "autoconsent/compact-rules.json" },
+  ],
+  // The dashboard's sources, assembled into one page by lib/http/dashboard-page.ts.
+  dashboard: ["index.html", "dashboard.css", "dashboard.js"].map((file) => ({ from: `dashboard/${file}`, to: `dashboard/${file}` })),
+} as const;
+
+/** The folder a group of copied files lands in on Lambda (e.g. /var/task/autoconsent). */
+export const copiedDir = (group: keyof typeof COPIED_FILES): string => `${FUNCTION_ROOT}/${COPIED_FILES[group][0]!.to.split("/")[0]}`;
+
+/**
+ * The one DynamoDB table (single-table design, docs/design.md): string keys pk/sk and a TTL
+ * attribute in epoch seconds (DynamoDB deletes expired items lazily: rate-limit windows and the like).
+ */
+export const TABLE = {
+  fields: { pk: "string", sk: "string" },
+  primaryIndex: { partitionKey: "pk", sortKey: "sk" },
+  timeToLiveAttribute: "expiresAt",
+} as const;
+
+/** package.json's version, read at deploy (stacks/Api.ts) or local start (dev/dev.ts), never in a Lambda. */
+export const packageVersion = (): string =>
+  (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;

@@ -1,0 +1,93 @@
+import type { HTTPResponse, Page } from "puppeteer-core";
+import { config } from "../config.js";
+import type { Deadline } from "../deadline.js";
+import { withPage, type PageSession } from "./browser.js";
+import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
+import type { RenderSource } from "./options.js";
+
+// Render's page-load API: a fresh page, prepared, loaded to its `load` event within the page-load
+// limit. Captures and metadata's browser fallback both load pages through it.
+
+// Time kept back from the request deadline for what follows the load: the capture and encoding.
+const CAPTURE_RESERVE_MS = 3_000;
+
+// What puppeteer says when the page navigated away under an evaluation.
+const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id|frame got detached/i;
+
+/** A page that reached its `load` event, with what the steps after loading need. */
+export interface LoadedPage extends PageSession {
+  /** ms left of the page-load limit (may be negative once it has run out). */
+  remaining(): number;
+  /** The page-load limit in whole seconds, for messages. */
+  readonly loadSeconds: number;
+  /** The last main-frame document requested: where a redirect chain ended. */
+  lastDocument(): string | undefined;
+  /** Evaluates `script` (a string: functions would carry names a bundler injects) in the page; if the page navigated by itself (script or meta-refresh redirects), waits for the new document and runs it again. */
+  evaluate<T>(script: string): Promise<T>;
+}
+
+/**
+ * The time a page may take to load, counted from `slotAt` (when its render got a browser slot:
+ * queueing behind other renders is not the page's time): the page-load limit, within the request's
+ * deadline less what the capture and the response need.
+ */
+const pageLoadBudget = (deadlineAt: number, slotAt: number) => Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadlineAt - CAPTURE_RESERVE_MS - slotAt);
+
+/** Loads the source to its `load` event; a navigation failure or an HTTP error status becomes our error. */
+async function navigate(page: Page, guard: PageSession["guard"], source: RenderSource, budgetMs: number, loadSeconds: number): Promise<() => string | undefined> {
+  let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
+  page.on("request", (request) => {
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
+  });
+  let response: HTTPResponse | null;
+  try {
+    response =
+      source.kind === "url"
+        ? await page.goto(source.url, { waitUntil: "load", timeout: budgetMs })
+        : (await page.setContent(source.html, { waitUntil: "load", timeout: budgetMs }), null);
+  } catch (error) {
+    throw translateNavigationError(error, documentUrl, guard, loadSeconds);
+  }
+  if (response && response.status() >= 400) {
+    const refused = guardFailure(response.url(), guard);
+    throw invalidUrl(refused ?? `${response.url()} answered HTTP ${response.status()}`);
+  }
+  return () => documentUrl;
+}
+
+/**
+ * Runs `prepare` on a fresh page (viewport, user agent, what must be in place before the first
+ * request), loads `source` within the page-load limit, then runs `fn` with the loaded page. The page
+ * is closed whatever happens, and at once when the deadline's signal fires. Failures that are not
+ * already ours become RENDER_ERROR.
+ */
+export function withLoadedPage<P, T>(
+  source: RenderSource,
+  deadline: Deadline,
+  prepare: (session: PageSession) => Promise<P>,
+  fn: (loaded: LoadedPage, prepared: P) => Promise<T>,
+): Promise<T> {
+  return withPage(deadline.signal, async (session) => {
+    const slotAt = Date.now();
+    const budgetMs = pageLoadBudget(deadline.at, slotAt);
+    if (budgetMs <= 0) throw renderTimeout("There was no time left to load the page.");
+    const loadSeconds = Math.round(budgetMs / 1000);
+    const remaining = () => slotAt + budgetMs - Date.now();
+    const prepared = await prepare(session);
+    const lastDocument = await navigate(session.page, session.guard, source, budgetMs, loadSeconds);
+    const { page } = session;
+    const evaluate = async <R>(script: string): Promise<R> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return (await page.evaluate(script)) as R;
+        } catch (error) {
+          if (attempt >= 2 || !NAVIGATED.test(String(error))) throw error;
+          await page.waitForNavigation({ waitUntil: "load", timeout: Math.max(1, remaining()) }).catch(() => undefined);
+        }
+      }
+    };
+    return fn({ ...session, remaining, loadSeconds, lastDocument, evaluate }, prepared);
+  }).catch((error: unknown) => {
+    throw translateRenderError(error);
+  });
+}

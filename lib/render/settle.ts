@@ -1,0 +1,117 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { HTTPRequest, Page } from "puppeteer-core";
+import { TimeoutError } from "puppeteer-core";
+import { invalidParams } from "../errors.js";
+import { dismissCookieBanners, type ConsentState } from "./cookie-banners.js";
+import { renderTimeout } from "./errors.js";
+import type { CaptureOptions } from "./options.js";
+import type { LoadedPage } from "./page-load.js";
+
+// Settling: what happens between the `load` event and the capture (docs/api.md, "What a render
+// does"): network quiet, web fonts, cookie banners, waitForSelector, delay, and for a full page one
+// scroll through it so lazy content loads. All within the page-load limit.
+
+/** Full-page captures stop at this many CSS pixels (docs/api.md). */
+export const MAX_CAPTURE_HEIGHT = 20_000;
+
+// Caps of the courtesy waits after `load`; each ends the wait, never the render.
+const NETWORK_QUIET_MS = 100;
+const NETWORK_QUIET_CAP_MS = 1_500;
+const FONTS_CAP_MS = 2_000;
+
+/** Counts the page's requests in flight, so "network quiet" costs nothing on a page that is already quiet. */
+export function trackRequests(page: Page) {
+  const inFlight = new Set<HTTPRequest>();
+  let lastChange = Date.now();
+  const done = (request: HTTPRequest) => {
+    if (inFlight.delete(request)) lastChange = Date.now();
+  };
+  page.on("request", (request) => {
+    inFlight.add(request);
+    lastChange = Date.now();
+  });
+  page.on("requestfinished", done);
+  page.on("requestfailed", done);
+  return {
+    /** Resolves when nothing has been in flight for NETWORK_QUIET_MS, or at `capMs`. */
+    async quiet(capMs: number) {
+      const until = Date.now() + capMs;
+      // Long-lived requests (event streams, websockets) would never finish: they do not count.
+      const settled = () => [...inFlight].every((r) => r.resourceType() === "eventsource" || r.resourceType() === "websocket");
+      if (settled()) return;
+      while (Date.now() < until) {
+        await sleep(25);
+        if (settled() && Date.now() - lastChange >= NETWORK_QUIET_MS) return;
+      }
+    },
+  };
+}
+
+export type RequestTracker = ReturnType<typeof trackRequests>;
+
+// Scrolls through the page once so lazy-loaded content (loading=lazy, IntersectionObserver) loads, then back to the top.
+const SCROLL_THROUGH = (limit: number) => `(async () => {
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 16)));
+  const step = Math.max(200, Math.floor(window.innerHeight * 0.9));
+  for (let y = 0; y < Math.min(document.documentElement.scrollHeight, ${limit}); y += step) {
+    window.scrollTo(0, y);
+    await frame();
+  }
+  window.scrollTo(0, 0);
+  await frame();
+})()`;
+
+// Resolves when every image in the document has loaded or failed.
+const IMAGES_SETTLED = `Promise.all(Array.from(document.images).filter((img) => !img.complete).map((img) =>
+  new Promise((resolve) => { img.addEventListener("load", resolve, { once: true }); img.addEventListener("error", resolve, { once: true }); })))`;
+
+// Height of the whole document in CSS pixels.
+const DOCUMENT_HEIGHT = `Math.ceil(Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0))`;
+
+const FONTS_READY = `document.fonts.ready.then(() => true)`;
+
+/** Refuses a waitForSelector that is not CSS before any loading (it would otherwise just time out). */
+export async function assertValidSelector(page: Page, selector: string) {
+  const valid = await page.evaluate(`(() => { try { document.createDocumentFragment().querySelector(${JSON.stringify(selector)}); return true; } catch { return false; } })()`);
+  if (!valid) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`);
+}
+
+/** The height to capture in CSS px, and whether the page was cut at MAX_CAPTURE_HEIGHT. */
+export interface Settled {
+  readonly height: number;
+  readonly truncated: boolean;
+}
+
+/** Waits until the loaded page is ready to capture, as `options` ask; `viewportHeight` is the height without `fullPage`. */
+export async function settle(
+  loaded: LoadedPage,
+  requests: RequestTracker,
+  consent: ConsentState | undefined,
+  options: Pick<CaptureOptions, "waitForSelector" | "delay" | "fullPage">,
+  viewportHeight: number,
+): Promise<Settled> {
+  const { page, remaining, loadSeconds, evaluate } = loaded;
+  await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
+  await Promise.race([evaluate(FONTS_READY), sleep(Math.max(0, Math.min(FONTS_CAP_MS, remaining())))]);
+  if (consent) await dismissCookieBanners(page, consent, Math.max(0, remaining()));
+  if (options.waitForSelector) {
+    const selector = options.waitForSelector;
+    try {
+      await page.waitForSelector(selector, { timeout: Math.max(1, remaining()) });
+    } catch (error) {
+      if (error instanceof TimeoutError) throw renderTimeout(`waitForSelector "${selector}" did not appear within ${loadSeconds} s.`, error);
+      throw error;
+    }
+  }
+  if (options.delay > 0) {
+    if (options.delay > remaining()) throw renderTimeout(`The page load plus a delay of ${options.delay} ms would exceed ${loadSeconds} s.`);
+    await sleep(options.delay);
+  }
+  if (!options.fullPage) return { height: viewportHeight, truncated: false };
+  await evaluate(SCROLL_THROUGH(MAX_CAPTURE_HEIGHT));
+  const settleMs = Math.min(NETWORK_QUIET_CAP_MS, Math.max(0, remaining()));
+  await requests.quiet(settleMs);
+  await Promise.race([evaluate(IMAGES_SETTLED), sleep(settleMs)]);
+  const full = await evaluate<number>(DOCUMENT_HEIGHT);
+  return { height: Math.max(viewportHeight, Math.min(full, MAX_CAPTURE_HEIGHT)), truncated: full > MAX_CAPTURE_HEIGHT };
+}

@@ -1,0 +1,60 @@
+import type { Account } from "../../lib/billing/accounts.js";
+import { insufficientBalance, rateLimited, unauthorized } from "../../lib/billing/errors.js";
+import type { Charge } from "../../lib/billing/ledger.js";
+import type { AccessDependencies } from "../../lib/http/access.js";
+import { paymentRequired, type VerifiedPayment } from "../../lib/payments/x402.js";
+
+// Fakes of the ledger and of x402 for unit tests of the access decision, which must run without
+// DynamoDB or a chain. The real ones run against DynamoDB Local and anvil in test/integration.
+
+export const KEY = "shl_live_good";
+
+/** An account as the fake ledger holds it. */
+export const account = (over: Partial<Account> = {}): Account => ({
+  accountId: "acct-1",
+  email: "a@example.com",
+  balance: 1_000_000,
+  totalSpent: 0,
+  autoTopupEnabled: false,
+  rateLimitPerSecond: null,
+  createdAt: "2026-01-01T00:00:00.000Z",
+  ...over,
+});
+
+/** A ledger and facilitator in memory that record every call; `limited` subjects answer 429. */
+export function fakeAccess(options: { account?: Account; limited?: string[]; paymentHeader?: string } = {}) {
+  const held = options.account ?? account();
+  const calls: string[] = [];
+  const deps: AccessDependencies = {
+    async authenticate(authorization) {
+      calls.push("authenticate");
+      if (authorization !== `Bearer ${KEY}`) throw unauthorized("This API key is not valid.");
+      return held;
+    },
+    async enforceRateLimit(subject, limit, windowSeconds) {
+      calls.push(`limit ${subject} ${limit}/${windowSeconds}s`);
+      if (options.limited?.includes(subject)) throw rateLimited(limit, windowSeconds, 1);
+    },
+    async charge(accountId, amount) {
+      calls.push(`charge ${accountId} ${amount}`);
+      if (held.balance < amount) throw insufficientBalance(amount, held.balance);
+      return { accountId, amount, entry: { pk: "p", sk: "s" }, requestId: "r" } satisfies Charge;
+    },
+    async refund(charge) {
+      calls.push(`refund ${charge.amount}`);
+    },
+    async verifyPayment(headers, amount, resource) {
+      calls.push(`verify ${amount}`);
+      if (headers["payment-signature"] !== options.paymentHeader || !options.paymentHeader) throw paymentRequired(amount, resource);
+      return { payer: "0xPayer", amount } as VerifiedPayment;
+    },
+    async settlePayment(payment) {
+      calls.push(`settle ${payment.amount}`);
+      return { "PAYMENT-RESPONSE": "receipt" };
+    },
+    async releasePayment(payment) {
+      calls.push(`release ${payment.amount}`);
+    },
+  };
+  return { deps, calls };
+}

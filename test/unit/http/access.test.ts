@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { authorize, settle, undo, type AccessRequest } from "../../../lib/http/access.js";
+import { AppError } from "../../../lib/errors.js";
+import { PRICES, routeById } from "../../../lib/routes.js";
+import { account, fakeAccess, KEY } from "../../helpers/access.js";
+
+// The access decision for each kind of route, with the ledger and the facilitator faked (they run
+// for real against DynamoDB Local and anvil in test/integration). Defaults: 10 requests/s, 10 signups/h.
+
+afterEach(() => vi.restoreAllMocks());
+
+const request = (headers: Record<string, string> = {}, body: unknown = {}): AccessRequest => ({
+  headers,
+  body,
+  requestId: "req-1",
+  sourceIp: "203.0.113.9",
+  at: new Date(0),
+  resource: { url: "http://127.0.0.1/api/v1/screenshot", description: "test", mimeType: "image/png" },
+});
+
+const codeOf = async (promise: Promise<unknown>) => {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(AppError);
+  return (error as AppError).code;
+};
+
+describe("a priced route (screenshot)", () => {
+  const route = routeById("screenshot");
+
+  it("without Authorization or payment: 402 with payment details, after the IP's limit, charging nothing", async () => {
+    const { deps, calls } = fakeAccess();
+    expect(await codeOf(authorize(route, request(), deps))).toBe("PAYMENT_REQUIRED");
+    expect(calls).toEqual(["limit ip:203.0.113.9 10/1s", `verify ${PRICES.screenshot}`]);
+  });
+
+  it("quotes the mockup price for a mockup", async () => {
+    const { deps, calls } = fakeAccess();
+    await codeOf(authorize(route, request({}, { style: "mockup" }), deps));
+    expect(calls).toContain(`verify ${PRICES.mockup}`);
+  });
+
+  it("with a valid x402 payment: the payer is known, limited, and settled only afterwards", async () => {
+    const { deps, calls } = fakeAccess({ paymentHeader: "signed" });
+    const grant = await authorize(route, request({ "payment-signature": "signed" }), deps);
+    expect(grant.payer).toEqual({ kind: "x402", address: "0xPayer" });
+    expect(grant.charge).toBeNull();
+    expect(calls).toEqual(["limit ip:203.0.113.9 10/1s", `verify ${PRICES.screenshot}`, "limit payer:0xpayer 10/1s"]);
+    expect(await settle(grant, request(), deps)).toEqual({ "PAYMENT-RESPONSE": "receipt" });
+    expect(calls.at(-1)).toBe(`settle ${PRICES.screenshot}`);
+    await undo(grant, deps);
+    expect(calls.at(-1), "a settled payment is not released").toBe(`settle ${PRICES.screenshot}`);
+  });
+
+  it("frees an unsettled payment when the work failed", async () => {
+    const { deps, calls } = fakeAccess({ paymentHeader: "signed" });
+    const grant = await authorize(route, request({ "payment-signature": "signed" }), deps);
+    await undo(grant, deps);
+    expect(calls.at(-1)).toBe(`release ${PRICES.screenshot}`);
+  });
+
+  it("with a wrong key: 401 before any limit or charge", async () => {
+    const { deps, calls } = fakeAccess();
+    expect(await codeOf(authorize(route, request({ authorization: "Bearer nope" }), deps))).toBe("UNAUTHORIZED");
+    expect(calls).toEqual(["authenticate"]);
+  });
+
+  it("with a key over its rate: 429 and no charge", async () => {
+    const { deps, calls } = fakeAccess({ limited: ["acct:acct-1"] });
+    expect(await codeOf(authorize(route, request({ authorization: `Bearer ${KEY}` }), deps))).toBe("RATE_LIMITED");
+    expect(calls.some((c) => c.startsWith("charge"))).toBe(false);
+  });
+
+  it("with a key: limited at the account's own rate, then charged the price", async () => {
+    const { deps, calls } = fakeAccess({ account: account({ rateLimitPerSecond: 3 }) });
+    const grant = await authorize(route, request({ authorization: `Bearer ${KEY}` }, { style: "mockup" }), deps);
+    expect(grant.payer).toMatchObject({ kind: "account", account: { accountId: "acct-1" } });
+    expect(grant.charge?.amount).toBe(PRICES.mockup);
+    expect(calls).toEqual(["authenticate", "limit acct:acct-1 3/1s", `charge acct-1 ${PRICES.mockup}`]);
+  });
+
+  it("with a key whose balance is too low: 402 INSUFFICIENT_BALANCE", async () => {
+    const { deps } = fakeAccess({ account: account({ balance: PRICES.screenshot - 1 }) });
+    expect(await codeOf(authorize(route, request({ authorization: `Bearer ${KEY}` }), deps))).toBe("INSUFFICIENT_BALANCE");
+  });
+
+  it("refunds the charge when the work failed, and only logs a refund that fails", async () => {
+    const { deps, calls } = fakeAccess();
+    const grant = await authorize(route, request({ authorization: `Bearer ${KEY}` }), deps);
+    await undo(grant, deps);
+    expect(calls.at(-1)).toBe(`refund ${PRICES.screenshot}`);
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    await expect(undo(grant, { ...deps, refund: () => Promise.reject(new Error("DynamoDB down")) })).resolves.toBeUndefined();
+    expect(String(logged.mock.calls[0]?.[0])).toMatch(/refund failed/);
+  });
+});
+
+describe("a key route (usage)", () => {
+  const route = routeById("usage");
+
+  it("without Authorization: 401, never 402", async () => {
+    const { deps, calls } = fakeAccess();
+    expect(await codeOf(authorize(route, request(), deps))).toBe("UNAUTHORIZED");
+    expect(calls).toEqual([]);
+  });
+
+  it("with a key: the account, limited, never charged", async () => {
+    const { deps, calls } = fakeAccess();
+    const grant = await authorize(route, request({ authorization: `Bearer ${KEY}` }), deps);
+    expect(grant.account?.accountId).toBe("acct-1");
+    expect(calls).toEqual(["authenticate", "limit acct:acct-1 10/1s"]);
+  });
+});
+
+describe("a public route", () => {
+  it("metadata: anyone, limited per client IP; a key sent is honoured and limited per account", async () => {
+    const route = routeById("metadata");
+    const anonymous = fakeAccess();
+    expect((await authorize(route, request(), anonymous.deps)).account).toBeNull();
+    expect(anonymous.calls).toEqual(["limit ip:203.0.113.9 10/1s"]);
+    const keyed = fakeAccess();
+    expect((await authorize(route, request({ authorization: `Bearer ${KEY}` }), keyed.deps)).account?.accountId).toBe("acct-1");
+    expect(keyed.calls).toEqual(["authenticate", "limit acct:acct-1 10/1s"]);
+  });
+
+  it("signup: also the hourly limit of account creations per IP, before the per-second one", async () => {
+    const route = routeById("signup");
+    const { deps, calls } = fakeAccess({ limited: ["signup-ip:203.0.113.9"] });
+    expect(await codeOf(authorize(route, request(), deps))).toBe("RATE_LIMITED");
+    expect(calls).toEqual(["limit signup-ip:203.0.113.9 10/3600s"]);
+  });
+});
+
+describe("an open route (health)", () => {
+  it("checks nothing and touches nothing", async () => {
+    const { deps, calls } = fakeAccess();
+    expect(await authorize(routeById("health"), request({ authorization: "Bearer nope" }), deps)).toMatchObject({ account: null, payer: null, charge: null });
+    expect(calls).toEqual([]);
+  });
+});

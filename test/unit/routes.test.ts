@@ -1,0 +1,50 @@
+import { readdirSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { withHttp } from "../../lib/http/with-http.js";
+import { httpRoutes, routeById, routes, type RouteId } from "../../lib/routes.js";
+
+describe("the route table", () => {
+  it("has unique ids and unique method + path pairs, and exactly one catch-all", () => {
+    expect(new Set(routes.map((r) => r.id)).size).toBe(routes.length);
+    expect(new Set(httpRoutes.map((r) => `${r.method} ${r.path}`)).size).toBe(httpRoutes.length);
+    expect(routes.length - httpRoutes.length).toBe(1);
+  });
+
+  it("prices every priced route and no other", () => {
+    for (const route of routes) {
+      expect(route.price !== null, route.id).toBe(route.access === "priced");
+      if (route.price) expect(route.price.mockup).toBeGreaterThan(route.price.standard);
+    }
+  });
+
+  it("limits every route that is not open, and no open one", () => {
+    for (const route of routes) expect(route.limits.length > 0, route.id).toBe(route.access !== "open");
+  });
+
+  it("keeps money and keys out of caches", () => {
+    for (const route of routes.filter((r) => r.access === "key" || r.id === "signup")) expect(route.noStore, route.id).toBe(true);
+  });
+
+  it("gives render routes the render timeout code and every other route the generic one", () => {
+    for (const route of routes) expect(route.timeoutCode, route.id).toBe(route.browser ? "RENDER_TIMEOUT" : "TIMEOUT");
+  });
+
+  it("has one handler file per row and no handler without a row", () => {
+    const files = readdirSync("functions").map((f) => f.replace(/\.ts$/, ""));
+    expect(files.sort()).toEqual(routes.map((r) => r.id).sort());
+  });
+
+  it("loads every handler module with its own row", async () => {
+    for (const route of routes) {
+      const module = (await import(`../../functions/${route.id}.ts`)) as { handler: unknown };
+      expect(typeof module.handler, route.id).toBe("function");
+    }
+  });
+
+  it("fails as a handler module loads when its route id is not in the table (a typo cannot serve anything free)", () => {
+    expect(() => withHttp({ route: "screenshott" as RouteId }, async () => ({ kind: "json", status: 200, body: {}, headers: {} }))).toThrow(
+      'lib/routes.ts has no route "screenshott"',
+    );
+    expect(() => routeById("nope" as RouteId)).toThrow();
+  });
+});
