@@ -1,3 +1,4 @@
+// biome-ignore lint/suspicious/noRedundantUseStrict: a classic inline script, not a module (the page inlines it).
 "use strict";
 // The Shotline dashboard: plain browser JavaScript against this origin's API. The API key lives in
 // this tab's sessionStorage only and travels in the Authorization header, never in a URL.
@@ -37,7 +38,7 @@
     }
     const data = await response.json().catch(() => null);
     if (!response.ok) {
-      const error = data && data.error ? data.error : { code: "HTTP_" + response.status, message: `The server answered ${response.status}.` };
+      const error = data?.error ? data.error : { code: `HTTP_${response.status}`, message: `The server answered ${response.status}.` };
       throw new ApiError(response.status, error.code, error.message, response, data);
     }
     return data;
@@ -305,7 +306,7 @@
     if (error && error.code === 4001) return "You declined the request in your wallet. Nothing was paid.";
     if (error && error.code === 4100) return "Your wallet did not allow this site to use the account. Unlock it and try again.";
     if (error && error.code === -32002) return "Your wallet already has a request open. Finish it there, then try again.";
-    return `Your wallet reported an error: ${(error && error.message) || error}`;
+    return `Your wallet reported an error: ${error?.message || error}`;
   }
 
   $("topup-pay").addEventListener("click", async () => {

@@ -32,7 +32,7 @@ export function dashboardPage(): { html: string; headers: Record<string, string>
   };
   const html = read("index.html")
     .replace("/* STYLE */", () => style)
-    .replace("/* PRICING */", () => JSON.stringify(pricing))
+    .replace(`"PRICING"`, () => JSON.stringify(pricing))
     .replace("/* SCRIPT */", () => script);
   page = {
     html,

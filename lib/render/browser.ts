@@ -195,7 +195,9 @@ function semaphore(limit: number) {
     active++;
     let released = false;
     return () => {
-      if (!released) (released = true), release();
+      if (released) return;
+      released = true;
+      release();
     };
   };
 }

@@ -39,12 +39,10 @@ async function navigate(page: Page, guard: PageSession["guard"], source: RenderS
   page.on("request", (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
   });
-  let response: HTTPResponse | null;
+  let response: HTTPResponse | null = null;
   try {
-    response =
-      source.kind === "url"
-        ? await page.goto(source.url, { waitUntil: "load", timeout: budgetMs })
-        : (await page.setContent(source.html, { waitUntil: "load", timeout: budgetMs }), null);
+    if (source.kind === "url") response = await page.goto(source.url, { waitUntil: "load", timeout: budgetMs });
+    else await page.setContent(source.html, { waitUntil: "load", timeout: budgetMs });
   } catch (error) {
     throw translateNavigationError(error, documentUrl, guard, loadSeconds);
   }

@@ -69,6 +69,8 @@ async function openDashboard(options: { wallet: boolean; width?: number }): Prom
   return page;
 }
 
+// What a person sees: innerText, which follows layout and CSS, unlike textContent.
+// biome-ignore lint/performance/useDomNodeTextContent: the rendered text is the point.
 const textOf = (page: Page, selector: string) => page.$eval(selector, (el) => (el as HTMLElement).innerText.trim());
 const visible = (page: Page, selector: string) => page.waitForSelector(selector, { visible: true, timeout: 10_000 });
 const usage = async (key: string) =>

@@ -99,9 +99,13 @@ describe("DynamoDB Local", () => {
     expect(external, "this test needs a non-loopback interface to try").toBeDefined();
     const connected = await new Promise<boolean>((resolve) => {
       const socket = net.connect({ host: external!.address, port, timeout: 2000 });
-      socket.once("connect", () => (socket.destroy(), resolve(true)));
+      const settle = (open: boolean) => {
+        socket.destroy();
+        resolve(open);
+      };
+      socket.once("connect", () => settle(true));
       socket.once("error", () => resolve(false));
-      socket.once("timeout", () => (socket.destroy(), resolve(false)));
+      socket.once("timeout", () => settle(false));
     });
     expect(connected).toBe(false);
   });

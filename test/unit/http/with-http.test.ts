@@ -107,7 +107,7 @@ describe("withHttp", () => {
     expect(res.status).toBe(504);
     expect(res.json().error.code).toBe("TIMEOUT");
     expect(seen?.aborted, "the handler's signal fired").toBe(true);
-    expect((seen?.reason as AppError).code).toBe("TIMEOUT");
+    expect(((seen as AbortSignal).reason as AppError).code).toBe("TIMEOUT");
 
     // A render route answers RENDER_TIMEOUT and refunds the charge (access faked: this is about the deadline).
     const ledger = fakeAccess();

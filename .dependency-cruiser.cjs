@@ -1,0 +1,35 @@
+// The layering rules of docs/design.md ("Layers"), checked by `npm run check` in CI.
+// Folders under lib/ form a DAG, so no two folders can depend on each other (no folder cycles):
+//   lib/*.ts (neutral) <- storage, billing <- payments <- render <- metadata <- http <- functions
+const domains = "^lib/(render|metadata|billing|payments|storage)/";
+const forbidOther = (name, comment, from, to) => ({ name, comment, severity: "error", from: { path: from }, to: { path: to } });
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    forbidOther("domain-imports-http", "Domain modules never import lib/http: errors live in lib/errors.ts, responses are built in lib/http.", domains, "^lib/http/"),
+    {
+      name: "stacks-read-runtime-config",
+      comment: "stacks/ never loads a module that reads runtime configuration: packaging facts live in lib/packaging.ts.",
+      severity: "error",
+      from: { path: "^(stacks/|sst\\.config\\.ts$)" },
+      to: { path: "^lib/config\\.ts$", reachable: true },
+    },
+    forbidOther("lambda-imports-dev", "What ships to Lambda (lib/, functions/) never imports the local stack, CLIs, tests or benchmarks.", "^(lib|functions)/", "^(dev|test|bench|stacks)/"),
+    forbidOther("imports-functions", "Nothing imports a handler (tests invoke them, as Lambda does).", "^(lib|functions|stacks|dev|bench)/", "^functions/"),
+    forbidOther("neutral-imports-domain", "lib/*.ts (config, errors, log, deadline, routes, packaging) are neutral: they import no lib folder.", "^lib/[^/]+\\.ts$", "^lib/[^/]+/"),
+    forbidOther("storage-imports-domain", "lib/storage imports no other domain.", "^lib/storage/", "^lib/(render|metadata|billing|payments)/"),
+    forbidOther("billing-imports-domain", "lib/billing imports no other domain.", "^lib/billing/", "^lib/(render|metadata|payments|storage)/"),
+    forbidOther("payments-imports-domain", "lib/payments may use billing, nothing above it.", "^lib/payments/", "^lib/(render|metadata|storage)/"),
+    forbidOther("render-imports-domain", "lib/render imports no other domain.", "^lib/render/", "^lib/(metadata|billing|payments|storage)/"),
+    forbidOther("metadata-imports-domain", "lib/metadata may use render, nothing else.", "^lib/metadata/", "^lib/(billing|payments|storage)/"),
+    { name: "no-circular", comment: "No import cycles between modules.", severity: "error", from: {}, to: { circular: true } },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(node_modules|\\.sst|\\.build|cdk\\.out)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js", ".mjs", ".cjs"] },
+  },
+};
