@@ -7,7 +7,12 @@ const forbidOther = (name, comment, from, to) => ({ name, comment, severity: "er
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    forbidOther("domain-imports-http", "Domain modules never import lib/http: errors live in lib/errors.ts, responses are built in lib/http.", domains, "^lib/http/"),
+    forbidOther(
+      "domain-imports-http",
+      "Domain modules never import lib/http: errors live in lib/errors.ts, responses are built in lib/http.",
+      domains,
+      "^lib/http/",
+    ),
     {
       name: "stacks-read-runtime-config",
       comment: "stacks/ never loads a module that reads runtime configuration: packaging facts live in lib/packaging.ts.",
@@ -15,9 +20,19 @@ module.exports = {
       from: { path: "^(stacks/|sst\\.config\\.ts$)" },
       to: { path: "^lib/config\\.ts$", reachable: true },
     },
-    forbidOther("lambda-imports-dev", "What ships to Lambda (lib/, functions/) never imports the local stack, CLIs, tests or benchmarks.", "^(lib|functions)/", "^(dev|test|bench|stacks)/"),
+    forbidOther(
+      "lambda-imports-dev",
+      "What ships to Lambda (lib/, functions/) never imports the local stack, CLIs, tests or benchmarks.",
+      "^(lib|functions)/",
+      "^(dev|test|bench|stacks)/",
+    ),
     forbidOther("imports-functions", "Nothing imports a handler (tests invoke them, as Lambda does).", "^(lib|functions|stacks|dev|bench)/", "^functions/"),
-    forbidOther("neutral-imports-domain", "lib/*.ts (config, errors, log, deadline, routes, packaging) are neutral: they import no lib folder.", "^lib/[^/]+\\.ts$", "^lib/[^/]+/"),
+    forbidOther(
+      "neutral-imports-domain",
+      "lib/*.ts (config, errors, log, deadline, routes, packaging) are neutral: they import no lib folder.",
+      "^lib/[^/]+\\.ts$",
+      "^lib/[^/]+/",
+    ),
     forbidOther("storage-imports-domain", "lib/storage imports no other domain.", "^lib/storage/", "^lib/(render|metadata|billing|payments)/"),
     forbidOther("billing-imports-domain", "lib/billing imports no other domain.", "^lib/billing/", "^lib/(render|metadata|payments|storage)/"),
     forbidOther("payments-imports-domain", "lib/payments may use billing, nothing above it.", "^lib/payments/", "^lib/(render|metadata|storage)/"),

@@ -10,7 +10,7 @@ import metascraperImage from "metascraper-image";
 import metascraperLogo from "metascraper-logo";
 import metascraperTitle from "metascraper-title";
 import ogs from "open-graph-scraper";
-import { stats, type Sample } from "./stats.js";
+import { type Sample, stats } from "./stats.js";
 
 // The ratio is taken over pages of the sizes real pages have (HTML of 60-180 KB with a ~12 KB head,
 // one gzipped). Markup cases are timed per page and compared field by field too: relative URLs +
@@ -55,7 +55,10 @@ export async function benchMetadata(options: { fixturesUrl: string; serviceUrl: 
   };
   const names = Object.keys(scenarios) as (keyof typeof scenarios)[];
   // Samples by scenario and page.
-  const samples = Object.fromEntries(names.map((n) => [n, Object.fromEntries(METADATA_PAGES.map((p) => [p, [] as Sample]))])) as Record<keyof typeof scenarios, Record<string, Sample>>;
+  const samples = Object.fromEntries(names.map((n) => [n, Object.fromEntries(METADATA_PAGES.map((p) => [p, [] as Sample]))])) as Record<
+    keyof typeof scenarios,
+    Record<string, Sample>
+  >;
   const answers = new Map<string, Record<string, Fields>>();
 
   // Warm-up, not recorded; its answers are compared.
@@ -79,7 +82,15 @@ export async function benchMetadata(options: { fixturesUrl: string; serviceUrl: 
     }
   }
 
-  const timing = Object.fromEntries(names.map((n) => [n, stats(REALISTIC_PAGES.flatMap((p) => samples[n][p]!), 1)])) as Record<keyof typeof scenarios, ReturnType<typeof stats>>;
+  const timing = Object.fromEntries(
+    names.map((n) => [
+      n,
+      stats(
+        REALISTIC_PAGES.flatMap((p) => samples[n][p]!),
+        1,
+      ),
+    ]),
+  ) as Record<keyof typeof scenarios, ReturnType<typeof stats>>;
   const perPage = Object.fromEntries(METADATA_PAGES.map((p) => [p, Object.fromEntries(names.map((n) => [n, stats(samples[n][p]!, 1).p50_ms]))]));
   const bestPeer = Math.min(timing.metascraper.p50_ms, timing.open_graph_scraper.p50_ms);
   const ratio = (ours: number) => Number((bestPeer / ours).toFixed(2));
@@ -87,7 +98,10 @@ export async function benchMetadata(options: { fixturesUrl: string; serviceUrl: 
 
   // Field-by-field agreement: absent (null, undefined, "") counts as one value.
   const norm = (value: unknown) => (value === null || value === undefined || value === "" ? null : String(value));
-  const agreement = {} as Record<Peer, { agree: number; compared: number; differences: { page: string; field: string; ours: string | null; theirs: string | null }[] }>;
+  const agreement = {} as Record<
+    Peer,
+    { agree: number; compared: number; differences: { page: string; field: string; ours: string | null; theirs: string | null }[] }
+  >;
   for (const peer of Object.keys(PEER_FIELDS) as Peer[]) {
     const tally: (typeof agreement)[Peer] = { agree: 0, compared: 0, differences: [] };
     for (const [page, byScenario] of answers) {
@@ -106,7 +120,10 @@ export async function benchMetadata(options: { fixturesUrl: string; serviceUrl: 
     ratios,
     results: { pages: REALISTIC_PAGES, ...timing, p50_ms_by_page: perPage, agreement },
     print() {
-      for (const name of names) console.log(`${name.padEnd(18)} p50 ${String(timing[name].p50_ms).padStart(6)} ms   p95 ${String(timing[name].p95_ms).padStart(6)} ms   n=${timing[name].n}`);
+      for (const name of names)
+        console.log(
+          `${name.padEnd(18)} p50 ${String(timing[name].p50_ms).padStart(6)} ms   p95 ${String(timing[name].p95_ms).padStart(6)} ms   n=${timing[name].n}`,
+        );
       for (const [page, byName] of Object.entries(perPage)) console.log(`  p50 ${page.padEnd(20)} ${names.map((n) => `${n} ${byName[n]}`).join("   ")}`);
       console.log(`best_peer_vs_metadata ${ratios.best_peer_vs_metadata} (target >= 3)   through the service: ${ratios.best_peer_vs_metadata_service}`);
       for (const peer of Object.keys(agreement) as Peer[]) {

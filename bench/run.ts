@@ -14,7 +14,7 @@ import { quietChromium } from "../dev/harness/browser.js";
 import { admin, signUp, spawnDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
 import { benchMetadata } from "./metadata.js";
-import { stats, type Sample } from "./stats.js";
+import { type Sample, stats } from "./stats.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PAGES = ["/simple", "/tall?h=2000"];
@@ -113,9 +113,14 @@ async function main() {
 
   const out = path.join(path.dirname(fileURLToPath(import.meta.url)), "results.json");
   writeFileSync(out, `${JSON.stringify({ ...results, metadata: metadata.results }, null, 2)}\n`);
-  for (const name of names) console.log(`${name.padEnd(16)} p50 ${String(results[name].p50_ms).padStart(5)} ms   p95 ${String(results[name].p95_ms).padStart(5)} ms   n=${results[name].n}`);
+  for (const name of names)
+    console.log(
+      `${name.padEnd(16)} p50 ${String(results[name].p50_ms).padStart(5)} ms   p95 ${String(results[name].p95_ms).padStart(5)} ms   n=${results[name].n}`,
+    );
   console.log(`cold start to first PNG: ${coldFirstMs} ms`);
-  console.log(`service_vs_floor ${results.ratios.service_vs_floor} (target <= 1.25)   capture_website_vs_service ${results.ratios.capture_website_vs_service} (target >= 2)`);
+  console.log(
+    `service_vs_floor ${results.ratios.service_vs_floor} (target <= 1.25)   capture_website_vs_service ${results.ratios.capture_website_vs_service} (target >= 2)`,
+  );
   console.log(`mockup_vs_plain ${results.ratios.mockup_vs_plain} (target <= 1.5)`);
   metadata.print();
   console.log(`written to ${out}`);

@@ -63,10 +63,12 @@
     }
   }
 
-  const dollars = (micro) => (micro / 1e6).toLocaleString("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: micro % 10000 === 0 ? 2 : 4 });
+  const dollars = (micro) =>
+    (micro / 1e6).toLocaleString("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: micro % 10000 === 0 ? 2 : 4 });
   const plural = (n, word) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
 
-  $("pricing-line").textContent = `Pay per request: ${dollars(STANDARD_MICRO)} a screenshot, ${dollars(MOCKUP_MICRO)} a mockup. Metadata is free. New accounts start with ${plural(PRICING.signupBonusMicroUsd / STANDARD_MICRO, "screenshot")} on us.`;
+  $("pricing-line").textContent =
+    `Pay per request: ${dollars(STANDARD_MICRO)} a screenshot, ${dollars(MOCKUP_MICRO)} a mockup. Metadata is free. New accounts start with ${plural(PRICING.signupBonusMicroUsd / STANDARD_MICRO, "screenshot")} on us.`;
   $("topup-amount").min = String(MIN_TOPUP_DOLLARS);
   $("topup-amount").max = String(MAX_TOPUP_DOLLARS);
 
@@ -180,7 +182,8 @@
     document.body.classList.remove("loading");
     const balance = usage.balance_micro_usd;
     $("balance").textContent = dollars(balance);
-    $("balance-left").textContent = `${plural(Math.floor(balance / STANDARD_MICRO), "screenshot")} or ${plural(Math.floor(balance / MOCKUP_MICRO), "mockup")} left`;
+    $("balance-left").textContent =
+      `${plural(Math.floor(balance / STANDARD_MICRO), "screenshot")} or ${plural(Math.floor(balance / MOCKUP_MICRO), "mockup")} left`;
     $("spent").textContent = dollars(usage.total_spent_micro_usd);
     $("auto-topup").checked = usage.auto_topup_enabled;
     $("auto-topup-text").textContent = usage.auto_topup_enabled ? "On" : "Off";
@@ -317,7 +320,10 @@
     const wallet = window.ethereum;
     if (!wallet || typeof wallet.request !== "function") {
       $("no-wallet").open = true;
-      return fieldError("topup-error", "No browser wallet was found. Install one (for example MetaMask or Coinbase Wallet) with USDC, or pay from a script as shown below.");
+      return fieldError(
+        "topup-error",
+        "No browser wallet was found. Install one (for example MetaMask or Coinbase Wallet) with USDC, or pay from a script as shown below.",
+      );
     }
     const status = (text) => ($("topup-status").textContent = text);
     await busy($("topup-pay"), "Waiting for your wallet…", async () => {
@@ -368,14 +374,23 @@
         // 4. Repeat the top-up with the payment; the server settles it and credits the balance.
         status("Settling the payment…");
         const payment = { x402Version: 2, payload: { authorization, signature }, resource: required.resource, accepted: accept };
-        const usage = await api("/topup", { method: "POST", body: { amount_cents: amount * 100 }, headers: { "PAYMENT-SIGNATURE": btoa(JSON.stringify(payment)) } });
+        const usage = await api("/topup", {
+          method: "POST",
+          body: { amount_cents: amount * 100 },
+          headers: { "PAYMENT-SIGNATURE": btoa(JSON.stringify(payment)) },
+        });
         renderUsage(usage);
         status("");
         notify(`Added ${dollars(amount * 1e6)} to your balance.`);
       } catch (error) {
         status("");
         if (error instanceof ApiError) {
-          fieldError("topup-error", error.status === 402 && error.code === "PAYMENT_REQUIRED" ? `The payment was not accepted. ${error.message.replace(/ This request costs.*$/, "")}` : explain(error));
+          fieldError(
+            "topup-error",
+            error.status === 402 && error.code === "PAYMENT_REQUIRED"
+              ? `The payment was not accepted. ${error.message.replace(/ This request costs.*$/, "")}`
+              : explain(error),
+          );
         } else {
           fieldError("topup-error", explainWallet(error));
         }

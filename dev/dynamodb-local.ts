@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -20,11 +20,14 @@ function jarFolder(): string {
 export function checkJava(): void {
   const result = spawnSync("java", ["-version"], { encoding: "utf8" });
   if (result.error) {
-    throw new LocalStackError("Java 17+ is required for DynamoDB Local and `java` was not found: install it (apt-get install openjdk-17-jre-headless) and retry.");
+    throw new LocalStackError(
+      "Java 17+ is required for DynamoDB Local and `java` was not found: install it (apt-get install openjdk-17-jre-headless) and retry.",
+    );
   }
   const match = /version "(\d+)/.exec(`${result.stderr}${result.stdout}`);
   const major = match ? Number(match[1]) : 0;
-  if (major < 17) throw new LocalStackError(`Java 17+ is required for DynamoDB Local; found ${match ? major : "an unknown version"}: install Java 17 and retry.`);
+  if (major < 17)
+    throw new LocalStackError(`Java 17+ is required for DynamoDB Local; found ${match ? major : "an unknown version"}: install Java 17 and retry.`);
 }
 
 export interface DynamoDbLocal {
@@ -101,4 +104,3 @@ export async function startDynamoDbLocal(options: { dbPath: string | null }): Pr
     },
   };
 }
-

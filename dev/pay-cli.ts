@@ -2,11 +2,12 @@
 // asks for a screenshot, gets 402, pays in USDC with the real x402 client from the local stack's
 // demo payer (DEV ONLY: a well-known anvil test key on the local chain), and saves the image.
 // `npm run pay -- --topup <cents> --key <API key>`: tops that account up the same way.
+
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { x402Client } from "@x402/core/client";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { formatUsd, MICRO_PER_CENT } from "../lib/billing/money.js";
 import { PRICES } from "../lib/routes.js";
@@ -56,7 +57,9 @@ async function main() {
   writeFileSync(out!, Buffer.from(await res.arrayBuffer()));
   const receipt = res.headers.get("payment-response");
   const settled = receipt ? decodePaymentResponseHeader(receipt) : undefined;
-  console.log(`saved ${out} (${mockup ? `mockup, ${formatUsd(PRICES.mockup)}` : formatUsd(PRICES.screenshot)}), paid by ${settled?.payer ?? "?"} in transaction ${settled?.transaction ?? "?"}`);
+  console.log(
+    `saved ${out} (${mockup ? `mockup, ${formatUsd(PRICES.mockup)}` : formatUsd(PRICES.screenshot)}), paid by ${settled?.payer ?? "?"} in transaction ${settled?.transaction ?? "?"}`,
+  );
 }
 
 main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));

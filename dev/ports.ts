@@ -46,7 +46,11 @@ export function ensurePortFree(port: number, hint: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(new LocalStackError(error.code === "EADDRINUSE" ? `Port ${port} on 127.0.0.1 is already in use: ${hint}` : `Cannot listen on 127.0.0.1:${port}: ${error.message}`)),
+      reject(
+        new LocalStackError(
+          error.code === "EADDRINUSE" ? `Port ${port} on 127.0.0.1 is already in use: ${hint}` : `Cannot listen on 127.0.0.1:${port}: ${error.message}`,
+        ),
+      ),
     );
     server.listen(port, "127.0.0.1", () => server.close(() => resolve()));
   });

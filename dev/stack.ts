@@ -1,11 +1,11 @@
-import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from "@aws-sdk/client-dynamodb";
-import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from "@aws-sdk/client-dynamodb";
+import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { dynamodb } from "../lib/billing/dynamodb.js";
-import { TABLE } from "../lib/packaging.js";
 import { config } from "../lib/config.js";
+import { TABLE } from "../lib/packaging.js";
 import { closeBrowser, warmUp } from "../lib/render/browser.js";
 import { s3 } from "../lib/storage/s3.js";
 import type { LocalChain } from "./chain.js";

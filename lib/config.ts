@@ -14,7 +14,11 @@ const envSchema = z.object({
   S3_ENDPOINT: z.url().optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOCAL_DIR: z.string().min(1).default(".local"),
-  INLINE_LIMIT_BYTES: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+  INLINE_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   // Account creations per client IP per hour.
   SIGNUP_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(10),
@@ -33,20 +37,37 @@ const envSchema = z.object({
   // INTERFACE.md: a page that takes longer to load gives RENDER_TIMEOUT.
   PAGE_LOAD_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(30_000),
   // Lifetime of the presigned link to a large output.
-  DOWNLOAD_LINK_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  DOWNLOAD_LINK_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 24 * 3600)
+    .default(3600),
   // x402 (pay per request in USDC). Production default: Base mainnet USDC.
-  X402_NETWORK: z.string().regex(/^eip155:\d+$/).default("eip155:8453"),
+  X402_NETWORK: z
+    .string()
+    .regex(/^eip155:\d+$/)
+    .default("eip155:8453"),
   // The same network's name for x402 v1 clients, which know only named networks.
   X402_V1_NETWORK: z.string().min(1).default("base"),
-  X402_ASSET: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"),
+  X402_ASSET: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/)
+    .default("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"),
   X402_ASSET_NAME: z.string().min(1).default("USD Coin"),
   X402_ASSET_VERSION: z.string().min(1).default("2"),
   // Where payments go; without it x402 is not offered (402 says so).
-  X402_PAY_TO: z.string().regex(/^0x[0-9a-fA-F]{40}$/).optional(),
+  X402_PAY_TO: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/)
+    .optional(),
   X402_FACILITATOR_URL: z.url().default("https://x402.org/facilitator"),
   // In-process facilitator (local chain): its RPC and the key that pays gas for settlements.
   X402_RPC_URL: z.url().optional(),
-  X402_FACILITATOR_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/).optional(),
+  X402_FACILITATOR_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/)
+    .optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 

@@ -29,11 +29,7 @@ export class AppError extends Error {
   /** Extra top-level body fields next to `error` (e.g. the x402 `accepts` list). */
   readonly body: Readonly<Record<string, unknown>>;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    options: { cause?: unknown; headers?: Record<string, string>; body?: Record<string, unknown> } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; headers?: Record<string, string>; body?: Record<string, unknown> } = {}) {
     super(message, { cause: options.cause });
     this.name = "AppError";
     this.code = code;
@@ -55,4 +51,3 @@ export const methodNotAllowed = (method: string, path: string, allowed: readonly
   new AppError("METHOD_NOT_ALLOWED", `${path} does not accept ${method}; allowed: ${allowed.join(", ")}.`, {
     headers: { Allow: allowed.join(", ") },
   });
-

@@ -36,5 +36,4 @@ export const TABLE = {
 } as const;
 
 /** package.json's version, read at deploy (stacks/Api.ts) or local start (dev/dev.ts), never in a Lambda. */
-export const packageVersion = (): string =>
-  (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+export const packageVersion = (): string => (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;

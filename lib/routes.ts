@@ -38,7 +38,8 @@ export interface PriceRule {
 }
 
 /** The price of a request to a route with `rule`, in micro-USD. */
-export const priceOf = (rule: PriceRule, body: unknown): number => ((body as { style?: unknown } | undefined)?.style === "mockup" ? rule.mockup : rule.standard);
+export const priceOf = (rule: PriceRule, body: unknown): number =>
+  (body as { style?: unknown } | undefined)?.style === "mockup" ? rule.mockup : rule.standard;
 
 /** One row of the table. */
 export interface Route {
@@ -81,7 +82,17 @@ const ROWS = [
   { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, ...FREE, access: "public", uses: ["table"] },
   { id: "usage", method: "GET", path: "/api/v1/usage", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, access: "open", price: null, limits: [], uses: [] },
-  { id: "signup", method: "POST", path: "/api/v1/signup", ...LIGHT, access: "public", price: null, limits: ["signup-ip", "caller"], noStore: true, uses: ["table"] },
+  {
+    id: "signup",
+    method: "POST",
+    path: "/api/v1/signup",
+    ...LIGHT,
+    access: "public",
+    price: null,
+    limits: ["signup-ip", "caller"],
+    noStore: true,
+    uses: ["table"],
+  },
   { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   // Top-up quotes its own amount (the body's), settled inside the request: more time than a light route.
   { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, ...FREE, access: "key", noStore: true, uses: ["table", "x402"] },

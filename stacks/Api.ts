@@ -1,10 +1,18 @@
-import { Api as HttpApi, use, type FunctionProps, type StackContext } from "sst/constructs";
+import { type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
 import { COPIED_FILES, copiedDir, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
 import { fallbackRoute, httpRoutes, type Route } from "../lib/routes.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
-const X402_VARIABLES = ["X402_PAY_TO", "X402_NETWORK", "X402_V1_NETWORK", "X402_ASSET", "X402_ASSET_NAME", "X402_ASSET_VERSION", "X402_FACILITATOR_URL"] as const;
+const X402_VARIABLES = [
+  "X402_PAY_TO",
+  "X402_NETWORK",
+  "X402_V1_NETWORK",
+  "X402_ASSET",
+  "X402_ASSET_NAME",
+  "X402_ASSET_VERSION",
+  "X402_FACILITATOR_URL",
+] as const;
 
 /** The X402_* variables set where `sst deploy` runs (without X402_PAY_TO, x402 is not offered). */
 const x402Environment = (): Record<string, string> =>

@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { BlockPublicAccess, BucketEncryption } from "aws-cdk-lib/aws-s3";
-import { Bucket, Table, type StackContext } from "sst/constructs";
+import { Bucket, type StackContext, Table } from "sst/constructs";
 import { TABLE } from "../lib/packaging.js";
 
 /** Days a large output stays downloadable in S3 before the lifecycle rule deletes it. */

@@ -1,7 +1,7 @@
 import type { TestProject } from "vitest/node";
+import { admin, type DevProcess, signUp, startDev } from "../dev/harness/dev-process.js";
+import { type Fixtures, startFixtures } from "../dev/harness/fixtures.js";
 import { freePort } from "../dev/ports.js";
-import { admin, signUp, startDev, type DevProcess } from "../dev/harness/dev-process.js";
-import { startFixtures, type Fixtures } from "../dev/harness/fixtures.js";
 
 declare module "vitest" {
   export interface ProvidedContext {

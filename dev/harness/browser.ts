@@ -2,7 +2,12 @@ import chromium from "@sparticuz/chromium";
 
 // The same Chromium binary as the service, for tests and the bench that drive a browser themselves,
 // started so that it cannot reach out on its own: nothing resolves but 127.0.0.1.
-const QUIET_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
+const QUIET_FLAGS = [
+  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+];
 
 /** Launch options for puppeteer (or a package built on it): the binary, @sparticuz/chromium's flags and ours. */
 export async function quietChromium() {

@@ -32,14 +32,23 @@ export function solidPng(width: number, height: number, [r, g, b]: [number, numb
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", deflateSync(raw)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 const html = (body: string, head = "") =>
   `<!doctype html><html><head><meta charset="utf-8">${head}<style>html,body{margin:0}</style></head><body>${body}</body></html>`;
 
 /** The fixture pages, by path. `canary` is the base URL of the canary server. */
-function page(path: string, query: URLSearchParams, canary: string): { status?: number; type?: string; body: string | Buffer; headers?: Record<string, string> } | "hang" | null {
+function page(
+  path: string,
+  query: URLSearchParams,
+  canary: string,
+): { status?: number; type?: string; body: string | Buffer; headers?: Record<string, string> } | "hang" | null {
   switch (path) {
     case "/simple":
       return { body: html(`<div style="width:100%;height:100vh;background:#ff0000"></div>`, "<title>Simple fixture</title>") };
@@ -51,7 +60,9 @@ function page(path: string, query: URLSearchParams, canary: string): { status?: 
     }
     case "/lazy":
       return {
-        body: html(`<div style="height:3000px;background:#ffffff"></div><img loading="lazy" src="/img/red.png?lazy" width="400" height="300" style="display:block">`),
+        body: html(
+          `<div style="height:3000px;background:#ffffff"></div><img loading="lazy" src="/img/red.png?lazy" width="400" height="300" style="display:block">`,
+        ),
       };
     case "/late-element":
       return {

@@ -47,9 +47,17 @@ export function metadataPage(path: string): Page | "huge" | null {
     case "/shop":
       return { headers: { "content-encoding": "gzip" }, body: gzipSync(realPage(100)) };
     case "/og-only":
-      return { body: doc(`<meta property="og:title" content="Only OG"><meta property="og:description" content="OG says"><meta name="twitter:title" content="Twitter loses">`) };
+      return {
+        body: doc(
+          `<meta property="og:title" content="Only OG"><meta property="og:description" content="OG says"><meta name="twitter:title" content="Twitter loses">`,
+        ),
+      };
     case "/twitter-only":
-      return { body: doc(`<meta name="twitter:title" content="Twitter title"><meta name="twitter:description" content="Twitter says"><meta name="twitter:image" content="card.png">`) };
+      return {
+        body: doc(
+          `<meta name="twitter:title" content="Twitter title"><meta name="twitter:description" content="Twitter says"><meta name="twitter:image" content="card.png">`,
+        ),
+      };
     case "/h1-only":
       return { body: doc(`<meta charset="utf-8">`, `<header><h1>  The <em>heading</em>  </h1></header>${ARTICLE_BODY}`) };
     case "/nothing":
@@ -68,7 +76,11 @@ export function metadataPage(path: string): Page | "huge" | null {
 <meta name="theme-color" media="(prefers-color-scheme: dark)" content="#000000"><meta name="theme-color" content="#ffffff">`),
       };
     case "/secure-url":
-      return { body: doc(`<title>Secure</title><meta property="og:image" content="http://img.example.test/a.png"><meta property="og:image:secure_url" content="https://img.example.test/a.png">`) };
+      return {
+        body: doc(
+          `<title>Secure</title><meta property="og:image" content="http://img.example.test/a.png"><meta property="og:image:secure_url" content="https://img.example.test/a.png">`,
+        ),
+      };
     case "/icons-sized":
       return {
         body: doc(`<title>Icons</title><link rel="apple-touch-icon" href="/apple-180.png"><link rel="shortcut icon" href="/fav.ico">
@@ -77,10 +89,19 @@ export function metadataPage(path: string): Page | "huge" | null {
     case "/sub/site.webmanifest":
       return { type: "application/manifest+json", body: JSON.stringify({ name: "Fixture", theme_color: "#7c3aed" }) };
     case "/shift-jis":
-      return { type: "text/html", body: iconv.encode(doc(`<meta charset="Shift_JIS"><title>日本語のタイトル</title><meta name="description" content="説明文です">`), "shift_jis") };
+      return {
+        type: "text/html",
+        body: iconv.encode(doc(`<meta charset="Shift_JIS"><title>日本語のタイトル</title><meta name="description" content="説明文です">`), "shift_jis"),
+      };
     case "/latin1":
       // The charset only in the header; bytes in ISO-8859-1 (0xE9 = é), plus entities.
-      return { type: "text/html; charset=ISO-8859-1", body: iconv.encode(doc(`<title>Caf\u00e9 cr\u00e8me</title><meta name="description" content="Na&iuml;ve &lt;r&eacute;sum&eacute;&gt; &#x2014; ok">`), "latin1") };
+      return {
+        type: "text/html; charset=ISO-8859-1",
+        body: iconv.encode(
+          doc(`<title>Caf\u00e9 cr\u00e8me</title><meta name="description" content="Na&iuml;ve &lt;r&eacute;sum&eacute;&gt; &#x2014; ok">`),
+          "latin1",
+        ),
+      };
     case "/gzip":
       return { headers: { "content-encoding": "gzip" }, body: gzipSync(doc(`<title>Compressed</title>`)) };
     case "/script-rendered":

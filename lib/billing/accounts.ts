@@ -1,5 +1,5 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { documents, transactionConditionFailed } from "./dynamodb.js";
 import { emailTaken, unauthorized } from "./errors.js";
@@ -58,7 +58,14 @@ export async function createAccount(email: string, requestId: string): Promise<{
   const accountId = randomUUID();
   const apiKey = `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
   const now = new Date();
-  const item: AccountItem = { accountId, email: normalized, balance: SIGNUP_BONUS_MICRO_USD, totalSpent: 0, autoTopupEnabled: false, createdAt: now.toISOString() };
+  const item: AccountItem = {
+    accountId,
+    email: normalized,
+    balance: SIGNUP_BONUS_MICRO_USD,
+    totalSpent: 0,
+    autoTopupEnabled: false,
+    createdAt: now.toISOString(),
+  };
   try {
     await documents.send(
       new TransactWriteCommand({
@@ -66,7 +73,12 @@ export async function createAccount(email: string, requestId: string): Promise<{
           { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(normalized), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
           { Put: { TableName: config.TABLE_NAME, Item: { ...accountKey(accountId), ...item }, ConditionExpression: "attribute_not_exists(pk)" } },
           { Put: { TableName: config.TABLE_NAME, Item: { ...apiKeyKey(hashApiKey(apiKey)), accountId, createdAt: item.createdAt } } },
-          { Put: { TableName: config.TABLE_NAME, Item: usageItem(accountId, now, requestId, { kind: "bonus", endpoint: "signup", amount: SIGNUP_BONUS_MICRO_USD, status: "credited" }) } },
+          {
+            Put: {
+              TableName: config.TABLE_NAME,
+              Item: usageItem(accountId, now, requestId, { kind: "bonus", endpoint: "signup", amount: SIGNUP_BONUS_MICRO_USD, status: "credited" }),
+            },
+          },
         ],
       }),
     );
@@ -102,7 +114,7 @@ const authCache = new Map<string, { account: Account; at: number }>();
  */
 export async function authenticate(authorization: string): Promise<Account> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) throw unauthorized("The Authorization header must be \"Bearer <API key>\".");
+  if (!match) throw unauthorized('The Authorization header must be "Bearer <API key>".');
   const key = match[1]!;
   if (!KEY_PATTERN.test(key)) throw unauthorized("This API key is not valid.");
   const keyHash = hashApiKey(key);

@@ -1,10 +1,10 @@
+import { createHash } from "node:crypto";
 import type { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
-import { createHash } from "node:crypto";
 import { config } from "../config.js";
 import { documents, transactionConditionFailed } from "./dynamodb.js";
 import { insufficientBalance } from "./errors.js";
-import { accountKey, USAGE_PREFIX, usageKey, type TableKey } from "./keys.js";
+import { accountKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
 
 // The ledger: every change of a balance is one DynamoDB transaction that moves the balance and
 // writes (or updates) the usage entry explaining it, so the two can never disagree.

@@ -1,11 +1,11 @@
-import { authenticate, type Account } from "../billing/accounts.js";
+import { type Account, authenticate } from "../billing/accounts.js";
 import { unauthorized } from "../billing/errors.js";
-import { chargeForRequest, refundCharge, type Charge } from "../billing/ledger.js";
+import { type Charge, chargeForRequest, refundCharge } from "../billing/ledger.js";
 import { enforceRateLimit } from "../billing/rate-limit.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
-import { releasePayment, settlePayment, verifyPayment, type Resource, type VerifiedPayment } from "../payments/x402.js";
-import { priceOf, type Access, type RateLimit, type Route } from "../routes.js";
+import { type Resource, releasePayment, settlePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
+import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
 
 /** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
 export type Payer = { readonly kind: "account"; readonly account: Account } | { readonly kind: "x402"; readonly address: string };
@@ -66,7 +66,9 @@ function limitFor(rule: RateLimit, sourceIp: string, account: Account | null): [
     case "signup-ip":
       return [`signup-ip:${sourceIp}`, config.SIGNUP_LIMIT_PER_HOUR, 3600];
     case "caller":
-      return account ? [`acct:${account.accountId}`, account.rateLimitPerSecond ?? config.RATE_LIMIT_PER_SECOND, 1] : [`ip:${sourceIp}`, config.RATE_LIMIT_PER_SECOND, 1];
+      return account
+        ? [`acct:${account.accountId}`, account.rateLimitPerSecond ?? config.RATE_LIMIT_PER_SECOND, 1]
+        : [`ip:${sourceIp}`, config.RATE_LIMIT_PER_SECOND, 1];
   }
 }
 
@@ -107,7 +109,8 @@ export async function settle(grant: AccessGrant, request: AccessRequest, deps: A
 /** After the work failed, whatever failed: refunds a charge and frees an unsettled payment. Never throws. */
 export async function undo(grant: AccessGrant, deps: AccessDependencies = realAccess): Promise<void> {
   // A payment that was never settled: the signature may pay again.
-  if (grant.payment) await deps.releasePayment(grant.payment).catch((error: unknown) => log.error("releasing a payment failed", { error: describeError(error) }));
+  if (grant.payment)
+    await deps.releasePayment(grant.payment).catch((error: unknown) => log.error("releasing a payment failed", { error: describeError(error) }));
   const charge = grant.charge;
   if (!charge) return;
   try {

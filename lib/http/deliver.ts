@@ -1,7 +1,7 @@
 import { config } from "../config.js";
-import { binary, json, seeOther, type HttpResponse } from "./responses.js";
-import { storeOutput } from "../storage/outputs.js";
 import type { Capture } from "../render/capture.js";
+import { storeOutput } from "../storage/outputs.js";
+import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 
 const EXTENSIONS = { png: "png", jpeg: "jpg", pdf: "pdf" } as const;
 

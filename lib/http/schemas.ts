@@ -31,11 +31,14 @@ export const MAX_URL_LENGTH = 8192;
 const httpUrl = z
   .string({ error: "must be a string holding an http:// or https:// URL" })
   .max(MAX_URL_LENGTH, { error: `must be at most ${MAX_URL_LENGTH} characters` })
-  .refine((value) => {
-    if (!URL.canParse(value)) return false;
-    const { protocol, hostname } = new URL(value);
-    return (protocol === "http:" || protocol === "https:") && hostname.length > 0;
-  }, { error: "must be an absolute URL starting with http:// or https://" });
+  .refine(
+    (value) => {
+      if (!URL.canParse(value)) return false;
+      const { protocol, hostname } = new URL(value);
+      return (protocol === "http:" || protocol === "https:") && hostname.length > 0;
+    },
+    { error: "must be an absolute URL starting with http:// or https://" },
+  );
 
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
@@ -76,9 +79,7 @@ const noPdfMockup = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
 };
 
 /** Body of POST /api/v1/screenshot. */
-export const screenshotRequest = z
-  .strictObject({ url: httpUrl, ...renderFields })
-  .superRefine(noPdfMockup);
+export const screenshotRequest = z.strictObject({ url: httpUrl, ...renderFields }).superRefine(noPdfMockup);
 export type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 /** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */

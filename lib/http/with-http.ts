@@ -1,15 +1,15 @@
-import middy from "@middy/core";
 import type { MiddlewareObj, Request } from "@middy/core";
+import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { z } from "zod";
+import { aborted, type Deadline, requestDeadline, whenAborted } from "../deadline.js";
 import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/x402.js";
-import { routeById, type Route, type RouteId, type RouteOf } from "../routes.js";
-import { authorize, realAccess, settle, undo, type AccessDependencies, type AccessGrant, type CallerOf } from "./access.js";
-import { aborted, requestDeadline, whenAborted, type Deadline } from "../deadline.js";
+import { type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
+import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, realAccess, settle, undo } from "./access.js";
 import { lowerCaseHeaders } from "./headers.js";
-import { toApiGatewayResult, type HttpResponse } from "./responses.js";
+import { type HttpResponse, toApiGatewayResult } from "./responses.js";
 import { validate } from "./validate.js";
 
 /** What every handler receives: the validated body and the request's context. */

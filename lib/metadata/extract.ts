@@ -1,11 +1,11 @@
 import type { Readable } from "node:stream";
 import { config } from "../config.js";
-import { whenAborted, type Deadline } from "../deadline.js";
+import { type Deadline, whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { log } from "../log.js";
 import { invalidUrl, renderError, renderTimeout } from "../render/errors.js";
 import { guardedFetch } from "./fetch.js";
-import { decoderFor, MetadataCollector, PRESCAN_BYTES, sniffEncoding, type IconLink, type RawMetadata } from "./parse.js";
+import { decoderFor, type IconLink, MetadataCollector, PRESCAN_BYTES, type RawMetadata, sniffEncoding } from "./parse.js";
 import { renderedHtml } from "./rendered.js";
 
 // POST /api/v1/metadata: the page's metadata with SPEC.md's fallbacks, every URL absolute. The page is
@@ -118,7 +118,11 @@ async function manifestThemeColor(url: string, signal: AbortSignal): Promise<str
     } finally {
       response.body.destroy();
     }
-    const manifest: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8").replace(/^\uFEFF/, ""));
+    const manifest: unknown = JSON.parse(
+      Buffer.concat(chunks)
+        .toString("utf8")
+        .replace(/^\uFEFF/, ""),
+    );
     const color = (manifest as { theme_color?: unknown } | null)?.theme_color;
     return typeof color === "string" && color.trim() !== "" ? color.trim() : null;
   } catch (error) {

@@ -4,8 +4,8 @@ import net from "node:net";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import { config } from "../config.js";
-import { resolveTarget } from "../render/network-guard.js";
 import { invalidUrl } from "../render/errors.js";
+import { resolveTarget } from "../render/network-guard.js";
 
 // Fetches a page without a browser under the same rules as the render guard: the name is resolved
 // here, private/loopback/link-local/reserved addresses are refused, the connection goes to the very
@@ -47,7 +47,9 @@ const SOCKET_ERRORS: Record<string, string> = {
 const describeSocketError = (error: NodeJS.ErrnoException) => SOCKET_ERRORS[error.code ?? ""] ?? `the connection failed (${error.code ?? error.message})`;
 
 function decode(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers["content-encoding"] ?? "").trim().toLowerCase();
+  const encoding = String(response.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
   const decoder =
     encoding === "gzip" || encoding === "x-gzip"
       ? zlib.createGunzip()
@@ -76,7 +78,8 @@ async function requestOnce(url: URL, accept: string, signal: AbortSignal): Promi
       headers: { "user-agent": USER_AGENT, accept, "accept-language": "en;q=0.9, *;q=0.5", "accept-encoding": "gzip, deflate, br" },
       // Host header, SNI and certificate check use the name; the socket goes to the checked address.
       lookup: (_hostname, options, callback) => {
-        if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family }]);
+        if ((options as { all?: boolean }).all)
+          (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family }]);
         else callback(null, target.address, family);
       },
     });
@@ -118,9 +121,7 @@ export async function guardedFetch(url: string, accept: string, signal: AbortSig
       throw invalidUrl(`${current.href} answered HTTP ${status}`);
     }
     const [type = "", ...parameters] = String(response.headers["content-type"] ?? "").split(";");
-    const charset = parameters
-      .map((p) => /^\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(p)?.[1])
-      .find((c) => c !== undefined);
+    const charset = parameters.map((p) => /^\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(p)?.[1]).find((c) => c !== undefined);
     return { url: current.href, status, mediaType: type.trim().toLowerCase(), charset, body: decode(response) };
   }
 }

@@ -127,7 +127,12 @@ export class MetadataCollector {
         if (rel.includes("manifest")) {
           if (this.raw.manifest === "") this.raw.manifest = href;
         } else if (rel.includes("icon") || rel.includes("apple-touch-icon") || rel.includes("apple-touch-icon-precomposed")) {
-          this.raw.icons.push({ href, apple: !rel.includes("icon"), sizes: (attributes.sizes ?? "").toLowerCase(), type: (attributes.type ?? "").toLowerCase() });
+          this.raw.icons.push({
+            href,
+            apple: !rel.includes("icon"),
+            sizes: (attributes.sizes ?? "").toLowerCase(),
+            type: (attributes.type ?? "").toLowerCase(),
+          });
         }
         break;
       }
@@ -182,7 +187,10 @@ export function sniffEncoding(head: Buffer, headerCharset: string | undefined): 
   if (head[0] === 0xfe && head[1] === 0xff) return "utf-16be";
   const fromHeader = encodingFor(headerCharset);
   if (fromHeader) return fromHeader;
-  const prescan = head.subarray(0, PRESCAN_BYTES).toString("latin1").replace(/<!--[\s\S]*?-->/g, "");
+  const prescan = head
+    .subarray(0, PRESCAN_BYTES)
+    .toString("latin1")
+    .replace(/<!--[\s\S]*?-->/g, "");
   for (const tag of prescan.match(/<meta\b[^>]*>/gi) ?? []) {
     const declared = /charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(tag)?.[1];
     const encoding = encodingFor(declared, true);

@@ -13,8 +13,13 @@ const NETWORK_IDLE_CAP_MS = 2_000;
 
 /** The page's DOM as HTML after its scripts ran, and its final URL, before the deadline. */
 export function renderedHtml(url: string, deadline: Deadline): Promise<{ html: string; url: string }> {
-  return withLoadedPage({ kind: "url", url }, deadline, async () => undefined, async ({ page, remaining }) => {
-    await page.waitForNetworkIdle({ idleTime: NETWORK_IDLE_MS, timeout: Math.max(1, Math.min(NETWORK_IDLE_CAP_MS, remaining())) }).catch(() => undefined);
-    return { html: await page.content(), url: page.url() };
-  });
+  return withLoadedPage(
+    { kind: "url", url },
+    deadline,
+    async () => undefined,
+    async ({ page, remaining }) => {
+      await page.waitForNetworkIdle({ idleTime: NETWORK_IDLE_MS, timeout: Math.max(1, Math.min(NETWORK_IDLE_CAP_MS, remaining())) }).catch(() => undefined);
+      return { html: await page.content(), url: page.url() };
+    },
+  );
 }

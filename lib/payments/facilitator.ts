@@ -1,5 +1,5 @@
-import { HTTPFacilitatorClient } from "@x402/core/server";
 import { x402Facilitator } from "@x402/core/facilitator";
+import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
@@ -23,12 +23,20 @@ export function getFacilitator(): Facilitator {
   if (facilitator) return facilitator;
   if (config.X402_RPC_URL && config.X402_FACILITATOR_PRIVATE_KEY) {
     const chainId = Number(config.X402_NETWORK.split(":")[1]);
-    const chain = defineChain({ id: chainId, name: config.X402_NETWORK, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [config.X402_RPC_URL] } } });
+    const chain = defineChain({
+      id: chainId,
+      name: config.X402_NETWORK,
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [config.X402_RPC_URL] } },
+    });
     const account = privateKeyToAccount(config.X402_FACILITATOR_PRIVATE_KEY as `0x${string}`);
     const wallet = createWalletClient({ account, chain, transport: http(config.X402_RPC_URL) }).extend(publicActions);
     const local = new x402Facilitator();
     // Registers v2 for our network and v1 for the named networks (ours is "base-sepolia" locally).
-    registerExactEvmScheme(local, { signer: toFacilitatorEvmSigner({ ...wallet, address: account.address } as never), networks: config.X402_NETWORK as `${string}:${string}` });
+    registerExactEvmScheme(local, {
+      signer: toFacilitatorEvmSigner({ ...wallet, address: account.address } as never),
+      networks: config.X402_NETWORK as `${string}:${string}`,
+    });
     facilitator = local;
   } else {
     facilitator = new HTTPFacilitatorClient({ url: config.X402_FACILITATOR_URL }) as unknown as Facilitator;

@@ -2,7 +2,7 @@ import type { Account } from "../billing/accounts.js";
 import { creditAccount } from "../billing/ledger.js";
 import { MICRO_PER_CENT } from "../billing/money.js";
 import { describeError, log } from "../log.js";
-import { releasePayment, settlePayment, verifyPayment, type Resource } from "./x402.js";
+import { type Resource, releasePayment, settlePayment, verifyPayment } from "./x402.js";
 
 /**
  * Tops an account up with USDC over x402: without a payment, 402 with the requirements for exactly

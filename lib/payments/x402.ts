@@ -1,7 +1,7 @@
+import { createHash } from "node:crypto";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { createHash } from "node:crypto";
 import { documents } from "../billing/dynamodb.js";
 import { paymentKey, settlementKey } from "../billing/keys.js";
 import { formatUsd } from "../billing/money.js";
@@ -57,7 +57,10 @@ export function requirementsV1(amount: number, resource: Resource) {
 /** 402 with how to pay `amount` for `resource`; `reason` says why a payment that was sent was refused. */
 export function paymentRequired(amount: number, resource: Resource, reason?: string): AppError {
   if (!config.X402_PAY_TO) {
-    return new AppError("PAYMENT_REQUIRED", "This endpoint is paid per request: send Authorization: Bearer <API key> (x402 is not enabled on this deployment).");
+    return new AppError(
+      "PAYMENT_REQUIRED",
+      "This endpoint is paid per request: send Authorization: Bearer <API key> (x402 is not enabled on this deployment).",
+    );
   }
   const message = `${reason ? `Payment refused: ${reason}. ` : ""}This request costs ${formatUsd(amount)}: pay with x402 (USDC) or send Authorization: Bearer <API key>.`;
   const error = reason ?? "payment required";
@@ -96,7 +99,12 @@ function readPayment(headers: Readonly<Record<string, string>>): { version: 1 | 
  * when there is none, it is malformed, invalid, under-priced, for another network or asset, or
  * was already used. The signature is reserved in DynamoDB so it cannot pay for two requests.
  */
-export async function verifyPayment(headers: Readonly<Record<string, string>>, amount: number, resource: Resource, requestId: string): Promise<VerifiedPayment> {
+export async function verifyPayment(
+  headers: Readonly<Record<string, string>>,
+  amount: number,
+  resource: Resource,
+  requestId: string,
+): Promise<VerifiedPayment> {
   if (!config.X402_PAY_TO) throw paymentRequired(amount, resource);
   const sent = readPayment(headers);
   if (sent === null) throw paymentRequired(amount, resource);
@@ -137,7 +145,14 @@ export async function settlePayment(payment: VerifiedPayment, resource: Resource
   await documents.send(
     new PutCommand({
       TableName: config.TABLE_NAME,
-      Item: { ...settlementKey(result.transaction), payer: result.payer ?? payment.payer, amount: payment.amount, network: result.network, requestId, createdAt: new Date().toISOString() },
+      Item: {
+        ...settlementKey(result.transaction),
+        payer: result.payer ?? payment.payer,
+        amount: payment.amount,
+        network: result.network,
+        requestId,
+        createdAt: new Date().toISOString(),
+      },
     }),
   );
   return { [payment.version === 2 ? "PAYMENT-RESPONSE" : "X-PAYMENT-RESPONSE"]: encode(result) };

@@ -19,7 +19,8 @@ for (const [prefix, bits] of [
   ["203.0.113.0", 24], // documentation
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4], // reserved, broadcast
-] as const) blocked.addSubnet(prefix, bits, "ipv4");
+] as const)
+  blocked.addSubnet(prefix, bits, "ipv4");
 for (const [prefix, bits] of [
   ["::", 128], // unspecified
   ["::1", 128], // loopback
@@ -36,7 +37,8 @@ for (const [prefix, bits] of [
   ["fe80::", 10], // link-local
   ["fec0::", 10], // site-local (deprecated)
   ["ff00::", 8], // multicast
-] as const) blocked.addSubnet(prefix, bits, "ipv6");
+] as const)
+  blocked.addSubnet(prefix, bits, "ipv6");
 
 const MAPPED_V4 = /^::ffff:(?:0:)?(\d+\.\d+\.\d+\.\d+)$/i;
 const MAPPED_V4_HEX = /^::ffff:(?:0:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;

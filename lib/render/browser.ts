@@ -1,13 +1,13 @@
-import chromium from "@sparticuz/chromium";
 import { readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
 import { config } from "../config.js";
 import { aborted } from "../deadline.js";
 import { describeError, log } from "../log.js";
 import { buildFonts, writeFontconfig } from "./fonts.js";
-import { openGuardSession, type GuardSession } from "./network-guard.js";
+import { type GuardSession, openGuardSession } from "./network-guard.js";
 
 // The only module that touches browsers. Two Chromium processes per process (per Lambda container),
 // each launched lazily behind a lock and relaunched when it dies:

@@ -33,7 +33,13 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
 
   const prepare = async ({ page, userAgents }: Parameters<Parameters<typeof withLoadedPage>[2]>[0]) => {
     await page.setUserAgent(viewport.mobile ? userAgents.mobile : userAgents.desktop);
-    await page.setViewport({ width: viewport.width, height: viewport.height, deviceScaleFactor: viewport.deviceScaleFactor, isMobile: viewport.mobile, hasTouch: viewport.mobile });
+    await page.setViewport({
+      width: viewport.width,
+      height: viewport.height,
+      deviceScaleFactor: viewport.deviceScaleFactor,
+      isMobile: viewport.mobile,
+      hasTouch: viewport.mobile,
+    });
     await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: options.darkMode ? "dark" : "light" }]);
     const requests = trackRequests(page);
     if (options.waitForSelector) await assertValidSelector(page, options.waitForSelector);

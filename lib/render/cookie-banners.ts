@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import path from "node:path";
-import type { Page } from "puppeteer-core";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import type { Page } from "puppeteer-core";
 import { config } from "../config.js";
-import { COPIED_FILES } from "../packaging.js";
 import { log } from "../log.js";
+import { COPIED_FILES } from "../packaging.js";
 
 // Cookie-banner dismissal: DuckDuckGo's autoconsent (hundreds of CMP rules shipped inside the npm
 // package, nothing fetched) rejects consent the way a person would click. Its opt-out can report
@@ -22,7 +22,10 @@ let assets: AutoconsentAssets | undefined;
 function loadAssets(): AutoconsentAssets {
   if (!assets) {
     const [script, rules] = COPIED_FILES.autoconsent.map(({ from, to }) =>
-      readFileSync(config.AUTOCONSENT_DIR ? path.join(config.AUTOCONSENT_DIR, path.basename(to)) : fileURLToPath(new URL(`../../${from}`, import.meta.url)), "utf8"),
+      readFileSync(
+        config.AUTOCONSENT_DIR ? path.join(config.AUTOCONSENT_DIR, path.basename(to)) : fileURLToPath(new URL(`../../${from}`, import.meta.url)),
+        "utf8",
+      ),
     ) as [string, string];
     assets = { script, rules: { autoconsent: [], compact: JSON.parse(rules) } };
   }

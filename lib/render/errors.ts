@@ -6,8 +6,7 @@ import { targetKey } from "./network-guard.js";
 // Where puppeteer/DevTools failures enter our code they become one of three domain errors.
 
 /** 422: the page cannot be loaded (unresolvable, refused, unreachable, or an HTTP error status). */
-export const invalidUrl = (reason: string, cause?: unknown) =>
-  new AppError("INVALID_URL", `The page could not be loaded: ${reason}.`, { cause });
+export const invalidUrl = (reason: string, cause?: unknown) => new AppError("INVALID_URL", `The page could not be loaded: ${reason}.`, { cause });
 
 /** 504: the page (or a selector) took longer than allowed. */
 export const renderTimeout = (what: string, cause?: unknown) => new AppError("RENDER_TIMEOUT", what, { cause });

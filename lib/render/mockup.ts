@@ -122,7 +122,16 @@ const backdrops = new Map<string, string>();
 
 /** The background + shadow for this layout as a data URL, from the cache or rendered now. */
 async function backdropFor(page: Page, width: number, height: number, options: MockupOptions): Promise<string> {
-  const key = JSON.stringify([width, height, options.frame, options.padding, options.borderRadius, options.shadow, options.background, options.deviceScaleFactor]);
+  const key = JSON.stringify([
+    width,
+    height,
+    options.frame,
+    options.padding,
+    options.borderRadius,
+    options.shadow,
+    options.background,
+    options.deviceScaleFactor,
+  ]);
   const cached = backdrops.get(key);
   if (cached) {
     backdrops.delete(key);

@@ -47,7 +47,17 @@ export async function resolveTarget(hostname: string, port: number, allowed: Rea
 }
 
 // Hop-by-hop headers a proxy must not forward (RFC 9110 7.6.1) plus the browser's proxy headers.
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
 
 /** Opens a guard proxy on 127.0.0.1 for one render. `allowed`: exact private `host:port` targets (lower-case) let through. */
 export async function openGuardSession(allowed: ReadonlySet<string>): Promise<GuardSession> {

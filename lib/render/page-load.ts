@@ -1,7 +1,7 @@
 import type { HTTPResponse, Page } from "puppeteer-core";
 import { config } from "../config.js";
 import type { Deadline } from "../deadline.js";
-import { withPage, type PageSession } from "./browser.js";
+import { type PageSession, withPage } from "./browser.js";
 import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
 import type { RenderSource } from "./options.js";
 
@@ -34,7 +34,13 @@ export interface LoadedPage extends PageSession {
 const pageLoadBudget = (deadlineAt: number, slotAt: number) => Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadlineAt - CAPTURE_RESERVE_MS - slotAt);
 
 /** Loads the source to its `load` event; a navigation failure or an HTTP error status becomes our error. */
-async function navigate(page: Page, guard: PageSession["guard"], source: RenderSource, budgetMs: number, loadSeconds: number): Promise<() => string | undefined> {
+async function navigate(
+  page: Page,
+  guard: PageSession["guard"],
+  source: RenderSource,
+  budgetMs: number,
+  loadSeconds: number,
+): Promise<() => string | undefined> {
   let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
   page.on("request", (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { HTTPRequest, Page } from "puppeteer-core";
 import { TimeoutError } from "puppeteer-core";
 import { invalidParams } from "../errors.js";
-import { dismissCookieBanners, type ConsentState } from "./cookie-banners.js";
+import { type ConsentState, dismissCookieBanners } from "./cookie-banners.js";
 import { renderTimeout } from "./errors.js";
 import type { CaptureOptions } from "./options.js";
 import type { LoadedPage } from "./page-load.js";
@@ -72,7 +72,9 @@ const FONTS_READY = `document.fonts.ready.then(() => true)`;
 
 /** Refuses a waitForSelector that is not CSS before any loading (it would otherwise just time out). */
 export async function assertValidSelector(page: Page, selector: string) {
-  const valid = await page.evaluate(`(() => { try { document.createDocumentFragment().querySelector(${JSON.stringify(selector)}); return true; } catch { return false; } })()`);
+  const valid = await page.evaluate(
+    `(() => { try { document.createDocumentFragment().querySelector(${JSON.stringify(selector)}); return true; } catch { return false; } })()`,
+  );
   if (!valid) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`);
 }
 

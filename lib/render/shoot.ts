@@ -21,7 +21,13 @@ export async function shoot(page: Page, viewport: Viewport, height: number, opti
   try {
     if (options.format === "pdf") {
       await page.emulateMediaType("screen");
-      const pdf = await page.pdf({ width: `${viewport.width}px`, height: `${height}px`, printBackground: true, pageRanges: "1", margin: { top: 0, right: 0, bottom: 0, left: 0 } });
+      const pdf = await page.pdf({
+        width: `${viewport.width}px`,
+        height: `${height}px`,
+        printBackground: true,
+        pageRanges: "1",
+        margin: { top: 0, right: 0, bottom: 0, left: 0 },
+      });
       return { body: Buffer.from(pdf), width: viewport.width, height };
     }
     const mockup = options.style === "mockup";

@@ -1,6 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { randomUUID } from "node:crypto";
 import { config } from "../config.js";
 import { s3 } from "./s3.js";
 

@@ -6,11 +6,11 @@ import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { createPublicClient, erc20Abi, http, type Hex, type TypedDataDefinition } from "viem";
+import { createPublicClient, erc20Abi, type Hex, http, type TypedDataDefinition } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { quietChromium } from "../../dev/harness/browser.js";
-import { startDev, type DevProcess } from "../../dev/harness/dev-process.js";
+import { type DevProcess, startDev } from "../../dev/harness/dev-process.js";
 
 const SCREENSHOT_DIR = path.join(tmpdir(), "shotline-dashboard-shots");
 
@@ -44,11 +44,26 @@ async function openDashboard(options: { wallet: boolean; width?: number }): Prom
         case "eth_chainId":
           return { result: `0x${dev.info.chainId.toString(16)}` };
         case "eth_signTypedData_v4": {
-          const typed = JSON.parse(params[1] as string) as { types: Record<string, unknown>; domain: Record<string, unknown>; primaryType: string; message: Record<string, string> };
+          const typed = JSON.parse(params[1] as string) as {
+            types: Record<string, unknown>;
+            domain: Record<string, unknown>;
+            primaryType: string;
+            message: Record<string, string>;
+          };
           // What a wallet does: EIP712Domain is implied by the domain; uint256 values as numbers.
           const { EIP712Domain: _domain, ...types } = typed.types;
-          const message = { ...typed.message, value: BigInt(typed.message.value!), validAfter: BigInt(typed.message.validAfter!), validBefore: BigInt(typed.message.validBefore!) };
-          const signature = await account.signTypedData({ domain: typed.domain, types, primaryType: typed.primaryType, message } as unknown as TypedDataDefinition);
+          const message = {
+            ...typed.message,
+            value: BigInt(typed.message.value!),
+            validAfter: BigInt(typed.message.validAfter!),
+            validBefore: BigInt(typed.message.validBefore!),
+          };
+          const signature = await account.signTypedData({
+            domain: typed.domain,
+            types,
+            primaryType: typed.primaryType,
+            message,
+          } as unknown as TypedDataDefinition);
           return { result: signature };
         }
         default:
@@ -74,7 +89,10 @@ async function openDashboard(options: { wallet: boolean; width?: number }): Prom
 const textOf = (page: Page, selector: string) => page.$eval(selector, (el) => (el as HTMLElement).innerText.trim());
 const visible = (page: Page, selector: string) => page.waitForSelector(selector, { visible: true, timeout: 10_000 });
 const usage = async (key: string) =>
-  (await (await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance_micro_usd: number; auto_topup_enabled: boolean };
+  (await (await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+    balance_micro_usd: number;
+    auto_topup_enabled: boolean;
+  };
 
 async function signUpThroughPage(page: Page, email: string): Promise<string> {
   await visible(page, "#signup-form");
@@ -116,12 +134,22 @@ describe("dashboard", () => {
 
     // Two API calls, then the usage table lists them (newest first).
     const call = (path: string, body: unknown) =>
-      fetch(`${dev.info.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+      fetch(`${dev.info.baseUrl}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
     expect((await call("/api/v1/screenshot", { url: `${inject("fixtureUrl")}/simple`, width: 320, deviceScaleFactor: 1 })).status).toBe(200);
     expect((await call("/api/v1/html-to-screenshot", { html: "<h1>hi</h1>", width: 320, deviceScaleFactor: 1 })).status).toBe(200);
     await page.click("#refresh");
     await page.waitForFunction(() => document.querySelectorAll("#usage-rows tr").length >= 2);
-    const rows = await page.$$eval("#usage-rows tr", (trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).slice(1).map((td) => td.textContent)));
+    const rows = await page.$$eval("#usage-rows tr", (trs) =>
+      trs.map((tr) =>
+        Array.from(tr.querySelectorAll("td"))
+          .slice(1)
+          .map((td) => td.textContent),
+      ),
+    );
     expect(rows.slice(0, 2)).toEqual([
       ["html-to-screenshot", "$0.005", "charged"],
       ["screenshot", "$0.005", "charged"],
@@ -135,7 +163,8 @@ describe("dashboard", () => {
 
     // Top-up: $5 in USDC signed by the wallet, settled on the local chain, credited without a reload.
     const chain = createPublicClient({ transport: http(dev.info.rpcUrl) });
-    const usdcOf = (address: string) => chain.readContract({ address: dev.info.usdcAddress as Hex, abi: erc20Abi, functionName: "balanceOf", args: [address as Hex] });
+    const usdcOf = (address: string) =>
+      chain.readContract({ address: dev.info.usdcAddress as Hex, abi: erc20Abi, functionName: "balanceOf", args: [address as Hex] });
     const payer = privateKeyToAccount(dev.info.payerPrivateKey as Hex).address;
     const [payerBefore, payToBefore] = [await usdcOf(payer), await usdcOf(dev.info.payTo)];
     const before = (await usage(key)).balance_micro_usd;
@@ -147,7 +176,13 @@ describe("dashboard", () => {
     expect((await usage(key)).balance_micro_usd).toBe(before + 5_000_000);
     expect(await usdcOf(payer)).toBe(payerBefore - 5_000_000n);
     expect(await usdcOf(dev.info.payTo)).toBe(payToBefore + 5_000_000n);
-    expect(await page.$eval("#usage-rows tr", (tr) => Array.from(tr.querySelectorAll("td")).slice(1).map((td) => td.textContent))).toEqual(["top-up", "+$5.00", "credited"]);
+    expect(
+      await page.$eval("#usage-rows tr", (tr) =>
+        Array.from(tr.querySelectorAll("td"))
+          .slice(1)
+          .map((td) => td.textContent),
+      ),
+    ).toEqual(["top-up", "+$5.00", "credited"]);
 
     // What a person sees, at desktop and phone width (looked at; see SCREENSHOT_DIR).
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-in-desktop.png"), fullPage: true });

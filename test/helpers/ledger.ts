@@ -16,7 +16,10 @@ const documents = (stack: StackInfo) => {
 };
 
 /** Every usage entry of an account, oldest first (on the shared test stack unless `stack` says otherwise). */
-export async function allUsageEntries(accountId: string, stack: StackInfo = inject("devInfo")): Promise<{ kind: string; status: string; amount: number; endpoint: string; requestId: string }[]> {
+export async function allUsageEntries(
+  accountId: string,
+  stack: StackInfo = inject("devInfo"),
+): Promise<{ kind: string; status: string; amount: number; endpoint: string; requestId: string }[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -1,21 +1,22 @@
 // Synthesizes the real SST v2 app offline (functions are bundled with esbuild as `sst deploy` does)
 // and asserts the CloudFormation it would deploy. AWS itself cannot run here; this is the closest check.
-import { Match, Template } from "aws-cdk-lib/assertions";
-import { Jimp } from "jimp";
+
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { Jimp } from "jimp";
 import { App, getStack } from "sst/constructs";
 import { initProject } from "sst/project.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
+import { LAYER_MOUNTS } from "../../lib/packaging.js";
 import { writeFontconfig } from "../../lib/render/fonts.js";
 import { httpRoutes, routes } from "../../lib/routes.js";
 import sstConfig from "../../sst.config.js";
 import { Api } from "../../stacks/Api.js";
 import { Layers } from "../../stacks/Layers.js";
-import { LAYER_MOUNTS } from "../../lib/packaging.js";
 import { OUTPUT_RETENTION_DAYS, Storage } from "../../stacks/Storage.js";
 
 let storage: Template;
@@ -108,8 +109,14 @@ describe("Api stack", () => {
     const actions = (statements: Statement[]) => statements.flatMap((s) => [s.Action].flat());
     for (const route of routes) {
       const statements = statementsOf(route.id);
-      expect(actions(statements).some((a) => a.startsWith("dynamodb:")), `${route.id} table access`).toBe(route.uses.includes("table"));
-      expect(actions(statements).some((a) => a.startsWith("s3:")), `${route.id} bucket access`).toBe(route.uses.includes("bucket"));
+      expect(
+        actions(statements).some((a) => a.startsWith("dynamodb:")),
+        `${route.id} table access`,
+      ).toBe(route.uses.includes("table"));
+      expect(
+        actions(statements).some((a) => a.startsWith("s3:")),
+        `${route.id} bucket access`,
+      ).toBe(route.uses.includes("bucket"));
       for (const statement of statements.filter((s) => actions([s]).some((a) => /^(dynamodb|s3):/.test(a)))) {
         const resource = JSON.stringify(statement.Resource);
         expect(resource, `${route.id} scoped`).not.toBe('"*"');
@@ -119,7 +126,7 @@ describe("Api stack", () => {
   });
 
   it("passes the table and bucket names only to the functions that use them", () => {
-    const env = (id: string) => ((fn(`functions/${id}.handler`).Environment as { Variables: Record<string, unknown> }).Variables);
+    const env = (id: string) => (fn(`functions/${id}.handler`).Environment as { Variables: Record<string, unknown> }).Variables;
     expect(env("screenshot")).toHaveProperty("TABLE_NAME");
     expect(env("screenshot")).toHaveProperty("BUCKET_NAME");
     expect(env("health")).not.toHaveProperty("TABLE_NAME");

@@ -1,7 +1,8 @@
 // Billing at the level of Lambda invocations: the handlers called directly, as API Gateway would,
 // against the local stack's DynamoDB Local (the environment is set before any module reads it).
-import { beforeAll, describe, expect, inject, it } from "vitest";
+
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { buildApiGatewayEvent, lambdaContext } from "../../dev/events.js";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { allUsageEntries } from "../helpers/ledger.js";
@@ -32,15 +33,25 @@ beforeAll(async () => {
 });
 
 const event = (path: string, body: unknown, headers: Record<string, string> = {}, sourceIp = "127.0.0.1") =>
-  buildApiGatewayEvent({ method: "POST", url: path, headers: { "content-type": "application/json", ...headers }, body: Buffer.from(JSON.stringify(body)), sourceIp }, `POST ${path}`);
+  buildApiGatewayEvent(
+    { method: "POST", url: path, headers: { "content-type": "application/json", ...headers }, body: Buffer.from(JSON.stringify(body)), sourceIp },
+    `POST ${path}`,
+  );
 
 describe("invocations", () => {
   it("charges a replayed invocation (same API Gateway request id) once", async () => {
     // Its own client IP: signups are counted per IP in the table all test files share.
-    const signup = await signupHandler(event("/api/v1/signup", { email: `replay-${Date.now()}@billing.test` }, {}, "203.0.113.77"), lambdaContext("signup", 256, 10));
+    const signup = await signupHandler(
+      event("/api/v1/signup", { email: `replay-${Date.now()}@billing.test` }, {}, "203.0.113.77"),
+      lambdaContext("signup", 256, 10),
+    );
     expect(signup.statusCode).toBe(201);
     const { api_key: key, account_id: accountId } = JSON.parse(signup.body!) as { api_key: string; account_id: string };
-    const request = event("/api/v1/html-to-screenshot", { html: "<p>once</p>", width: 320, height: 100, deviceScaleFactor: 1 }, { authorization: `Bearer ${key}` });
+    const request = event(
+      "/api/v1/html-to-screenshot",
+      { html: "<p>once</p>", width: 320, height: 100, deviceScaleFactor: 1 },
+      { authorization: `Bearer ${key}` },
+    );
     const first = await htmlHandler(request, lambdaContext("html", 2048, 30));
     const replay = await htmlHandler(structuredClone(request), lambdaContext("html", 2048, 30));
     expect(first.statusCode).toBe(200);

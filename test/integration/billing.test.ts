@@ -1,7 +1,7 @@
 // Accounts, keys, the ledger and rate limits, through the local stack and DynamoDB Local.
 import { describe, expect, inject, it } from "vitest";
 import { admin, startDev } from "../../dev/harness/dev-process.js";
-import { postJson, type ErrorBody } from "../helpers/api.js";
+import { type ErrorBody, postJson } from "../helpers/api.js";
 import { allUsageEntries } from "../helpers/ledger.js";
 
 const base = () => inject("baseUrl");
@@ -41,12 +41,18 @@ describe("signup and keys", () => {
     expect(account).toMatchObject({ balance_cents: 25, balance_micro_usd: 250_000 });
     const report = await usage(account.api_key);
     expect(report).toMatchObject({ balance_cents: 25, balance_micro_usd: 250_000, total_spent_cents: 0, total_spent_micro_usd: 0, auto_topup_enabled: false });
-    expect(report.recent_usage).toEqual([{ id: expect.any(String), kind: "bonus", endpoint: "signup", amount_micro_usd: 250_000, status: "credited", created_at: expect.any(String) }]);
+    expect(report.recent_usage).toEqual([
+      { id: expect.any(String), kind: "bonus", endpoint: "signup", amount_micro_usd: 250_000, status: "credited", created_at: expect.any(String) },
+    ]);
   });
 
   it("refuses a second account for the same email, whatever its case", async () => {
     const { email } = await signup();
-    const again = await fetch(`${base()}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: ` ${email.toUpperCase()} ` }) });
+    const again = await fetch(`${base()}/api/v1/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: ` ${email.toUpperCase()} ` }),
+    });
     expect(again.status).toBe(409);
     expect(((await again.json()) as ErrorBody).error.code).toBe("EMAIL_TAKEN");
   });
@@ -74,7 +80,11 @@ describe("signup and keys", () => {
 
   it("sets auto-topup with PATCH /api/v1/account", async () => {
     const { api_key: key } = await signup();
-    const res = await fetch(`${base()}/api/v1/account`, { method: "PATCH", headers: { "content-type": "application/json", ...auth(key) }, body: '{"auto_topup_enabled":true}' });
+    const res = await fetch(`${base()}/api/v1/account`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json", ...auth(key) },
+      body: '{"auto_topup_enabled":true}',
+    });
     expect(res.status).toBe(200);
     expect((await usage(key)).auto_topup_enabled).toBe(true);
   });
@@ -94,7 +104,16 @@ describe("charging", () => {
     expect(report.balance_micro_usd).toBe(250_000 - price);
     expect(report.total_spent_micro_usd).toBe(price);
     const charges = report.recent_usage.filter((e) => e.kind === "charge");
-    expect(charges).toEqual([{ id: res.headers.get("x-request-id"), kind: "charge", endpoint: path.split("/").pop(), amount_micro_usd: price, status: "charged", created_at: expect.any(String) }]);
+    expect(charges).toEqual([
+      {
+        id: res.headers.get("x-request-id"),
+        kind: "charge",
+        endpoint: path.split("/").pop(),
+        amount_micro_usd: price,
+        status: "charged",
+        created_at: expect.any(String),
+      },
+    ]);
   });
 
   it("refunds a render that fails, and the entry says so", async () => {
@@ -104,14 +123,20 @@ describe("charging", () => {
     const report = await usage(account.api_key);
     expect(report.balance_micro_usd).toBe(250_000);
     expect(report.total_spent_micro_usd).toBe(0);
-    expect(report.recent_usage.find((e) => e.kind === "charge")).toMatchObject({ id: res.headers.get("x-request-id"), status: "refunded", amount_micro_usd: 5_000 });
+    expect(report.recent_usage.find((e) => e.kind === "charge")).toMatchObject({
+      id: res.headers.get("x-request-id"),
+      status: "refunded",
+      amount_micro_usd: 5_000,
+    });
   });
 
   it("says what the request costs and what the balance is when it is too low", async () => {
     const account = await signup();
     // 250,000 = 25 mockups; the 26th is refused.
     admin(localDirOfSharedStack(), "limit", account.email, "100");
-    await Promise.all(Array.from({ length: 25 }, () => postJson("/api/v1/html-to-screenshot", { ...tinyHtml, style: "mockup", frame: "none" }, auth(account.api_key))));
+    await Promise.all(
+      Array.from({ length: 25 }, () => postJson("/api/v1/html-to-screenshot", { ...tinyHtml, style: "mockup", frame: "none" }, auth(account.api_key))),
+    );
     const res = await postJson("/api/v1/html-to-screenshot", { ...tinyHtml, style: "mockup", frame: "none" }, auth(account.api_key));
     expect(res.status).toBe(402);
     expect(((await res.json()) as ErrorBody).error).toEqual({
@@ -174,7 +199,11 @@ describe("persistence", () => {
       const env = { LOCAL_DIR: localDir, LOCAL_EPHEMERAL: "0" };
       const first = await startDev(env);
       const account = await signup(uniqueEmail("persist"), first.info.baseUrl);
-      const shot = await fetch(`${first.info.baseUrl}/api/v1/html-to-screenshot`, { method: "POST", headers: { "content-type": "application/json", ...auth(account.api_key) }, body: JSON.stringify(tinyHtml) });
+      const shot = await fetch(`${first.info.baseUrl}/api/v1/html-to-screenshot`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...auth(account.api_key) },
+        body: JSON.stringify(tinyHtml),
+      });
       expect(shot.status).toBe(200);
       expect(await first.stop()).toBe(0);
       const second = await startDev(env);

@@ -8,7 +8,11 @@ import { spawnDev, startDev } from "../../dev/harness/dev-process.js";
 /** Pids of the children of `pid` (the Java process of DynamoDB Local). */
 const childrenOf = (pid: number): number[] => {
   try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).trim().split("\n").filter(Boolean).map(Number);
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }

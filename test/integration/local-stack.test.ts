@@ -1,9 +1,10 @@
 // Drives the local stack (`npm run dev`, started once in test/global-setup.ts) over HTTP like a client.
-import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { networkInterfaces } from "node:os";
-import { readFileSync } from "node:fs";
+import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { describe, expect, inject, it } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { httpRoutes } from "../../lib/routes.js";
@@ -56,7 +57,11 @@ describe("the local API", () => {
 
   it("routes every row of the route table to its handler", async () => {
     for (const route of httpRoutes) {
-      const res = await fetch(`${baseUrl}${route.path}`, { method: route.method, headers: { "content-type": "application/json" }, body: route.method === "GET" ? undefined : "{}" });
+      const res = await fetch(`${baseUrl}${route.path}`, {
+        method: route.method,
+        headers: { "content-type": "application/json" },
+        body: route.method === "GET" ? undefined : "{}",
+      });
       expect([404, 405], `${route.method} ${route.path}`).not.toContain(res.status);
       expect(res.headers.get("x-request-id"), route.id).toBeTruthy();
     }
@@ -95,7 +100,9 @@ describe("DynamoDB Local", () => {
 
   it("listens on 127.0.0.1 only, not on the machine's other addresses", async () => {
     const port = Number(new URL(info.dynamodbEndpoint).port);
-    const external = Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal);
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === "IPv4" && !a.internal);
     expect(external, "this test needs a non-loopback interface to try").toBeDefined();
     const connected = await new Promise<boolean>((resolve) => {
       const socket = net.connect({ host: external!.address, port, timeout: 2000 });

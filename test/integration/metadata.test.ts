@@ -1,8 +1,8 @@
 // POST /api/v1/metadata against fixture pages on 127.0.0.1, through the local stack, without a key.
 import { describe, expect, inject, it } from "vitest";
-import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
-import { canaryHits, postJson, type ErrorBody } from "../helpers/api.js";
 import { signUp } from "../../dev/harness/dev-process.js";
+import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
+import { canaryHits, type ErrorBody, postJson } from "../helpers/api.js";
 
 const origin = () => inject("fixtureUrl");
 const fixture = (path: string) => `${origin()}${path}`;
@@ -112,7 +112,11 @@ describe("metadata", () => {
 
   it("answers 422 INVALID_URL for an HTTP error, a closed port, a private address and a redirect to one, without touching it", async () => {
     expect(await errorOf(fixture("/not-found"))).toMatchObject({ status: 422, code: "INVALID_URL", message: expect.stringContaining("HTTP 404") });
-    expect(await errorOf(`http://127.0.0.1:${inject("closedPort")}/`)).toMatchObject({ status: 422, code: "INVALID_URL", message: expect.stringContaining("refused the connection") });
+    expect(await errorOf(`http://127.0.0.1:${inject("closedPort")}/`)).toMatchObject({
+      status: 422,
+      code: "INVALID_URL",
+      message: expect.stringContaining("refused the connection"),
+    });
     expect(await errorOf(`http://10.0.0.1/`)).toMatchObject({ status: 422, code: "INVALID_URL", message: expect.stringContaining("private") });
     const before = (await canaryHits()).length;
     const redirected = await errorOf(fixture(`/redirect?to=${encodeURIComponent(`${inject("canaryUrl")}/metadata`)}`));

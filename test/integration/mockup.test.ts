@@ -32,7 +32,9 @@ describe("mockup size", () => {
   });
 
   it("mockup fields without style mockup are ignored", async () => {
-    const image = await decode(await postJson("/api/v1/screenshot", { url: fixture("/simple"), frame: "phone", padding: 100, width: 600, height: 400, deviceScaleFactor: 1 }));
+    const image = await decode(
+      await postJson("/api/v1/screenshot", { url: fixture("/simple"), frame: "phone", padding: 100, width: 600, height: 400, deviceScaleFactor: 1 }),
+    );
     expect([image.bitmap.width, image.bitmap.height]).toEqual([600, 400]);
   });
 
@@ -59,7 +61,13 @@ describe("mockup look", () => {
   it("shows a hex background exactly at the corners", async () => {
     const image = await decode(await mockup({ url: fixture("/simple"), background: "#123456", width: 400, height: 300, deviceScaleFactor: 1 }));
     const { width, height } = image.bitmap;
-    for (const [x, y] of [[1, 1], [width - 2, 1], [1, height - 2], [width - 2, height - 2]] as const) expect(rgb(image, x, y)).toEqual(BG);
+    for (const [x, y] of [
+      [1, 1],
+      [width - 2, 1],
+      [1, height - 2],
+      [width - 2, height - 2],
+    ] as const)
+      expect(rgb(image, x, y)).toEqual(BG);
   });
 
   it("the default gradient varies across the image", async () => {
@@ -71,7 +79,17 @@ describe("mockup look", () => {
 
   it("rounds the corners: just inside the window's corner is background, not page", async () => {
     const image = await decode(
-      await mockup({ url: fixture("/simple"), frame: "none", background: "#123456", borderRadius: 40, padding: 40, shadow: false, width: 400, height: 300, deviceScaleFactor: 2 }),
+      await mockup({
+        url: fixture("/simple"),
+        frame: "none",
+        background: "#123456",
+        borderRadius: 40,
+        padding: 40,
+        shadow: false,
+        width: 400,
+        height: 300,
+        deviceScaleFactor: 2,
+      }),
     );
     // The window starts at (80, 80) device px; a 40 px radius is 80 device px.
     expect(rgb(image, 80 + 4, 80 + 4)).toEqual(BG);
@@ -106,7 +124,9 @@ describe("mockup look", () => {
   });
 
   it("a dark bar with darkMode, a light one without", async () => {
-    const dark = await decode(await mockup({ url: fixture("/simple"), frame: "browser", darkMode: true, padding: 20, width: 400, height: 200, deviceScaleFactor: 1 }));
+    const dark = await decode(
+      await mockup({ url: fixture("/simple"), frame: "browser", darkMode: true, padding: 20, width: 400, height: 200, deviceScaleFactor: 1 }),
+    );
     const light = await decode(await mockup({ url: fixture("/simple"), frame: "browser", padding: 20, width: 400, height: 200, deviceScaleFactor: 1 }));
     const lum = ({ r, g, b }: { r: number; g: number; b: number }) => r + g + b;
     expect(lum(rgb(dark, 20 + 100, 20 + 20))).toBeLessThan(200);

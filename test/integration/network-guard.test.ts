@@ -1,7 +1,7 @@
 // Hostile requests through the whole local stack. A canary server on loopback (IPv4 and IPv6) is not
 // in ALLOWED_PRIVATE_HOSTS: every case must leave it untouched, whatever the page tries.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { canaryHits, postJson, type ErrorBody } from "../helpers/api.js";
+import { canaryHits, type ErrorBody, postJson } from "../helpers/api.js";
 
 const port = inject("canaryPort");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;

@@ -4,9 +4,9 @@ import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
-import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
-import { decode, postJson, rgb, type ErrorBody } from "../helpers/api.js";
 import { signUp, startDev } from "../../dev/harness/dev-process.js";
+import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
+import { decode, type ErrorBody, postJson, rgb } from "../helpers/api.js";
 
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
 const shoot = (body: Record<string, unknown>) => postJson("/api/v1/screenshot", body);
@@ -123,7 +123,10 @@ describe("render errors", () => {
   it("gives RENDER_TIMEOUT for a page that never finishes loading", async () => {
     const res = await shoot({ url: fixture("/hang") });
     expect(res.status).toBe(504);
-    expect(((await res.json()) as ErrorBody).error).toEqual({ code: "RENDER_TIMEOUT", message: `The page did not finish loading within ${TEST_PAGE_LOAD_MS / 1000} s.` });
+    expect(((await res.json()) as ErrorBody).error).toEqual({
+      code: "RENDER_TIMEOUT",
+      message: `The page did not finish loading within ${TEST_PAGE_LOAD_MS / 1000} s.`,
+    });
     // Our JSON code and message above, not the gateway's own {"message"} 504: we answered before it cut us
     // off. (No wall-clock bound: other test files' renders may hold the browser slots meanwhile.)
   });
@@ -143,7 +146,10 @@ describe("render errors", () => {
   it("gives INVALID_URL with the status for a 404 page", async () => {
     const res = await shoot({ url: fixture("/not-found") });
     expect(res.status).toBe(422);
-    expect(((await res.json()) as ErrorBody).error).toEqual({ code: "INVALID_URL", message: `The page could not be loaded: ${fixture("/not-found")} answered HTTP 404.` });
+    expect(((await res.json()) as ErrorBody).error).toEqual({
+      code: "INVALID_URL",
+      message: `The page could not be loaded: ${fixture("/not-found")} answered HTTP 404.`,
+    });
   });
 
   it("gives INVALID_URL for an unresolvable host and a refused connection", async () => {
@@ -163,14 +169,21 @@ describe("render errors", () => {
     try {
       const { api_key: key } = await signUp(dev.info.baseUrl, "crash@shotline.test");
       const shootHere = (body: Record<string, unknown>) =>
-        fetch(`${dev.info.baseUrl}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+        fetch(`${dev.info.baseUrl}/api/v1/screenshot`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify(body),
+        });
       // A profile left behind by a process that no longer exists: the relaunch must sweep it away.
       const stale = path.join(tmpdir(), "shotline-chrome-4194303");
       mkdirSync(stale, { recursive: true });
       const pending = shootHere({ url: fixture("/hang") });
       await new Promise((r) => setTimeout(r, 1000));
       // The page browser of that stack: its profile folder is named after the stack's pid.
-      const pids = execFileSync("pgrep", ["-f", `shotline-chrome-${dev.child.pid}-pages`], { encoding: "utf8" }).trim().split("\n").map(Number);
+      const pids = execFileSync("pgrep", ["-f", `shotline-chrome-${dev.child.pid}-pages`], { encoding: "utf8" })
+        .trim()
+        .split("\n")
+        .map(Number);
       for (const pid of pids) process.kill(pid, "SIGKILL");
       const res = await pending;
       expect(res.status).toBe(500);

@@ -46,11 +46,20 @@ describe("402 without Authorization", () => {
       expect(res.status).toBe(402);
       const v2 = decode(res.headers.get("payment-required"));
       expect(v2).toMatchObject({ x402Version: 2, resource: { url: `${base}/api/v1/screenshot` } });
-      expect(v2.accepts).toEqual([{ scheme: "exact", network: "eip155:84532", asset: usdc, amount, payTo: info.payTo, maxTimeoutSeconds: 120, extra: { name: "USD Coin", version: "2" } }]);
+      expect(v2.accepts).toEqual([
+        { scheme: "exact", network: "eip155:84532", asset: usdc, amount, payTo: info.payTo, maxTimeoutSeconds: 120, extra: { name: "USD Coin", version: "2" } },
+      ]);
       const json = (await res.json()) as ErrorBody & { x402Version: number; accepts: Record<string, unknown>[] };
       expect(json.error.code).toBe("PAYMENT_REQUIRED");
       expect(json.x402Version).toBe(1);
-      expect(json.accepts[0]).toMatchObject({ scheme: "exact", network: "base-sepolia", maxAmountRequired: amount, payTo: info.payTo, asset: usdc, resource: `${base}/api/v1/screenshot` });
+      expect(json.accepts[0]).toMatchObject({
+        scheme: "exact",
+        network: "base-sepolia",
+        maxAmountRequired: amount,
+        payTo: info.payTo,
+        asset: usdc,
+        resource: `${base}/api/v1/screenshot`,
+      });
     }
   });
 });
@@ -59,7 +68,11 @@ describe("paying with @x402/fetch", () => {
   it("pays 5,000 for a screenshot, gets the PNG, and the USDC moves on chain", async () => {
     const { pay } = payingFetch();
     const before = [await balanceOf(payer.address), await balanceOf(info.payTo)];
-    const res = await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 }) });
+    const res = await pay(`${base}/api/v1/screenshot`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 }),
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("image/png");
     const receipt = decode(res.headers.get("payment-response"));
@@ -68,13 +81,21 @@ describe("paying with @x402/fetch", () => {
     expect(await balanceOf(payer.address)).toBe(before[0]! - 5_000n);
     expect(await balanceOf(info.payTo)).toBe(before[1]! + 5_000n);
     // Recorded for audit: payer, amount, transaction, request id.
-    expect(await getItem(`SETTLE#${receipt.transaction}`, "SETTLE")).toMatchObject({ payer: payer.address, amount: 5_000, requestId: res.headers.get("x-request-id") });
+    expect(await getItem(`SETTLE#${receipt.transaction}`, "SETTLE")).toMatchObject({
+      payer: payer.address,
+      amount: 5_000,
+      requestId: res.headers.get("x-request-id"),
+    });
   });
 
   it("pays 10,000 for a mockup", async () => {
     const { pay } = payingFetch();
     const before = await balanceOf(payer.address);
-    const res = await pay(`${base}/api/v1/html-to-screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ html: "<p>hi</p>", style: "mockup", width: 320, deviceScaleFactor: 1 }) });
+    const res = await pay(`${base}/api/v1/html-to-screenshot`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ html: "<p>hi</p>", style: "mockup", width: 320, deviceScaleFactor: 1 }),
+    });
     expect(res.status).toBe(200);
     expect(await balanceOf(payer.address)).toBe(before - 10_000n);
   });
@@ -82,7 +103,9 @@ describe("paying with @x402/fetch", () => {
   it("refuses a replayed payment and a screenshot-priced payment sent to a mockup", async () => {
     const { pay, sent } = payingFetch();
     const body = { url: fixture("/simple"), width: 320, deviceScaleFactor: 1 };
-    expect((await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).status).toBe(200);
+    expect(
+      (await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).status,
+    ).toBe(200);
     const used = sent.at(-1)!;
     const before = await balanceOf(payer.address);
     const replay = await post("/api/v1/screenshot", body, { "payment-signature": used });
@@ -97,7 +120,11 @@ describe("paying with @x402/fetch", () => {
   it("does not settle a payment for a render that fails", async () => {
     const { pay } = payingFetch();
     const before = [await balanceOf(payer.address), await balanceOf(info.payTo)];
-    const res = await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: fixture("/not-found") }) });
+    const res = await pay(`${base}/api/v1/screenshot`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: fixture("/not-found") }),
+    });
     expect(res.status).toBe(422);
     expect(res.headers.get("payment-response")).toBeNull();
     expect([await balanceOf(payer.address), await balanceOf(info.payTo)]).toEqual(before);
@@ -105,7 +132,11 @@ describe("paying with @x402/fetch", () => {
 
   it("keeps /api/v1/usage for API keys: a payment there is 401", async () => {
     const { sent, pay } = payingFetch();
-    await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: fixture("/not-found") }) });
+    await pay(`${base}/api/v1/screenshot`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: fixture("/not-found") }),
+    });
     const res = await fetch(`${base}/api/v1/usage`, { headers: { "payment-signature": sent.at(-1)! } });
     expect(res.status).toBe(401);
   });
@@ -117,7 +148,11 @@ describe("paying with @x402/fetch", () => {
     const wallet = createWalletClient({ account: payer, chain: baseSepolia, transport: http(info.rpcUrl) });
     const pay = wrapV1(fetch, wallet as never);
     const before = await balanceOf(payer.address);
-    const res = await pay(`${base}/api/v1/screenshot`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 }) });
+    const res = await pay(`${base}/api/v1/screenshot`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 }),
+    });
     expect(res.status).toBe(200);
     expect(decode(res.headers.get("x-payment-response"))).toMatchObject({ success: true, payer: payer.address });
     expect(await balanceOf(payer.address)).toBe(before - 5_000n);
@@ -134,7 +169,11 @@ describe("paying with @x402/fetch", () => {
     client.setSpendControls({ allowedAssets: [{ network: info.network as `${string}:${string}`, asset: usdc, maxAmountPerPayment: "10000000" }] });
     const pay = wrapFetchWithPayment(fetch, client);
     const before = await balanceOf(payer.address);
-    const res = await pay(`${base}/api/v1/topup`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: '{"amount_cents":500}' });
+    const res = await pay(`${base}/api/v1/topup`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: '{"amount_cents":500}',
+    });
     expect(res.status).toBe(200);
     const report = (await res.json()) as { balance_micro_usd: number; recent_usage: { kind: string; endpoint: string; amount_micro_usd: number }[] };
     expect(report.balance_micro_usd).toBe(250_000 + 5_000_000);

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { withHttp } from "../../lib/http/with-http.js";
-import { httpRoutes, routeById, routes, type RouteId } from "../../lib/routes.js";
+import { httpRoutes, type RouteId, routeById, routes } from "../../lib/routes.js";
 
 describe("the route table", () => {
   it("has unique ids and unique method + path pairs, and exactly one catch-all", () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { authorize, settle, undo, type AccessRequest } from "../../../lib/http/access.js";
 import { AppError } from "../../../lib/errors.js";
+import { type AccessRequest, authorize, settle, undo } from "../../../lib/http/access.js";
 import { PRICES, routeById } from "../../../lib/routes.js";
 import { account, fakeAccess, KEY } from "../../helpers/access.js";
 
@@ -19,7 +19,10 @@ const request = (headers: Record<string, string> = {}, body: unknown = {}): Acce
 });
 
 const codeOf = async (promise: Promise<unknown>) => {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AppError);
   return (error as AppError).code;
 };

@@ -112,7 +112,13 @@ describe("withHttp", () => {
     // A render route answers RENDER_TIMEOUT and refunds the charge (access faked: this is about the deadline).
     const ledger = fakeAccess();
     const render = withHttp({ route: "html-to-screenshot", access: ledger.deps }, hang);
-    const rendered = await invoke(render, { method: "POST", path: "/x", body: '{"html":"<p>x</p>"}', headers: { authorization: `Bearer ${KEY}` }, timeoutSeconds: 2.5 });
+    const rendered = await invoke(render, {
+      method: "POST",
+      path: "/x",
+      body: '{"html":"<p>x</p>"}',
+      headers: { authorization: `Bearer ${KEY}` },
+      timeoutSeconds: 2.5,
+    });
     expect(rendered.status).toBe(504);
     expect(rendered.json().error.code).toBe("RENDER_TIMEOUT");
     expect(ledger.calls.slice(-2)).toEqual(["charge acct-1 5000", "refund 5000"]);

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { solidPng } from "../../../dev/harness/fixtures.js";
 import { imageSize } from "../../../lib/render/image-size.js";
 import { woffToSfnt } from "../../../lib/render/woff.js";
-import { solidPng } from "../../../dev/harness/fixtures.js";
 
 describe("imageSize", () => {
   it("reads a PNG's size from its header", () => {
@@ -13,7 +13,26 @@ describe("imageSize", () => {
 
   it("reads a JPEG's size from its start-of-frame segment, skipping the segments before it", () => {
     // SOI, an APP0 segment of 16 bytes, then SOF0 with height 300 and width 500.
-    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, ...Array(14).fill(0), 0xff, 0xc0, 0x00, 0x11, 0x08, 0x01, 0x2c, 0x01, 0xf4, 0x03, ...Array(9).fill(0)]);
+    const jpeg = Buffer.from([
+      0xff,
+      0xd8,
+      0xff,
+      0xe0,
+      0x00,
+      0x10,
+      ...Array(14).fill(0),
+      0xff,
+      0xc0,
+      0x00,
+      0x11,
+      0x08,
+      0x01,
+      0x2c,
+      0x01,
+      0xf4,
+      0x03,
+      ...Array(9).fill(0),
+    ]);
     expect(imageSize(jpeg)).toEqual({ width: 500, height: 300 });
   });
 
