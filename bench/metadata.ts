@@ -15,8 +15,8 @@ import { type Sample, stats } from "./stats.js";
 // The ratio is taken over pages of the sizes real pages have (HTML of 60-180 KB with a ~12 KB head,
 // one gzipped). Markup cases are timed per page and compared field by field too: relative URLs +
 // manifest, Shift_JIS, and a ~1 KB page (where every tool is bound by the fetch).
-export const REALISTIC_PAGES = ["/meta/news", "/meta/blog", "/meta/shop"];
-export const METADATA_PAGES = [...REALISTIC_PAGES, "/meta/sub/relative", "/meta/shift-jis", "/meta/full"];
+const REALISTIC_PAGES = ["/meta/news", "/meta/blog", "/meta/shop"];
+const METADATA_PAGES = [...REALISTIC_PAGES, "/meta/sub/relative", "/meta/shift-jis", "/meta/full"];
 
 type Fields = Record<string, string | null | undefined>;
 

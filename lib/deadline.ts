@@ -1,10 +1,10 @@
 // One deadline per request, and one AbortSignal that fires at it (docs/design.md, "One deadline").
 
 /** API Gateway HTTP APIs cut every integration at 30 s, counted from the request's arrival. */
-export const GATEWAY_LIMIT_MS = 30_000;
+const GATEWAY_LIMIT_MS = 30_000;
 
 /** Time kept after the deadline to answer: a refund or a released payment, serialising the response. */
-export const ANSWER_RESERVE_MS = 2_000;
+const ANSWER_RESERVE_MS = 2_000;
 
 /**
  * When the work of a request must be done (epoch ms): whichever ends first, the Lambda's remaining

@@ -2,7 +2,7 @@
 // code, HTTP status and a message that is safe to show; `cause` keeps the foreign error for logs.
 // They become JSON in exactly one place: lib/http/with-http.ts.
 
-export const ERROR_STATUS = {
+const ERROR_STATUS = {
   INVALID_PARAMS: 400,
   UNAUTHORIZED: 401,
   INSUFFICIENT_BALANCE: 402,

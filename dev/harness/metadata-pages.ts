@@ -11,7 +11,7 @@ type Page = { status?: number; type?: string; body: string | Buffer; headers?: R
 const doc = (head: string, body = "<p>Some text.</p>") => `<!doctype html><html><head>${head}</head><body>${body}</body></html>`;
 
 // Body text like an article page: enough that a whole-document parse costs what it does on real pages.
-export const ARTICLE_BODY = Array.from(
+const ARTICLE_BODY = Array.from(
   { length: 800 },
   (_, i) =>
     `<div class="row r${i}"><a href="/story/${i}" class="link">Story ${i}</a><p class="summary">Paragraph ${i} of a long article &mdash; with <b>markup</b>, <i>entities</i> &amp; links <a href="/tag/${i}">tag</a>.</p><img src="/img/${i}.jpg" alt="picture ${i}" loading="lazy"></div>`,

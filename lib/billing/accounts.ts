@@ -23,10 +23,10 @@ const KEY_PREFIX = "shl_live_";
 const KEY_PATTERN = /^shl_live_[A-Za-z0-9_-]{43}$/;
 
 /** Emails are compared trimmed and lower-cased. */
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** The stored form of an API key: its SHA-256, hex. */
-export const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
+const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
 
 type AccountItem = {
   accountId: string;

@@ -3,7 +3,7 @@
 /** Micro-USD in one cent. */
 export const MICRO_PER_CENT = 10_000;
 /** Micro-USD in one dollar. */
-export const MICRO_PER_USD = 1_000_000;
+const MICRO_PER_USD = 1_000_000;
 
 /** The signup bonus: 50 standard screenshots' worth (SPEC.md), $0.25. */
 export const SIGNUP_BONUS_MICRO_USD = 250_000;

@@ -8,7 +8,7 @@ import { type Resource, releasePayment, settlePayment, type VerifiedPayment, ver
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
 
 /** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
-export type Payer = { readonly kind: "account"; readonly account: Account } | { readonly kind: "x402"; readonly address: string };
+type Payer = { readonly kind: "account"; readonly account: Account } | { readonly kind: "x402"; readonly address: string };
 
 /** What a handler knows of its caller, by the route's access: never a nullable account where the route guarantees one. */
 export type CallerOf<A extends Access> = A extends "priced"

@@ -26,7 +26,7 @@ const HEX_COLOUR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
 export const MAX_HTML_BYTES = 500 * 1024;
 
 /** Longest accepted `url`, in characters. */
-export const MAX_URL_LENGTH = 8192;
+const MAX_URL_LENGTH = 8192;
 
 const httpUrl = z
   .string({ error: "must be a string holding an http:// or https:// URL" })
@@ -80,7 +80,7 @@ const noPdfMockup = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
 
 /** Body of POST /api/v1/screenshot. */
 export const screenshotRequest = z.strictObject({ url: httpUrl, ...renderFields }).superRefine(noPdfMockup);
-export type ScreenshotRequest = z.output<typeof screenshotRequest>;
+type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 /** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */
 export const htmlScreenshotRequest = z
@@ -94,7 +94,7 @@ export const htmlScreenshotRequest = z
     ...renderFields,
   })
   .superRefine(noPdfMockup);
-export type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
+type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
 
 // Render owns its options (lib/render/options.ts); the schemas must produce exactly what it takes.
 // A field added to one and not the other fails to compile here.
@@ -105,7 +105,6 @@ void schemasMatchRender;
 
 /** Body of POST /api/v1/metadata. */
 export const metadataRequest = z.strictObject({ url: httpUrl });
-export type MetadataRequest = z.output<typeof metadataRequest>;
 
 /** Body of POST /api/v1/signup. */
 export const signupRequest = z.strictObject({
@@ -115,11 +114,9 @@ export const signupRequest = z.strictObject({
     .max(254, { error: "must be at most 254 characters" })
     .pipe(z.email({ error: "must be a valid email address" })),
 });
-export type SignupRequest = z.output<typeof signupRequest>;
 
 /** Body of PATCH /api/v1/account. */
 export const accountUpdateRequest = z.strictObject({ auto_topup_enabled: boolean() });
-export type AccountUpdateRequest = z.output<typeof accountUpdateRequest>;
 
 /** Smallest top-up a customer may buy, in cents (docs/api.md: $5). */
 export const MIN_TOPUP_CENTS = 500;
@@ -128,4 +125,3 @@ export const MAX_TOPUP_CENTS = 1_000_000;
 
 /** Body of POST /api/v1/topup. */
 export const topupRequest = z.strictObject({ amount_cents: integer(MIN_TOPUP_CENTS, MAX_TOPUP_CENTS) });
-export type TopupRequest = z.output<typeof topupRequest>;

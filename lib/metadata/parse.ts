@@ -168,7 +168,7 @@ export class MetadataCollector {
 const WINDOWS_1252 = new Set(["iso-8859-1", "iso8859-1", "latin1", "l1", "us-ascii", "ascii", "cp819", "ibm819", "iso_8859-1", "x-user-defined"]);
 
 /** The encoding to decode with, from a label (header or meta); undefined when unknown. */
-export function encodingFor(label: string | undefined, fromMeta = false): string | undefined {
+function encodingFor(label: string | undefined, fromMeta = false): string | undefined {
   if (!label) return undefined;
   const name = label.trim().toLowerCase();
   if (WINDOWS_1252.has(name)) return "windows-1252";

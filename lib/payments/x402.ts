@@ -81,8 +81,8 @@ export interface VerifiedPayment {
   readonly reservation: { pk: string; sk: string };
 }
 
-/** The payment a request carries: PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1); null when it carries none. */
-function readPayment(headers: Readonly<Record<string, string>>): { version: 1 | 2; payload: PaymentPayload } | "malformed" | null {
+/** The payment a request carries: PAYMENT-SIGNATURE (v2, which wins) or X-PAYMENT (v1); null when it carries none, "malformed" when it is not base64 x402 JSON. */
+export function readPayment(headers: Readonly<Record<string, string>>): { version: 1 | 2; payload: PaymentPayload } | "malformed" | null {
   const raw = headers["payment-signature"] ?? headers["x-payment"];
   if (raw === undefined) return null;
   try {

@@ -30,10 +30,10 @@ export const PHONE_BEZEL = 14;
 /** Height of the phone's status bar (time, island, battery) above the page, CSS px. */
 export const PHONE_STATUS_BAR = 48;
 /** A phone's corners are never squarer than this, whatever borderRadius says (CSS px). */
-export const PHONE_MIN_RADIUS = 48;
+const PHONE_MIN_RADIUS = 48;
 
 /** The default background: a soft violet -> pink -> peach diagonal. */
-export const DEFAULT_GRADIENT = "linear-gradient(135deg, #a78bfa 0%, #f472b6 52%, #fdba74 100%)";
+const DEFAULT_GRADIENT = "linear-gradient(135deg, #a78bfa 0%, #f472b6 52%, #fdba74 100%)";
 
 const SHADOW = "0 32px 64px -16px rgba(15, 23, 42, 0.45), 0 14px 28px -12px rgba(15, 23, 42, 0.35)";
 

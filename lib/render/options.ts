@@ -6,7 +6,7 @@ export type RenderSource = { kind: "url"; url: string } | { kind: "html"; html: 
 
 export type OutputFormat = "png" | "jpeg" | "pdf";
 
-export type MockupFrame = "browser" | "phone" | "none";
+type MockupFrame = "browser" | "phone" | "none";
 
 /** The capture options of a render request (everything but the source and the response form). */
 export interface CaptureOptions {

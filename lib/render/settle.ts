@@ -12,7 +12,7 @@ import type { LoadedPage } from "./page-load.js";
 // scroll through it so lazy content loads. All within the page-load limit.
 
 /** Full-page captures stop at this many CSS pixels (docs/api.md). */
-export const MAX_CAPTURE_HEIGHT = 20_000;
+const MAX_CAPTURE_HEIGHT = 20_000;
 
 // Caps of the courtesy waits after `load`; each ends the wait, never the render.
 const NETWORK_QUIET_MS = 100;
