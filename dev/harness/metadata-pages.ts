@@ -3,7 +3,7 @@ import { gzipSync } from "node:zlib";
 import iconv from "iconv-lite";
 
 // Fixture pages for metadata extraction, served under /meta/ by the fixture server (fixtures.ts),
-// also used by `npm run bench`. Each exercises one rule of SPEC.md's fallbacks or one piece of
+// also used by `npm run bench`. Each exercises one rule of docs/api.md's fallbacks or one piece of
 // real-world markup.
 
 type Page = { status?: number; type?: string; body: string | Buffer; headers?: Record<string, string> };

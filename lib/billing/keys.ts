@@ -1,4 +1,4 @@
-// DynamoDB keys of the single table, built only here (DESIGN.md). pk/sk per entity:
+// DynamoDB keys of the single table, built only here (docs/design.md). pk/sk per entity:
 //   account      ACCT#<id>          ACCT
 //   API key      KEY#<sha256(key)>  KEY        -> accountId (the key itself is never stored)
 //   email        EMAIL#<normalized> EMAIL      -> accountId (one account, one bonus per email)

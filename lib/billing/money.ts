@@ -5,10 +5,10 @@ export const MICRO_PER_CENT = 10_000;
 /** Micro-USD in one dollar. */
 const MICRO_PER_USD = 1_000_000;
 
-/** The signup bonus: 50 standard screenshots' worth (SPEC.md), $0.25. */
+/** The signup bonus: 50 standard screenshots' worth (docs/api.md), $0.25. */
 export const SIGNUP_BONUS_MICRO_USD = 250_000;
 
-/** Whole cents, rounded down (INTERFACE.md's balance_cents and total_spent_cents). */
+/** Whole cents, rounded down (docs/api.md's balance_cents and total_spent_cents). */
 export const toCents = (microUsd: number): number => Math.floor(microUsd / MICRO_PER_CENT);
 
 /** "$0.005", "$2.50": dollars with as many decimals as the amount needs (2 to 6). */

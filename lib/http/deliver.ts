@@ -6,7 +6,7 @@ import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 const EXTENSIONS = { png: "png", jpeg: "jpg", pdf: "pdf" } as const;
 
 /**
- * The response for a finished capture: the bytes (binary) or SPEC.md's JSON envelope; above the
+ * The response for a finished capture: the bytes (binary) or docs/api.md's JSON envelope; above the
  * inline limit the output goes to S3 and the client gets a presigned link instead (303 or downloadUrl).
  */
 export async function deliverCapture(capture: Capture, responseFormat: "binary" | "json"): Promise<HttpResponse> {

@@ -8,12 +8,12 @@ import { guardedFetch } from "./fetch.js";
 import { decoderFor, type IconLink, MetadataCollector, PRESCAN_BYTES, type RawMetadata, sniffEncoding } from "./parse.js";
 import { renderedHtml } from "./rendered.js";
 
-// POST /api/v1/metadata: the page's metadata with SPEC.md's fallbacks, every URL absolute. The page is
+// POST /api/v1/metadata: the page's metadata with docs/api.md's fallbacks, every URL absolute. The page is
 // fetched without a browser (guarded like a render) and parsed as it streams, stopping once the head
 // has been read; only a page whose static HTML says nothing and looks script-rendered is loaded in
 // the browser.
 
-/** INTERFACE.md 2.4. */
+/** docs/api.md, "Metadata". */
 export interface Metadata {
   title: string;
   description: string;
@@ -132,7 +132,7 @@ async function manifestThemeColor(url: string, signal: AbortSignal): Promise<str
   }
 }
 
-/** SPEC.md's fallbacks over what the document says; `pageUrl` is the final URL after redirects. */
+/** docs/api.md's fallbacks over what the document says; `pageUrl` is the final URL after redirects. */
 function applyFallbacks(raw: RawMetadata, pageUrl: string): Metadata & { manifest: string | null } {
   const base = absolute(raw.baseHref, pageUrl) ?? pageUrl;
   const meta = (key: string) => raw.meta.get(key);

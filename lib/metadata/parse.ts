@@ -3,7 +3,7 @@ import iconv from "iconv-lite";
 
 // The streaming side of metadata: what the HTML says, collected tag by tag as bytes arrive, so that
 // reading can stop as soon as the head has been read (or, with no title anywhere in the head, the
-// first h1). SPEC.md's fallbacks are applied afterwards, in extract.ts.
+// first h1). docs/api.md's fallbacks are applied afterwards, in extract.ts.
 
 /** A `<link rel=icon|apple-touch-icon>` as written. */
 export interface IconLink {

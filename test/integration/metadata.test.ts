@@ -43,7 +43,7 @@ describe("metadata", () => {
     ["/meta/twitter-only", { title: "Twitter title", description: "Twitter says", ogImage: "/meta/card.png" }],
     ["/meta/h1-only", { title: "The heading" }],
     ["/meta/nothing", { title: "" }],
-  ])("falls back in SPEC.md's order: %s", async (path, expected) => {
+  ])("falls back in docs/api.md's order: %s", async (path, expected) => {
     const got = await metadataOf(path);
     const want: Record<string, string | null> = { ...NOTHING, favicon: fixture("/favicon.ico"), ...expected };
     if (want.ogImage) want.ogImage = fixture(want.ogImage);

@@ -82,7 +82,7 @@ describe("screenshot output", () => {
     expect(box && [Math.round(Number(box[1])), Math.round(Number(box[2]))]).toEqual([750, 375]);
   });
 
-  it("answers SPEC.md's JSON envelope with responseFormat json", async () => {
+  it("answers docs/api.md's JSON envelope with responseFormat json", async () => {
     const res = await shoot({ url: fixture("/redirect?to=/simple"), responseFormat: "json", width: 400, deviceScaleFactor: 1 });
     expect(res.headers.get("content-type")).toMatch(/application\/json/);
     const body = (await res.json()) as Record<string, unknown>;
