@@ -3,4 +3,4 @@ import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
 
 // GET /api/v1/usage: balance, spending and recent usage of the calling API key's account.
-export const handler = withHttp({ route: "usage" }, async ({ account }) => json(await usageReport(account.accountId)));
+export const handler = withHttp({ route: "usage" }, async ({ account, deadline }) => json(await usageReport(account.accountId, deadline.signal)));

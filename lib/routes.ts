@@ -20,7 +20,7 @@ export type Access = "priced" | "key" | "public" | "open";
 export type RateLimit = "caller" | "signup-ip";
 
 /** What a function may touch; stacks/Api.ts grants and configures exactly these. */
-type Use = "table" | "bucket" | "x402" | "dashboard-files";
+export type Use = "table" | "bucket" | "x402" | "dashboard-files";
 
 /** Prices in micro-USD (1 USD = 1,000,000 = USDC atomic units), the one place they are written. */
 export const PRICES = {

@@ -1,6 +1,6 @@
 import { type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
 import { COPIED_FILES, copiedDir, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
-import { fallbackRoute, httpRoutes, type Route } from "../lib/routes.js";
+import { fallbackRoute, httpRoutes, type Route, type Use } from "../lib/routes.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
@@ -18,53 +18,59 @@ const X402_VARIABLES = [
 const x402Environment = (): Record<string, string> =>
   Object.fromEntries(X402_VARIABLES.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])));
 
-/** API Gateway HTTP API: one route and one Lambda per row of lib/routes.ts, plus the 404/405 catch-all. */
-/** Files copied next to a function's handler: autoconsent's for the browser, the dashboard's sources. */
-function filesFor(row: Pick<Route, "browser" | "uses">): Pick<FunctionProps, "copyFiles"> {
-  const files = [...(row.browser ? COPIED_FILES.autoconsent : []), ...(row.uses.includes("dashboard-files") ? COPIED_FILES.dashboard : [])];
-  return files.length ? { copyFiles: files.map((file) => ({ ...file })) } : {};
-}
+/** What a function gets for each thing its row `uses`: a Record over every Use, so none can go ungranted. */
+type Grant = {
+  environment: Record<string, string>;
+  permissions: NonNullable<FunctionProps["permissions"]>;
+  copyFiles: NonNullable<FunctionProps["copyFiles"]>;
+};
 
+/** API Gateway HTTP API: one route and one Lambda per row of lib/routes.ts, plus the 404/405 catch-all. */
 export function Api({ stack, app }: StackContext) {
   const { table, outputs } = use(Storage);
   const layers = use(Layers);
 
-  const functionFor = (id: string, row: Pick<Route, "memoryMB" | "timeoutSeconds" | "uses" | "browser">): FunctionProps => ({
-    handler: `functions/${id}.handler`,
-    runtime: "nodejs24.x",
-    architecture: "x86_64",
-    memorySize: row.memoryMB,
-    timeout: row.timeoutSeconds,
-    nodejs: { format: "esm", minify: true, sourcemap: true },
-    environment: {
-      STAGE: app.stage,
-      SHOTLINE_VERSION: packageVersion(),
-      ...(row.uses.includes("table") ? { TABLE_NAME: table.tableName } : {}),
-      ...(row.uses.includes("bucket") ? { BUCKET_NAME: outputs.bucketName } : {}),
-      ...(row.browser ? { CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium, FONTS_DIR: LAYER_MOUNTS.fonts, AUTOCONSENT_DIR: copiedDir("autoconsent") } : {}),
-      // x402 settings (pay-to address, network, asset, facilitator) come from the deploying shell.
-      ...(row.uses.includes("x402") ? x402Environment() : {}),
-      ...(row.uses.includes("dashboard-files") ? { DASHBOARD_DIR: copiedDir("dashboard") } : {}),
+  // Each function gets exactly what its row says it uses, scoped to that one resource.
+  const grants: Record<Use, Grant> = {
+    table: { environment: { TABLE_NAME: table.tableName }, permissions: [[table.cdk.table, "grantReadWriteData"]], copyFiles: [] },
+    bucket: { environment: { BUCKET_NAME: outputs.bucketName }, permissions: [[outputs.cdk.bucket, "grantReadWrite"]], copyFiles: [] },
+    // x402 settings (pay-to address, network, asset, facilitator) come from the deploying shell.
+    x402: { environment: x402Environment(), permissions: [], copyFiles: [] },
+    "dashboard-files": {
+      environment: { DASHBOARD_DIR: copiedDir("dashboard") },
+      permissions: [],
+      copyFiles: COPIED_FILES.dashboard.map((file) => ({ ...file })),
     },
-    ...filesFor(row),
-    ...(row.browser
-      ? {
-          layers: [layers.chromium, layers.fonts],
-          // Chromium unpacks ~200 MB into /tmp at cold start.
-          diskSize: 1024,
-        }
-      : {}),
-    // Each function gets exactly what its row says it uses, scoped to that one resource.
-    permissions: [
-      ...(row.uses.includes("table") ? [[table.cdk.table, "grantReadWriteData"] as [typeof table.cdk.table, string]] : []),
-      ...(row.uses.includes("bucket") ? [[outputs.cdk.bucket, "grantReadWrite"] as [typeof outputs.cdk.bucket, string]] : []),
-    ],
-  });
+  };
+  // A rendering function: the Chromium and fonts layers, and autoconsent's files next to the handler.
+  const browser: Grant = {
+    environment: { CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium, FONTS_DIR: LAYER_MOUNTS.fonts, AUTOCONSENT_DIR: copiedDir("autoconsent") },
+    permissions: [],
+    copyFiles: COPIED_FILES.autoconsent.map((file) => ({ ...file })),
+  };
+
+  const functionFor = (row: Route): FunctionProps => {
+    const granted = [...row.uses.map((use) => grants[use]), ...(row.browser ? [browser] : [])];
+    const copyFiles = granted.flatMap((grant) => grant.copyFiles);
+    return {
+      handler: `functions/${row.id}.handler`,
+      runtime: "nodejs24.x",
+      architecture: "x86_64",
+      memorySize: row.memoryMB,
+      timeout: row.timeoutSeconds,
+      nodejs: { format: "esm", minify: true, sourcemap: true },
+      environment: Object.assign({ STAGE: app.stage, SHOTLINE_VERSION: packageVersion() }, ...granted.map((grant) => grant.environment)),
+      permissions: granted.flatMap((grant) => grant.permissions),
+      ...(copyFiles.length ? { copyFiles } : {}),
+      // Chromium unpacks ~200 MB into /tmp at cold start.
+      ...(row.browser ? { layers: [layers.chromium, layers.fonts], diskSize: 1024 } : {}),
+    };
+  };
 
   const api = new HttpApi(stack, "Api", {
     routes: {
-      ...Object.fromEntries(httpRoutes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route.id, route) }])),
-      $default: { function: functionFor(fallbackRoute.id, fallbackRoute) },
+      ...Object.fromEntries(httpRoutes.map((route) => [`${route.method} ${route.path}`, { function: functionFor(route) }])),
+      $default: { function: functionFor(fallbackRoute) },
     },
   });
 

@@ -91,8 +91,10 @@ export async function createAccount(email: string, requestId: string): Promise<{
 }
 
 /** The account with this id, read consistently; null when there is none. */
-export async function getAccount(accountId: string): Promise<Account | null> {
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: accountKey(accountId), ConsistentRead: true }));
+export async function getAccount(accountId: string, signal?: AbortSignal): Promise<Account | null> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: accountKey(accountId), ConsistentRead: true }), {
+    abortSignal: signal,
+  });
   return Item ? toAccount(Item as AccountItem) : null;
 }
 
@@ -130,7 +132,11 @@ export async function authenticate(authorization: string): Promise<Account> {
 }
 
 /** Updates an account's settings (auto-topup flag, rate limit) and returns the account. */
-export async function updateAccount(accountId: string, changes: { autoTopupEnabled?: boolean; rateLimitPerSecond?: number }): Promise<Account> {
+export async function updateAccount(
+  accountId: string,
+  changes: { autoTopupEnabled?: boolean; rateLimitPerSecond?: number },
+  signal?: AbortSignal,
+): Promise<Account> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
@@ -150,6 +156,7 @@ export async function updateAccount(accountId: string, changes: { autoTopupEnabl
       ExpressionAttributeValues: values,
       ReturnValues: "ALL_NEW",
     }),
+    { abortSignal: signal },
   );
   return toAccount(Attributes as AccountItem);
 }

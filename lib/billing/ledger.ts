@@ -146,7 +146,7 @@ export async function creditAccount(accountId: string, amount: number, credit: {
 }
 
 /** The newest usage entries of an account, newest first. */
-export async function recentUsage(accountId: string, limit = 20): Promise<UsageEntry[]> {
+export async function recentUsage(accountId: string, signal?: AbortSignal, limit = 20): Promise<UsageEntry[]> {
   const { Items = [] } = await documents.send(
     new QueryCommand({
       TableName: config.TABLE_NAME,
@@ -156,6 +156,7 @@ export async function recentUsage(accountId: string, limit = 20): Promise<UsageE
       Limit: limit,
       ConsistentRead: true,
     }),
+    { abortSignal: signal },
   );
   return (Items as UsageItem[]).map((item) => ({
     id: item.requestId,

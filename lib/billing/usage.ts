@@ -13,8 +13,8 @@ export interface UsageReport {
 }
 
 /** The account's balance, spending, auto-topup flag and its 20 newest usage entries, read afresh. */
-export async function usageReport(accountId: string): Promise<UsageReport> {
-  const [account, recent] = await Promise.all([getAccount(accountId), recentUsage(accountId)]);
+export async function usageReport(accountId: string, signal?: AbortSignal): Promise<UsageReport> {
+  const [account, recent] = await Promise.all([getAccount(accountId, signal), recentUsage(accountId, signal)]);
   if (!account) throw new Error(`account ${accountId} vanished`);
   return {
     balance_cents: toCents(account.balance),
