@@ -32,7 +32,7 @@ interface BaseRequest<Body> {
 export type HttpRequest<Body, Id extends RouteId> = BaseRequest<Body> & CallerOf<RouteOf<Id>["access"]>;
 
 /** Pipeline state, on middy's `request.internal` (no side maps). */
-type Internal = { started: number; body: unknown; grant: AccessGrant | null; resource: Resource };
+type Internal = { started: number; body: unknown; grant: AccessGrant | null; resource: Resource; deadline: Deadline; clearDeadline: () => void };
 /** The Lambda context with the pipeline's state, which the last middleware hands to the handler (middy's setToContext pattern). */
 type PipelineContext = Context & { pipeline: { internal: Internal } };
 type MiddyRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>;
@@ -117,13 +117,22 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     });
 
   const httpContext: Middleware = {
-    before: (request) => {
-      request.internal.started = Date.now();
-      request.internal.grant = null;
-      request.internal.resource = resourceOf(request.event, route);
+    before: ({ event, context, internal }) => {
+      internal.started = Date.now();
+      internal.grant = null;
+      internal.resource = resourceOf(event, route);
+      // The request's one deadline, fixed as it starts: the Lambda's time and the gateway's 30 s.
+      const at = requestDeadline(internal.started, context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
+      const { signal, clear } = whenAborted(at, timeoutError(route));
+      internal.deadline = { at, signal };
+      internal.clearDeadline = clear;
     },
-    after: accessLog,
+    after: (request) => {
+      request.internal.clearDeadline();
+      accessLog(request);
+    },
     onError: (request) => {
+      request.internal.clearDeadline?.();
       const answer = errorResponse(request.error, request.event.requestContext.requestId);
       request.response = toApiGatewayResult({ ...answer, headers: { ...rowHeaders, ...answer.headers } }, request.event.requestContext.requestId);
       accessLog(request);
@@ -169,29 +178,23 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     .handler(async (event, context) => {
       const { internal } = (context as PipelineContext).pipeline;
       const requestId = event.requestContext.requestId;
-      const at = requestDeadline(Date.now(), context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
-      const { signal, clear } = whenAborted(at, timeoutError(route));
-      try {
-        const grant = internal.grant;
-        const caller = grant ? { account: grant.account, payer: grant.payer } : {};
-        const work = handler({
-          ...caller,
-          body: internal.body,
-          headers: lowerCaseHeaders(event),
-          requestId,
-          sourceIp: event.requestContext.http.sourceIp,
-          method: event.requestContext.http.method,
-          path: event.rawPath,
-          route,
-          resource: internal.resource,
-          deadline: { at, signal },
-        } as HttpRequest<never, Id>);
-        // Past the deadline the answer is the timeout; work that ignored the signal is let go.
-        work.catch(() => undefined);
-        const response = await Promise.race([work, aborted(signal)]);
-        return toApiGatewayResult({ ...response, headers: { ...rowHeaders, ...response.headers } }, requestId);
-      } finally {
-        clear();
-      }
+      const grant = internal.grant;
+      const caller = grant ? { account: grant.account, payer: grant.payer } : {};
+      const work = handler({
+        ...caller,
+        body: internal.body,
+        headers: lowerCaseHeaders(event),
+        requestId,
+        sourceIp: event.requestContext.http.sourceIp,
+        method: event.requestContext.http.method,
+        path: event.rawPath,
+        route,
+        resource: internal.resource,
+        deadline: internal.deadline,
+      } as HttpRequest<never, Id>);
+      // Past the deadline the answer is the timeout; work that ignored the signal is let go.
+      work.catch(() => undefined);
+      const response = await Promise.race([work, aborted(internal.deadline.signal)]);
+      return toApiGatewayResult({ ...response, headers: { ...rowHeaders, ...response.headers } }, requestId);
     });
 }
