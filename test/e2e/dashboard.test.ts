@@ -112,6 +112,7 @@ describe("dashboard", () => {
     expect(res.headers.get("content-security-policy")).toMatch(/default-src 'none'; script-src 'sha256-[^']+'; style-src 'sha256-[^']+'.*connect-src 'self'/);
     const html = await res.text();
     expect(html).not.toContain("/* SCRIPT */");
+    expect(html).not.toContain('"PRICING"');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet/);
   });
 
@@ -122,6 +123,10 @@ describe("dashboard", () => {
     // Chrome logs every non-2xx fetch; the top-up's first answer is x402's expected 402.
     page.on("console", (message) => message.type() === "error" && !/status of 402/.test(message.text()) && errors.push(message.text()));
 
+    // Prices come from the route table (lib/routes.ts), written into the page by the server.
+    expect(await textOf(page, "#pricing-line")).toBe(
+      "Pay per request: $0.005 a screenshot, $0.01 a mockup. Metadata is free. New accounts start with 50 screenshots on us.",
+    );
     const key = await signUpThroughPage(page, `dash-${Date.now()}@shotline.test`);
     await page.click("#continue");
     await visible(page, "#signed-in");
