@@ -17,7 +17,7 @@ export interface Charge {
   readonly requestId: string;
 }
 
-/** A usage entry as the API shows it (docs/api.md, "Usage"). */
+/** A usage entry as the API shows it (docs/api.md, "Accounts and billing"). */
 export interface UsageEntry {
   id: string;
   kind: "charge" | "topup" | "bonus";

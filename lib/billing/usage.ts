@@ -2,7 +2,7 @@ import { getAccount } from "./accounts.js";
 import { recentUsage, type UsageEntry } from "./ledger.js";
 import { toCents } from "./money.js";
 
-/** GET /api/v1/usage: docs/api.md, "Usage". */
+/** GET /api/v1/usage: docs/api.md, "Accounts and billing". */
 export interface UsageReport {
   balance_cents: number;
   balance_micro_usd: number;

@@ -88,7 +88,7 @@ describe("the local API", () => {
 describe("DynamoDB Local", () => {
   const dynamodb = new DynamoDBClient({ region: info.region, endpoint: info.dynamodbEndpoint, credentials });
 
-  it("has the table from lib/billing/table.ts, with TTL enabled", async () => {
+  it("has the table of lib/packaging.ts (TABLE), with TTL enabled", async () => {
     const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: info.tableName }));
     expect(Table?.KeySchema).toEqual([
       { AttributeName: "pk", KeyType: "HASH" },
