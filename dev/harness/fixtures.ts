@@ -1,6 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import { deflateSync } from "node:zlib";
+import { serveZoo } from "./hostile-pages.js";
 import { metadataPage, serveHugePage } from "./metadata-pages.js";
 
 // Pages served on 127.0.0.1 for render tests, and a "canary" server that the network guard must
@@ -198,6 +199,7 @@ export async function startFixtures(): Promise<Fixtures> {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(events));
       return;
     }
+    if (url.pathname.startsWith("/zoo/") && serveZoo(url.pathname, url.searchParams, request, response)) return;
     if (url.pathname === "/__canary") {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits));
       return;

@@ -1,6 +1,8 @@
 import { z } from "zod";
 
+import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
+import { viewportFor } from "../render/viewport.js";
 
 // One zod schema per request body (docs/api.md), with its defaults.
 // Messages say the rule; lib/http/validate.ts prefixes the field name.
@@ -69,17 +71,28 @@ const renderFields = {
   responseFormat: oneOf(["binary", "json"]).default("binary"),
 };
 
-type RenderFieldsIn = { format: string; style?: string };
+type RenderFieldsIn = Pick<CaptureOptions, "format" | "style" | "frame" | "width" | "height" | "deviceScaleFactor">;
 
-// A mockup is an image: asking for one as PDF is a contradiction, refused before anybody pays.
-const noPdfMockup = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
+// Refused before anybody pays: a mockup as PDF (a mockup is an image), and a viewport whose
+// capture alone would pass the output cap (lib/render/limits.ts); a full page is cut to fit it later.
+const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
   if (body.style === "mockup" && body.format === "pdf") {
     ctx.addIssue({ code: "custom", path: ["format"], message: 'must be "png" or "jpeg" when style is "mockup"' });
+  }
+  const viewport = viewportFor(body);
+  const pixels = outputPixels(viewport, viewport.height, body.style === "mockup");
+  if (pixels > MAX_OUTPUT_PIXELS) {
+    const cap = `${MAX_OUTPUT_PIXELS / 1e6} Mpx${body.style === "mockup" ? " (a mockup counts twice)" : ""}`;
+    ctx.addIssue({
+      code: "custom",
+      path: ["height"],
+      message: `with this width and deviceScaleFactor the capture would be ${Math.round(pixels / 1e6)} Mpx; at most ${cap}`,
+    });
   }
 };
 
 /** Body of POST /api/v1/screenshot. */
-export const screenshotRequest = z.strictObject({ url: httpUrl, ...renderFields }).superRefine(noPdfMockup);
+export const screenshotRequest = z.strictObject({ url: httpUrl, ...renderFields }).superRefine(renderRules);
 type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 /** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */
@@ -93,7 +106,7 @@ export const htmlScreenshotRequest = z
       }),
     ...renderFields,
   })
-  .superRefine(noPdfMockup);
+  .superRefine(renderRules);
 type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
 
 // Render owns its options (lib/render/options.ts); the schemas must produce exactly what it takes.

@@ -2,13 +2,17 @@ import type { z } from "zod";
 import { invalidParams } from "../errors.js";
 
 const MAX_REPORTED_ISSUES = 3;
+const MAX_REPORTED_KEYS = 5;
+const MAX_KEY_CHARS = 40;
 
 // Turns one zod issue into "field: rule" (or a sentence for the body as a whole).
 function describeIssue(issue: z.core.$ZodIssue): string {
   const field = issue.path.map(String).join(".");
   if (issue.code === "unrecognized_keys") {
-    const keys = issue.keys.map((k) => `"${k}"`).join(", ");
-    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${keys}${field ? ` in ${field}` : ""}`;
+    // A hostile body may carry millions of keys: name a handful, each cut short.
+    const shown = issue.keys.slice(0, MAX_REPORTED_KEYS).map((k) => JSON.stringify(k.length > MAX_KEY_CHARS ? `${k.slice(0, MAX_KEY_CHARS)}…` : k));
+    const more = issue.keys.length > MAX_REPORTED_KEYS ? ` and ${issue.keys.length - MAX_REPORTED_KEYS} more` : "";
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${shown.join(", ")}${more}${field ? ` in ${field}` : ""}`;
   }
   if (!field) return issue.code === "invalid_type" ? "the body must be a JSON object" : issue.message;
   // A missing required field reaches here as invalid_type with undefined input.

@@ -4,6 +4,7 @@ import { type Deadline, whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { log } from "../log.js";
 import { invalidUrl, renderError, renderTimeout } from "../render/errors.js";
+import { cleanText } from "../text.js";
 import { guardedFetch } from "./fetch.js";
 import { decoderFor, type IconLink, MetadataCollector, PRESCAN_BYTES, type RawMetadata, sniffEncoding } from "./parse.js";
 import { renderedHtml } from "./rendered.js";
@@ -23,6 +24,12 @@ export interface Metadata {
   favicon: string;
   themeColor: string | null;
 }
+
+// What a page says is cut to these lengths in the answer (docs/api.md, "Metadata"), control characters out.
+const MAX_TEXT_CHARS = 2_000;
+const MAX_COLOUR_CHARS = 100;
+/** Longer URLs (og:image, favicon, manifest) are left out. */
+const MAX_URL_CHARS = 8_192;
 
 /** At most this much (decompressed) HTML is read; the head of any real page is far smaller. */
 const MAX_READ_BYTES = 2 * 1024 * 1024;
@@ -74,6 +81,7 @@ function absolute(href: string | undefined, base: string): string | null {
   if (!href) return null;
   try {
     const url = new URL(href, base);
+    if (url.href.length > MAX_URL_CHARS) return null;
     if (url.protocol === "http:" || url.protocol === "https:") return url.href;
     if (url.protocol === "data:" && /^data:image\//i.test(url.href)) return url.href;
   } catch {
@@ -124,7 +132,7 @@ async function manifestThemeColor(url: string, signal: AbortSignal): Promise<str
         .replace(/^\uFEFF/, ""),
     );
     const color = (manifest as { theme_color?: unknown } | null)?.theme_color;
-    return typeof color === "string" && color.trim() !== "" ? color.trim() : null;
+    return typeof color === "string" && color.trim() !== "" ? cleanText(color, MAX_COLOUR_CHARS) : null;
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     log.debug("manifest not used", { url, error: String(error) });
@@ -136,17 +144,18 @@ async function manifestThemeColor(url: string, signal: AbortSignal): Promise<str
 function applyFallbacks(raw: RawMetadata, pageUrl: string): Metadata & { manifest: string | null } {
   const base = absolute(raw.baseHref, pageUrl) ?? pageUrl;
   const meta = (key: string) => raw.meta.get(key);
-  const ogTitle = meta("og:title") ?? null;
-  const ogDescription = meta("og:description") ?? null;
+  const text = (value: string | undefined, max = MAX_TEXT_CHARS) => (value === undefined ? null : cleanText(value, max));
+  const ogTitle = text(meta("og:title"));
+  const ogDescription = text(meta("og:description"));
   const ogImage = absolute(meta("og:image:secure_url"), base) ?? absolute(meta("og:image"), base) ?? absolute(meta("og:image:url"), base);
   return {
-    title: raw.title || ogTitle || meta("twitter:title") || raw.h1 || "",
-    description: meta("description") ?? ogDescription ?? meta("twitter:description") ?? "",
+    title: text(raw.title || ogTitle || meta("twitter:title") || raw.h1 || "") ?? "",
+    description: text(meta("description") ?? meta("og:description") ?? meta("twitter:description") ?? "") ?? "",
     ogImage: ogImage ?? absolute(meta("twitter:image"), base) ?? absolute(meta("twitter:image:src"), base),
     ogTitle,
     ogDescription,
     favicon: bestIcon(raw.icons, base) ?? new URL("/favicon.ico", pageUrl).href,
-    themeColor: meta("theme-color") ?? (raw.themeColorWithMedia || null),
+    themeColor: text(meta("theme-color") ?? (raw.themeColorWithMedia || undefined), MAX_COLOUR_CHARS),
     manifest: absolute(raw.manifest, base),
   };
 }
@@ -169,7 +178,15 @@ function nonHtmlMetadata(pageUrl: string): Metadata {
       title = segment;
     }
   }
-  return { title, description: "", ogImage: null, ogTitle: null, ogDescription: null, favicon: new URL("/favicon.ico", url).href, themeColor: null };
+  return {
+    title: cleanText(title, MAX_TEXT_CHARS),
+    description: "",
+    ogImage: null,
+    ogTitle: null,
+    ogDescription: null,
+    favicon: new URL("/favicon.ico", url).href,
+    themeColor: null,
+  };
 }
 
 /**

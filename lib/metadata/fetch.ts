@@ -72,10 +72,15 @@ async function requestOnce(url: URL, accept: string, signal: AbortSignal): Promi
   if (!target.ok) throw invalidUrl(target.reason);
   const family = net.isIP(target.address);
   return new Promise((resolve, reject) => {
-    const request = (secure ? https : http).request(url, {
+    // Built from the URL's parts: user-info is never sent (and an invalid escape in it cannot throw).
+    const request = (secure ? https : http).request({
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[|\]$/g, ""),
+      port,
+      path: `${url.pathname}${url.search}`,
       method: "GET",
       signal,
-      headers: { "user-agent": USER_AGENT, accept, "accept-language": "en;q=0.9, *;q=0.5", "accept-encoding": "gzip, deflate, br" },
+      headers: { host: url.host, "user-agent": USER_AGENT, accept, "accept-language": "en;q=0.9, *;q=0.5", "accept-encoding": "gzip, deflate, br" },
       // Host header, SNI and certificate check use the name; the socket goes to the checked address.
       lookup: (_hostname, options, callback) => {
         if ((options as { all?: boolean }).all)
@@ -84,6 +89,11 @@ async function requestOnce(url: URL, accept: string, signal: AbortSignal): Promi
       },
     });
     request.once("response", resolve);
+    // 101 Switching Protocols to a GET: nothing to read (without this the request would hang).
+    request.once("upgrade", (reply, socket) => {
+      socket.destroy();
+      reject(invalidUrl(`${url.href} answered HTTP ${reply.statusCode}`));
+    });
     request.once("error", (error: NodeJS.ErrnoException) => {
       if (signal.aborted) reject(signal.reason);
       else reject(invalidUrl(describeSocketError(error), error));

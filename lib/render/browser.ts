@@ -2,10 +2,11 @@ import { readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
+import puppeteer, { type Browser, type BrowserContext, type Dialog, type Page, type Target } from "puppeteer-core";
 import { config } from "../config.js";
 import { aborted } from "../deadline.js";
 import { describeError, log } from "../log.js";
+import { invalidUrl } from "./errors.js";
 import { buildFonts, writeFontconfig } from "./fonts.js";
 import { type GuardSession, openGuardSession } from "./network-guard.js";
 
@@ -52,7 +53,18 @@ const EXTRA_FLAGS = [
   "--disable-dev-shm-usage",
   "--hide-scrollbars",
   "--mute-audio",
+  // UDP would bypass the guard proxy: no QUIC, and WebRTC only through the proxy (so, not at all).
+  "--disable-quic",
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+  // window.open and target=_blank open nothing (headless shell's switch): no popup storms.
+  "--block-new-web-contents",
+  // A page's JavaScript heap is capped, so a memory bomb fails its own render, not the function.
+  "--js-flags=--max-old-space-size=512",
 ];
+
+// The only environment Chromium gets: no AWS credentials, no secrets. (LD_LIBRARY_PATH and
+// FONTCONFIG_PATH are what @sparticuz/chromium sets on Lambda for its libraries and fonts.)
+const CHROMIUM_ENVIRONMENT = ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "FONTCONFIG_PATH", "FONTCONFIG_FILE"];
 
 const PROFILE = /^shotline-chrome-(\d+)(?:-[a-z]+)?$/;
 
@@ -124,7 +136,10 @@ class ManagedBrowser {
       handleSIGTERM: false,
       handleSIGHUP: false,
       protocolTimeout: 60_000,
-      env: { ...process.env, ...(fontconfig ? { FONTCONFIG_PATH: fontconfig } : {}) },
+      env: {
+        ...Object.fromEntries(CHROMIUM_ENVIRONMENT.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]]))),
+        ...(fontconfig ? { FONTCONFIG_PATH: fontconfig } : {}),
+      },
     });
     await this.onLaunch(launched);
     launched.once("disconnected", () => {
@@ -215,11 +230,30 @@ async function openFreshContext(): Promise<FreshContext> {
   const guard = await openGuardSession(config.allowedPrivateHosts);
   try {
     const context = await (await pages.get()).createBrowserContext({ proxyServer: guard.proxyServer, proxyBypassList: ["<-loopback>"] });
-    return { context, page: await context.newPage(), guard };
+    const page = await context.newPage();
+    neutralise(context, page);
+    return { context, page, guard };
   } catch (error) {
     await guard.close();
     throw error;
   }
+}
+
+/**
+ * What a page may do that would stall or escape a render: dialogs (alert, confirm, prompt,
+ * beforeunload) are dismissed at once, and any other page the context opens (popups, window.open,
+ * target=_blank) is closed as it appears.
+ */
+function neutralise(context: BrowserContext, page: Page) {
+  const dismiss = (dialog: Dialog) => void dialog.dismiss().catch(() => undefined);
+  page.on("dialog", dismiss);
+  context.on("targetcreated", (target: Target) => {
+    if (target.type() !== "page") return;
+    void target
+      .page()
+      .then((other) => (other && other !== page ? other.close() : undefined))
+      .catch(() => undefined);
+  });
 }
 
 const disposed = new WeakSet<FreshContext>();
@@ -237,8 +271,13 @@ async function disposeContext(fresh: FreshContext): Promise<void> {
 let spare: Promise<FreshContext> | null = null;
 
 function prepareSpare() {
-  spare = openFreshContext();
-  spare.catch(() => (spare = null));
+  // Two renders starting together must not both prepare one: the second would replace (and leak) the first's.
+  if (spare) return;
+  const pending = openFreshContext();
+  spare = pending;
+  pending.catch(() => {
+    if (spare === pending) spare = null;
+  });
 }
 
 async function takeContext(): Promise<FreshContext> {
@@ -261,15 +300,21 @@ export async function withPage<T>(signal: AbortSignal, fn: (session: PageSession
   try {
     const fresh = await takeContext();
     prepareSpare();
+    // The deadline, or the page passing one of its guard's limits, ends the render at once.
+    const ended = AbortSignal.any([signal, fresh.guard.tripped]);
     const abandon = () => void disposeContext(fresh);
-    signal.addEventListener("abort", abandon, { once: true });
+    ended.addEventListener("abort", abandon, { once: true });
     try {
-      signal.throwIfAborted();
+      ended.throwIfAborted();
       const work = fn({ page: fresh.page, guard: fresh.guard, userAgents: userAgents! });
       work.catch(() => undefined);
-      return await Promise.race([work, aborted(signal)]);
+      return await Promise.race([
+        work,
+        aborted(signal),
+        aborted(fresh.guard.tripped).catch((reason: unknown) => Promise.reject(invalidUrl(`the page ${String(reason)}`))),
+      ]);
     } finally {
-      signal.removeEventListener("abort", abandon);
+      ended.removeEventListener("abort", abandon);
       await disposeContext(fresh);
     }
   } finally {

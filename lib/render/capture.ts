@@ -1,11 +1,17 @@
 import type { Deadline } from "../deadline.js";
+import { cleanText } from "../text.js";
 import { prepareCookieBanners } from "./cookie-banners.js";
 import { guardFailure, invalidUrl } from "./errors.js";
+import { maxCaptureHeight } from "./limits.js";
 import type { CaptureOptions, OutputFormat, RenderSource } from "./options.js";
 import { withLoadedPage } from "./page-load.js";
 import { assertValidSelector, settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
 import { viewportFor } from "./viewport.js";
+
+/** The page's title is cut to this many characters in answers; the final URL likewise. */
+const MAX_TITLE_CHARS = 1_000;
+const MAX_URL_CHARS = 8_192;
 
 /** A finished capture. */
 export interface Capture {
@@ -48,7 +54,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
   };
 
   return withLoadedPage(source, deadline, prepare, async (loaded, { requests, consent }) => {
-    const settled = await settle(loaded, requests, consent, options, viewport.height);
+    const settled = await settle(loaded, requests, consent, options, viewport.height, maxCaptureHeight(viewport, options.style === "mockup"));
     const { page } = loaded;
     // A later navigation that failed (refused by the guard, unreachable) leaves Chromium's error page.
     if (page.url().startsWith("chrome-error:")) {
@@ -56,7 +62,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
       throw invalidUrl((last && guardFailure(last, loaded.guard)) ?? "the page navigated to an address that could not be loaded");
     }
     const finalUrl = source.kind === "url" ? page.url() : null;
-    const title = await loaded.evaluate<string>("document.title");
+    const title = cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS);
     const shot = await shoot(page, viewport, settled.height, options, finalUrl ? new URL(finalUrl).host : null);
     return {
       body: shot.body,
@@ -64,7 +70,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
       contentType: CONTENT_TYPES[options.format],
       width: shot.width,
       height: shot.height,
-      url: finalUrl,
+      url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
       title,
       truncated: settled.truncated,
       renderMs: Date.now() - started,

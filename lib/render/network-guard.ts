@@ -14,6 +14,8 @@ export interface GuardSession {
   readonly proxyServer: string;
   /** Why requests to a `host:port` failed (refused, unresolvable, unreachable), first reason per target. */
   readonly failures: ReadonlyMap<string, string>;
+  /** Fires when the page's traffic passed one of its limits; the reason says which ("it made more than 1500 requests"). */
+  readonly tripped: AbortSignal;
   close(): Promise<void>;
 }
 
@@ -59,79 +61,170 @@ const HOP_BY_HOP = new Set([
   "upgrade",
 ]);
 
-/** Opens a guard proxy on 127.0.0.1 for one render. `allowed`: exact private `host:port` targets (lower-case) let through. */
-export async function openGuardSession(allowed: ReadonlySet<string>): Promise<GuardSession> {
+/** What one render's traffic may add up to (docs/api.md, "Network guard"); past any of them the render fails. */
+export interface GuardLimits {
+  /** Requests and tunnels opened, in all. */
+  readonly requests: number;
+  /** Tunnels and upstream requests open at once. */
+  readonly openConnections: number;
+  /** Bytes received from upstream servers, in all. */
+  readonly bytes: number;
+}
+
+export const DEFAULT_GUARD_LIMITS: GuardLimits = { requests: 1_500, openConnections: 64, bytes: 256 * 1024 * 1024 };
+
+/** A status line and headers Node can write and a browser accepts; null when the upstream answer is unusable (status 000, 099, 600+). */
+function forwardable(reply: http.IncomingMessage): { status: number; message: string | undefined; headers: http.OutgoingHttpHeaders } | null {
+  const status = reply.statusCode ?? 0;
+  if (!Number.isInteger(status) || status < 200 || status > 599) return null;
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(reply.headers)) {
+    if (HOP_BY_HOP.has(name) || value === undefined) continue;
+    try {
+      http.validateHeaderName(name);
+      for (const one of [value].flat()) http.validateHeaderValue(name, one);
+    } catch {
+      continue; // a header Node would refuse to write is dropped, not thrown
+    }
+    headers[name] = value;
+  }
+  // A reason phrase with control characters is replaced by the standard one.
+  const message = /^[\t\x20-\x7e\x80-\xff]*$/.test(reply.statusMessage ?? "") ? reply.statusMessage : undefined;
+  return { status, message, headers };
+}
+
+/** Ends a proxied answer with a plain status when nothing was sent yet, else cuts it. Never throws. */
+function failAnswer(response: http.ServerResponse, status: number, reason: string) {
+  try {
+    if (!response.headersSent) response.writeHead(status, { "content-type": "text/plain", "x-shotline-guard": reason }).end(reason);
+    else response.destroy();
+  } catch {
+    response.destroy();
+  }
+}
+
+/**
+ * Opens a guard proxy on 127.0.0.1 for one render. `allowed`: exact private `host:port` targets
+ * (lower-case) let through. Nothing an upstream server sends can throw out of it: a status line
+ * or header Node cannot forward becomes a 502 to the page. Upstream connections belong to this
+ * render alone (its own agent, destroyed with it). Past a limit every further request is refused
+ * and `tripped` fires with the reason.
+ */
+export async function openGuardSession(allowed: ReadonlySet<string>, limits: GuardLimits = DEFAULT_GUARD_LIMITS): Promise<GuardSession> {
   const failures = new Map<string, string>();
   const sockets = new Set<net.Socket>();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  const trip = new AbortController();
+  let requests = 0;
+  let open = 0;
+  let bytes = 0;
   const fail = (key: string, reason: string) => {
     if (!failures.has(key)) failures.set(key, reason);
   };
   const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
     return socket;
   };
+  /** Counts a new request or tunnel; false (and `tripped` fires) when it would pass a limit. */
+  const admit = (): boolean => {
+    if (trip.signal.aborted) return false;
+    if (requests >= limits.requests) trip.abort(`it made more than ${limits.requests} requests`);
+    else if (open >= limits.openConnections) trip.abort(`it held more than ${limits.openConnections} connections open at once`);
+    else {
+      requests++;
+      open++;
+      return true;
+    }
+    return false;
+  };
+  const received = (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > limits.bytes && !trip.signal.aborted) trip.abort(`it downloaded more than ${Math.round(limits.bytes / 1024 / 1024)} MB`);
+  };
 
-  const server = http.createServer(async (request, response) => {
+  const server = http.createServer((request, response) => {
+    void proxy(request, response).catch(() => failAnswer(response, 502, "error"));
+  });
+
+  async function proxy(request: http.IncomingMessage, response: http.ServerResponse) {
+    response.on("error", () => response.destroy());
+    request.on("error", () => response.destroy());
     // A plain-HTTP proxy request carries the absolute URL.
     let url: URL;
     try {
       url = new URL(request.url ?? "");
     } catch {
-      response.writeHead(400).end("absolute URL required");
-      return;
+      return failAnswer(response, 400, "absolute URL required");
     }
-    if (url.protocol !== "http:") {
-      response.writeHead(400).end("only http: is proxied without CONNECT");
-      return;
-    }
+    if (url.protocol !== "http:") return failAnswer(response, 400, "only http: is proxied without CONNECT");
+    if (!admit()) return failAnswer(response, 429, "limit");
+    response.once("close", () => open--);
     const port = Number(url.port || 80);
     const key = targetKey(url.hostname, port);
     const target = await resolveTarget(url.hostname, port, allowed);
     if (!target.ok) {
       fail(key, target.reason);
-      response.writeHead(target.refused ? 403 : 502, { "content-type": "text/plain", "x-shotline-guard": "refused" }).end(target.reason);
-      return;
+      return failAnswer(response, target.refused ? 403 : 502, "refused");
     }
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(request.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
-    const upstream = http.request({ host: target.address, port, method: request.method, path: `${url.pathname}${url.search}`, headers, setHost: false });
+    const upstream = http.request({ host: target.address, port, method: request.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent });
     upstream.on("socket", track);
     upstream.on("response", (reply) => {
-      const replyHeaders: http.OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(reply.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) replyHeaders[name] = value;
-      response.writeHead(reply.statusCode ?? 502, reply.statusMessage, replyHeaders);
+      reply.on("error", () => response.destroy());
+      reply.on("data", received);
+      const answer = forwardable(reply);
+      if (!answer) {
+        fail(key, `${key} answered an invalid status line (${reply.statusCode})`);
+        reply.destroy();
+        return failAnswer(response, 502, "invalid-response");
+      }
+      try {
+        response.writeHead(answer.status, answer.message, answer.headers);
+      } catch {
+        reply.destroy();
+        return failAnswer(response, 502, "invalid-response");
+      }
       reply.pipe(response);
+    });
+    // 101 Switching Protocols to a plain request: nothing to forward.
+    upstream.on("upgrade", (_reply, socket) => {
+      socket.destroy();
+      failAnswer(response, 502, "invalid-response");
     });
     upstream.on("error", (error: NodeJS.ErrnoException) => {
       fail(key, `could not connect to ${key}: ${error.code ?? error.message}`);
-      if (!response.headersSent) response.writeHead(502, { "x-shotline-guard": "unreachable" }).end();
-      else response.destroy();
+      failAnswer(response, 502, "unreachable");
     });
+    response.once("close", () => upstream.destroy());
     request.pipe(upstream);
-  });
+  }
 
   // https:, wss: and (through Chromium) ws: are tunnelled with CONNECT host:port.
-  server.on("connect", async (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+  server.on("connect", (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     track(client);
-    client.on("error", () => client.destroy());
+    void tunnel(request, client, head).catch(() => client.destroy());
+  });
+
+  async function tunnel(request: http.IncomingMessage, client: net.Socket, head: Buffer) {
     const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(request.url ?? "");
-    if (!match) {
-      client.end("HTTP/1.1 400 Bad Request\r\n\r\n");
-      return;
-    }
+    if (!match) return void client.end("HTTP/1.1 400 Bad Request\r\n\r\n");
+    if (!admit()) return void client.end("HTTP/1.1 429 Too Many Requests\r\n\r\n");
+    client.once("close", () => open--);
     const port = Number(match[2]);
     const key = targetKey(match[1]!, port);
     const target = await resolveTarget(match[1]!, port, allowed);
     if (!target.ok) {
       fail(key, target.reason);
-      client.end(`HTTP/1.1 ${target.refused ? "403 Forbidden" : "502 Bad Gateway"}\r\n\r\n`);
-      return;
+      return void client.end(`HTTP/1.1 ${target.refused ? "403 Forbidden" : "502 Bad Gateway"}\r\n\r\n`);
     }
     const upstream = track(net.connect({ host: target.address, port }));
     upstream.once("connect", () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length) upstream.write(head);
+      upstream.on("data", received);
       upstream.pipe(client);
       client.pipe(upstream);
     });
@@ -141,22 +234,30 @@ export async function openGuardSession(allowed: ReadonlySet<string>): Promise<Gu
       client.destroy();
     });
     client.once("close", () => upstream.destroy());
-  });
+  }
 
   // A plain ws:// upgrade sent to the proxy as an absolute URL is refused: websockets must tunnel.
   server.on("upgrade", (_request: http.IncomingMessage, client: net.Socket) => {
+    track(client);
     client.end("HTTP/1.1 403 Forbidden\r\n\r\n");
   });
+  server.on("clientError", (_error, socket) => socket.destroy());
   server.on("connection", track);
+  // Closing the render stops everything at once: the limit's trip too.
+  trip.signal.addEventListener("abort", () => {
+    for (const socket of sockets) socket.destroy();
+  });
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as net.AddressInfo;
   return {
     proxyServer: `http://127.0.0.1:${port}`,
     failures,
+    tripped: trip.signal,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
+        agent.destroy();
         server.close(() => resolve());
       }),
   };

@@ -80,10 +80,24 @@ export function withLoadedPage<P, T>(
     const prepared = await prepare(session);
     const lastDocument = await navigate(session.page, session.guard, source, budgetMs, loadSeconds);
     const { page } = session;
+    // A page whose scripts never yield (an endless loop after load) never answers an evaluation:
+    // each may run until the page-load limit plus the capture's reserve, then the render times out.
+    const bounded = async <R>(script: string): Promise<R> => {
+      let timer: NodeJS.Timeout | undefined;
+      const overtime = new Promise<never>((_, reject) => {
+        const limit = Math.max(0, remaining()) + CAPTURE_RESERVE_MS;
+        timer = setTimeout(() => reject(renderTimeout(`The page stopped responding: its scripts kept it busy past ${loadSeconds} s.`)), limit);
+      });
+      try {
+        return (await Promise.race([page.evaluate(script), overtime])) as R;
+      } finally {
+        clearTimeout(timer);
+      }
+    };
     const evaluate = async <R>(script: string): Promise<R> => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return (await page.evaluate(script)) as R;
+          return await bounded<R>(script);
         } catch (error) {
           if (attempt >= 2 || !NAVIGATED.test(String(error))) throw error;
           await page.waitForNavigation({ waitUntil: "load", timeout: Math.max(1, remaining()) }).catch(() => undefined);

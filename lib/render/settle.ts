@@ -11,9 +11,6 @@ import type { LoadedPage } from "./page-load.js";
 // does"): network quiet, web fonts, cookie banners, waitForSelector, delay, and for a full page one
 // scroll through it so lazy content loads. All within the page-load limit.
 
-/** Full-page captures stop at this many CSS pixels (docs/api.md). */
-const MAX_CAPTURE_HEIGHT = 20_000;
-
 // Caps of the courtesy waits after `load`; each ends the wait, never the render.
 const NETWORK_QUIET_MS = 100;
 const NETWORK_QUIET_CAP_MS = 1_500;
@@ -78,19 +75,20 @@ export async function assertValidSelector(page: Page, selector: string) {
   if (!valid) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`);
 }
 
-/** The height to capture in CSS px, and whether the page was cut at MAX_CAPTURE_HEIGHT. */
+/** The height to capture in CSS px, and whether the page was cut (at MAX_CAPTURE_HEIGHT, or to keep within MAX_OUTPUT_PIXELS). */
 export interface Settled {
   readonly height: number;
   readonly truncated: boolean;
 }
 
-/** Waits until the loaded page is ready to capture, as `options` ask; `viewportHeight` is the height without `fullPage`. */
+/** Waits until the loaded page is ready to capture, as `options` ask; `maxHeight` is the tallest full page allowed (lib/render/limits.ts). */
 export async function settle(
   loaded: LoadedPage,
   requests: RequestTracker,
   consent: ConsentState | undefined,
   options: Pick<CaptureOptions, "waitForSelector" | "delay" | "fullPage">,
   viewportHeight: number,
+  maxHeight: number,
 ): Promise<Settled> {
   const { page, remaining, loadSeconds, evaluate } = loaded;
   await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
@@ -110,10 +108,10 @@ export async function settle(
     await sleep(options.delay);
   }
   if (!options.fullPage) return { height: viewportHeight, truncated: false };
-  await evaluate(SCROLL_THROUGH(MAX_CAPTURE_HEIGHT));
+  await evaluate(SCROLL_THROUGH(maxHeight));
   const settleMs = Math.min(NETWORK_QUIET_CAP_MS, Math.max(0, remaining()));
   await requests.quiet(settleMs);
   await Promise.race([evaluate(IMAGES_SETTLED), sleep(settleMs)]);
   const full = await evaluate<number>(DOCUMENT_HEIGHT);
-  return { height: Math.max(viewportHeight, Math.min(full, MAX_CAPTURE_HEIGHT)), truncated: full > MAX_CAPTURE_HEIGHT };
+  return { height: Math.max(viewportHeight, Math.min(full, maxHeight)), truncated: full > maxHeight };
 }

@@ -52,7 +52,7 @@ describe("screenshot request", () => {
       url: "http://127.0.0.1:8080/x",
       format: "jpeg",
       width: 3840,
-      height: 16384,
+      height: 2000,
       fullPage: true,
       darkMode: true,
       deviceScaleFactor: 1.5,
@@ -120,6 +120,23 @@ describe("screenshot request", () => {
 
   it("requires url", () => {
     expect(rejection(screenshotRequest, {})).toMatch(/url: is required/);
+  });
+
+  it("refuses, before anyone pays, a viewport whose capture alone passes the 100 Mpx output cap (a mockup counts twice)", () => {
+    expect(rejection(screenshotRequest, { url: URL_OK, width: 3840, height: 16384, deviceScaleFactor: 3 })).toMatch(
+      /height: with this width and deviceScaleFactor the capture would be 566 Mpx; at most 100 Mpx/,
+    );
+    expect(validate(screenshotRequest, { url: URL_OK, width: 3840, height: 2400, deviceScaleFactor: 3 }).height).toBe(2400); // 83 Mpx
+    expect(rejection(screenshotRequest, { url: URL_OK, width: 3840, height: 2400, deviceScaleFactor: 3, style: "mockup" })).toMatch(/a mockup counts twice/);
+    expect(rejection(htmlScreenshotRequest, { html: "<p>x</p>", width: 3840, height: 16384, deviceScaleFactor: 3 })).toMatch(/Mpx/);
+  });
+
+  it("names at most five unknown keys, each cut short, however many a body carries", () => {
+    const body: Record<string, unknown> = { url: URL_OK };
+    for (let i = 0; i < 100_000; i++) body[`key${i}${"x".repeat(100)}`] = 1;
+    const message = rejection(screenshotRequest, body);
+    expect(message.length).toBeLessThan(600);
+    expect(message).toMatch(/and 99995 more/);
   });
 
   it("rejects unknown fields by name so typos do not pass silently", () => {

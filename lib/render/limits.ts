@@ -1,0 +1,20 @@
+import type { Viewport } from "./viewport.js";
+
+// Caps on what one render may produce (docs/api.md, "Limits"), so that no request can ask a 2 GB
+// function for gigabytes of pixels: 3840 x 20,000 CSS px at 3x would be 691 Mpx (2.8 GB of RGBA).
+
+/** Largest output, in device pixels; a mockup counts twice (the capture and its composition are both in memory). */
+export const MAX_OUTPUT_PIXELS = 100_000_000;
+
+/** Full-page captures stop at this many CSS pixels (docs/api.md). */
+export const MAX_CAPTURE_HEIGHT = 20_000;
+
+/** Device pixels of a capture `cssHeight` tall at `viewport`, as the cap counts them. */
+export const outputPixels = (viewport: Viewport, cssHeight: number, mockup: boolean): number =>
+  Math.round(viewport.width * viewport.deviceScaleFactor) * Math.round(cssHeight * viewport.deviceScaleFactor) * (mockup ? 2 : 1);
+
+/** The tallest capture, in CSS px, that keeps within MAX_CAPTURE_HEIGHT and MAX_OUTPUT_PIXELS at `viewport`. */
+export function maxCaptureHeight(viewport: Viewport, mockup: boolean): number {
+  const perRow = Math.round(viewport.width * viewport.deviceScaleFactor) * viewport.deviceScaleFactor * (mockup ? 2 : 1);
+  return Math.min(MAX_CAPTURE_HEIGHT, Math.floor(MAX_OUTPUT_PIXELS / perRow));
+}

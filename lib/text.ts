@@ -1,0 +1,12 @@
+// Text that a page or an upstream server controls, made fit for an answer. Neutral: any layer may use it.
+
+/** Text a page controls, fit for an answer: control characters and lone surrogates out, whitespace collapsed, cut to `max`. */
+export function cleanText(text: unknown, max: number): string {
+  const clean = String(text ?? "")
+    .toWellFormed()
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point.
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return clean.length > max ? `${clean.slice(0, max).toWellFormed()}…` : clean;
+}
