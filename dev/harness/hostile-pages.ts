@@ -84,6 +84,14 @@ export function serveZoo(pathname: string, query: URLSearchParams, request: http
     case "fetch-flood":
       send(page(`<h1>flood</h1><script>for (let i = 0; i < 5000; i++) fetch("/zoo/victim?" + i).catch(() => {});</script>`));
       return true;
+    case "consent-flood":
+      // Calls autoconsent's binding (present with blockCookieBanners) 10,000 times with "init".
+      send(
+        page(
+          `<h1>consent flood</h1><script>addEventListener("load", () => { let sent = 0; for (let i = 0; i < 10000; i++) if (window.autoconsentSendMessage) { window.autoconsentSendMessage({ type: "init" }); sent++; } document.title = "sent " + sent; });</script>`,
+        ),
+      );
+      return true;
     case "control-title":
       send(`<!doctype html><html><head><title>${"\u0001\u0007 bell ".repeat(50_000)}</title></head><body style="background:#00ff00"></body></html>`);
       return true;

@@ -46,6 +46,10 @@ const AUTOCONSENT_CONFIG = {
   logs: { lifecycle: false, rulesteps: false, detectionsteps: false, evals: false, errors: false, messages: false, waits: false },
 };
 
+/** Messages answered per page, and rule sets sent (one per frame that runs autoconsent). */
+const MAX_CONSENT_MESSAGES = 500;
+const MAX_CONSENT_INITS = 20;
+
 type Message = { type?: string; id?: string; code?: string; cmp?: string; result?: boolean };
 
 /** What autoconsent reported for one page. */
@@ -63,10 +67,15 @@ const reply = (page: Page, message: unknown) =>
 export async function prepareCookieBanners(page: Page): Promise<ConsentState> {
   const { script, rules } = loadAssets();
   const state: ConsentState = { popupFound: false, done: false };
+  // The binding is callable by the page's own scripts too: a hostile page could flood it (each
+  // init answers with ~257 KB of rules). Messages past these budgets are ignored.
+  let messages = 0;
+  let inits = 0;
   await page.exposeFunction("autoconsentSendMessage", async (message: Message) => {
-    if (!message || typeof message !== "object") return;
+    if (!message || typeof message !== "object" || ++messages > MAX_CONSENT_MESSAGES) return;
     switch (message.type) {
       case "init":
+        if (++inits > MAX_CONSENT_INITS) return;
         return reply(page, { type: "initResp", config: AUTOCONSENT_CONFIG, rules });
       case "eval": {
         const result = await page.evaluate(String(message.code)).catch(() => false);

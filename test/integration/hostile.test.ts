@@ -125,6 +125,16 @@ describe("page behaviours", () => {
     await stillHealthy();
   });
 
+  it("ignores a page flooding the cookie-banner binding with 10,000 init messages (each would cost 257 KB)", async () => {
+    const started = Date.now();
+    const res = await shoot(zoo("consent-flood"), { blockCookieBanners: true, responseFormat: "json" });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { title: string }).title).toBe("sent 10000");
+    // Answering every init ran into the request's deadline (~28 s); ignored, the 10,000 calls cost ~6 s.
+    expect(Date.now() - started).toBeLessThan(TEST_PAGE_LOAD_MS + 10_000);
+    await stillHealthy();
+  });
+
   it("caps a fetch flood at the guard's request limit: the victim never sees as many", async () => {
     const res = await shoot(zoo("fetch-flood"));
     // A picture, the guard's refusal, or (on a busy machine, the page's thread flooded) a timeout: all our answers.
