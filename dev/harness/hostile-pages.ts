@@ -9,15 +9,27 @@ const hits = new Map<string, number>();
 const page = (body: string, head = "") =>
   `<!doctype html><html><head><meta charset="utf-8"><title>zoo</title>${head}</head><body style="margin:0;background:#00ff00">${body}</body></html>`;
 
-/** A raw HTTP answer written straight to the socket: what Node's http module would refuse to send. */
-const raw = (request: http.IncomingMessage, text: string) => {
-  request.socket.end(text);
+/** Upstream answers that are not valid HTTP (or barely), written straight to the socket: Node's http module would refuse to send them. */
+const RAW_ANSWERS: Record<string, string> = {
+  "status-000": "HTTP/1.1 000 OK\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi",
+  "status-099": "HTTP/1.1 099 Odd\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi",
+  "status-101": "HTTP/1.1 101 Switching Protocols\r\nupgrade: nonsense\r\nconnection: upgrade\r\n\r\n",
+  "status-999": "HTTP/1.1 999 Nine\r\ncontent-length: 2\r\n\r\nhi",
+  "reason-control": "HTTP/1.1 200 O\x01K\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi",
+  "header-control": "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nx-evil: a\x01b\r\ncontent-length: 2\r\n\r\nhi",
+  "double-length": "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 2\r\ncontent-length: 9\r\n\r\nhi",
+  "broken-chunks": "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n",
 };
 
 /** Serves `/zoo/<name>`; false when the path is not in the zoo. */
 export function serveZoo(pathname: string, query: URLSearchParams, request: http.IncomingMessage, response: http.ServerResponse): boolean {
   const name = pathname.slice("/zoo/".length);
   const send = (body: string) => response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(body);
+  const rawAnswer = RAW_ANSWERS[name];
+  if (rawAnswer !== undefined) {
+    request.socket.end(rawAnswer);
+    return true;
+  }
   switch (name) {
     case "__hits":
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits.get(query.get("name") ?? "") ?? 0));
@@ -26,36 +38,11 @@ export function serveZoo(pathname: string, query: URLSearchParams, request: http
       hits.set("victim", (hits.get("victim") ?? 0) + 1);
       response.writeHead(200, { "content-type": "text/plain" }).end("ok");
       return true;
-    // Upstream answers that are not valid HTTP, as documents and as subresources.
-    case "status-000":
-      raw(request, "HTTP/1.1 000 OK\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi");
-      return true;
-    case "status-099":
-      raw(request, "HTTP/1.1 099 Odd\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi");
-      return true;
-    case "status-101":
-      raw(request, "HTTP/1.1 101 Switching Protocols\r\nupgrade: nonsense\r\nconnection: upgrade\r\n\r\n");
-      return true;
-    case "status-999":
-      raw(request, "HTTP/1.1 999 Nine\r\ncontent-length: 2\r\n\r\nhi");
-      return true;
-    case "reason-control":
-      raw(request, "HTTP/1.1 200 O\x01K\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi");
-      return true;
-    case "header-control":
-      raw(request, "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nx-evil: a\x01b\r\ncontent-length: 2\r\n\r\nhi");
-      return true;
-    case "double-length":
-      raw(request, "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 2\r\ncontent-length: 9\r\n\r\nhi");
-      return true;
-    case "broken-chunks":
-      raw(request, "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n");
-      return true;
     case "subresources":
       // A normal green page whose images point at every broken answer above.
       send(
         page(
-          ["status-000", "status-099", "status-101", "status-999", "reason-control", "header-control", "double-length", "broken-chunks"]
+          Object.keys(RAW_ANSWERS)
             .map((n) => `<img src="/zoo/${n}" width="10" height="10">`)
             .join(""),
         ),
