@@ -2,7 +2,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser, type BrowserContext, type Dialog, type Page, type Target } from "puppeteer-core";
+import puppeteer, { type Browser, type BrowserContext, type Dialog, type Page } from "puppeteer-core";
 import { config } from "../config.js";
 import { aborted } from "../deadline.js";
 import { describeError, log } from "../log.js";
@@ -208,12 +208,7 @@ function semaphore(limit: number) {
       });
     }
     active++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      release();
-    };
+    return release;
   };
 }
 
@@ -231,29 +226,14 @@ async function openFreshContext(): Promise<FreshContext> {
   try {
     const context = await (await pages.get()).createBrowserContext({ proxyServer: guard.proxyServer, proxyBypassList: ["<-loopback>"] });
     const page = await context.newPage();
-    neutralise(context, page);
+    // alert, confirm, prompt and beforeunload would block the page until the deadline. (Popups
+    // cannot open at all: --block-new-web-contents.)
+    page.on("dialog", (dialog: Dialog) => void dialog.dismiss().catch(() => undefined));
     return { context, page, guard };
   } catch (error) {
     await guard.close();
     throw error;
   }
-}
-
-/**
- * What a page may do that would stall or escape a render: dialogs (alert, confirm, prompt,
- * beforeunload) are dismissed at once, and any other page the context opens (popups, window.open,
- * target=_blank) is closed as it appears.
- */
-function neutralise(context: BrowserContext, page: Page) {
-  const dismiss = (dialog: Dialog) => void dialog.dismiss().catch(() => undefined);
-  page.on("dialog", dismiss);
-  context.on("targetcreated", (target: Target) => {
-    if (target.type() !== "page") return;
-    void target
-      .page()
-      .then((other) => (other && other !== page ? other.close() : undefined))
-      .catch(() => undefined);
-  });
 }
 
 const disposed = new WeakSet<FreshContext>();

@@ -1,5 +1,6 @@
 import type { Deadline } from "../deadline.js";
 import { cleanText } from "../text.js";
+import type { PageSession } from "./browser.js";
 import { prepareCookieBanners } from "./cookie-banners.js";
 import { guardFailure, invalidUrl } from "./errors.js";
 import { maxCaptureHeight } from "./limits.js";
@@ -37,7 +38,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
   const started = Date.now();
   const viewport = viewportFor(options);
 
-  const prepare = async ({ page, userAgents }: Parameters<Parameters<typeof withLoadedPage>[2]>[0]) => {
+  const prepare = async ({ page, userAgents }: PageSession) => {
     await page.setUserAgent(viewport.mobile ? userAgents.mobile : userAgents.desktop);
     await page.setViewport({
       width: viewport.width,
