@@ -6,15 +6,12 @@
 //   mockup           the service with style "mockup" (browser frame, gradient, shadow) on the same pages
 // Then metadata (bench/metadata.ts): our extraction vs metascraper and open-graph-scraper.
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
-import { writeFileSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
 import { quietChromium } from "../dev/harness/browser.js";
 import { admin, signUp, spawnDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
 import { benchMetadata } from "./metadata.js";
-import { type Sample, stats } from "./stats.js";
+import { type Sample, stats, writeResults } from "./stats.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PAGES = ["/simple", "/tall?h=2000"];
@@ -111,8 +108,7 @@ async function main() {
   const metadata = await benchMetadata({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, metadata.ratios);
 
-  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), "results.json");
-  writeFileSync(out, `${JSON.stringify({ ...results, metadata: metadata.results }, null, 2)}\n`);
+  const out = writeResults({ ...results, metadata: metadata.results });
   for (const name of names)
     console.log(
       `${name.padEnd(16)} p50 ${String(results[name].p50_ms).padStart(5)} ms   p95 ${String(results[name].p95_ms).padStart(5)} ms   n=${results[name].n}`,

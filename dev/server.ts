@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { renderStats } from "../lib/render/browser.js";
 import { fallbackRoute, matchRoute } from "../lib/routes.js";
 import { lambdaContext, toApiGatewayEvent } from "./events.js";
 
@@ -44,12 +45,14 @@ function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV
   response.end(body);
 }
 
-// What API Gateway itself answers (not our handlers) when a limit is hit.
-const gatewayError = (statusCode: number, message: string): APIGatewayProxyStructuredResultV2 => ({
+const json = (statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 => ({
   statusCode,
   headers: { "Content-Type": "application/json" },
-  body: JSON.stringify({ message }),
+  body: JSON.stringify(body),
 });
+
+// What API Gateway itself answers (not our handlers) when a limit is hit.
+const gatewayError = (statusCode: number, message: string) => json(statusCode, { message });
 
 /** Handles one request like API Gateway + Lambda: route, build the v2 event, invoke, serialize. */
 async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -57,6 +60,12 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   if (body === null) return send(response, gatewayError(413, "Request Entity Too Large"));
   const method = request.method ?? "GET";
   const rawPath = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+  // The local stack only (never deployed): what the renderer holds, for the hostile-page tests and `npm run load`.
+  if (method === "GET" && rawPath === "/__dev/render-stats") {
+    // With --expose-gc (the hostile-page tests, `npm run load`), the heap is measured after a full collection.
+    (globalThis as { gc?: () => void }).gc?.();
+    return send(response, json(200, { ...renderStats(), heapBytes: process.memoryUsage().heapUsed }));
+  }
   const { route } = matchRoute(method, rawPath);
   const target = route ?? fallbackRoute;
   const event = toApiGatewayEvent(request, body, route ? `${route.method} ${route.path}` : "$default");

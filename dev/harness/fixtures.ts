@@ -1,7 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import { deflateSync } from "node:zlib";
-import { serveZoo } from "./hostile-pages.js";
+import { serveZoo, startZoo, stopZoo } from "./hostile-pages.js";
 import { metadataPage, serveHugePage } from "./metadata-pages.js";
 
 // Pages served on 127.0.0.1 for render tests, and a "canary" server that the network guard must
@@ -223,6 +223,7 @@ export async function startFixtures(): Promise<Fixtures> {
     response.writeHead(found.status ?? 200, { "content-type": found.type ?? "text/html; charset=utf-8", ...found.headers }).end(found.body);
   });
   const port = await listen(server, 0, "127.0.0.1");
+  await startZoo();
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     canaryUrl,
@@ -231,6 +232,7 @@ export async function startFixtures(): Promise<Fixtures> {
     close: async () => {
       for (const response of hanging) response.destroy();
       server.closeAllConnections();
+      await stopZoo();
       await Promise.all([server, canary4, canary6].map((s) => new Promise((resolve) => s.close(resolve))));
     },
   };

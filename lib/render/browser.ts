@@ -5,10 +5,11 @@ import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser, type BrowserContext, type Dialog, type Page } from "puppeteer-core";
 import { config } from "../config.js";
 import { aborted } from "../deadline.js";
+import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
-import { invalidUrl } from "./errors.js";
+import { invalidUrl, renderError } from "./errors.js";
 import { buildFonts, writeFontconfig } from "./fonts.js";
-import { type GuardSession, openGuardSession } from "./network-guard.js";
+import { type GuardSession, openGuardSession, openGuardSessions } from "./network-guard.js";
 
 // The only module that touches browsers. Two Chromium processes per process (per Lambda container),
 // each launched lazily behind a lock and relaunched when it dies:
@@ -136,6 +137,8 @@ class ManagedBrowser {
       handleSIGTERM: false,
       handleSIGHUP: false,
       protocolTimeout: 60_000,
+      // Headless shell saves no downloads today; say so rather than rely on a default.
+      downloadBehavior: { policy: "deny" },
       env: {
         ...Object.fromEntries(CHROMIUM_ENVIRONMENT.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]]))),
         ...(fontconfig ? { FONTCONFIG_PATH: fontconfig } : {}),
@@ -157,8 +160,22 @@ class ManagedBrowser {
     rmSync(this.userDataDir, { recursive: true, force: true });
   }
 
+  /** Kills a stuck browser; the next `get()` launches a new one. */
+  kill(reason: string): void {
+    const stuck = this.browser;
+    if (!stuck) return;
+    this.browser = null;
+    log.warn("browser killed", { browser: this.name, reason });
+    stuck.process()?.kill("SIGKILL");
+  }
+
   pid(): number | undefined {
     return this.browser?.process()?.pid;
+  }
+
+  /** Incognito contexts open (the default context not counted). */
+  contexts(): number {
+    return this.browser?.connected ? this.browser.browserContexts().length - 1 : 0;
   }
 }
 
@@ -224,7 +241,11 @@ interface FreshContext {
 async function openFreshContext(): Promise<FreshContext> {
   const guard = await openGuardSession(config.allowedPrivateHosts);
   try {
-    const context = await (await pages.get()).createBrowserContext({ proxyServer: guard.proxyServer, proxyBypassList: ["<-loopback>"] });
+    const context = await (await pages.get()).createBrowserContext({
+      proxyServer: guard.proxyServer,
+      proxyBypassList: ["<-loopback>"],
+      downloadBehavior: { policy: "deny" },
+    });
     const page = await context.newPage();
     // alert, confirm, prompt and beforeunload would block the page until the deadline. (Popups
     // cannot open at all: --block-new-web-contents.)
@@ -236,14 +257,47 @@ async function openFreshContext(): Promise<FreshContext> {
   }
 }
 
-const disposed = new WeakSet<FreshContext>();
+const disposals = new WeakMap<FreshContext, Promise<void>>();
 
-/** Closes a context and its guard, once, whoever asks first (the render's end or its deadline). */
-async function disposeContext(fresh: FreshContext): Promise<void> {
-  if (disposed.has(fresh)) return;
-  disposed.add(fresh);
-  await fresh.context.close().catch((error: unknown) => log.debug("context close failed", { error: describeError(error) }));
-  await fresh.guard.close();
+/** Closes a context and its guard, once, whoever asks first (the render's end or its deadline); every caller waits for it. */
+function disposeContext(fresh: FreshContext): Promise<void> {
+  let disposal = disposals.get(fresh);
+  if (!disposal) {
+    disposal = fresh.context
+      .close()
+      .catch((error: unknown) => log.debug("context close failed", { error: describeError(error) }))
+      .then(() => fresh.guard.close());
+    disposals.set(fresh, disposal);
+  }
+  return disposal;
+}
+
+/** A capture of a blank page takes milliseconds; this long means the browser is stuck. */
+const PROBE_MS = 2_000;
+
+/**
+ * After a render that timed out: can the browser still capture a blank page? A page can wedge the
+ * whole browser, not just its own renderer (a WebGL shader that runs for minutes holds the GPU
+ * thread every capture needs). A stuck browser is killed, so renders in flight fail at once
+ * (refunded) and the next one launches a fresh browser.
+ */
+async function killIfStuck(): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), PROBE_MS);
+  });
+  const probe = (async () => {
+    const page = await (await pages.get()).newPage();
+    try {
+      await page.screenshot({ type: "jpeg", quality: 10 });
+      return true;
+    } finally {
+      void page.close().catch(() => undefined);
+    }
+  })().catch(() => true); // a browser that died on its own relaunches anyway
+  const healthy = await Promise.race([probe, stuck]);
+  clearTimeout(timer);
+  if (!healthy) pages.kill(`a blank page could not be captured within ${PROBE_MS} ms`);
 }
 
 // One context is prepared ahead, so a render does not wait ~60 ms for context, page and guard.
@@ -280,8 +334,11 @@ export async function withPage<T>(signal: AbortSignal, fn: (session: PageSession
   try {
     const fresh = await takeContext();
     prepareSpare();
-    // The deadline, or the page passing one of its guard's limits, ends the render at once.
-    const ended = AbortSignal.any([signal, fresh.guard.tripped]);
+    // A crashed renderer (out of memory, a Chromium bug) fails this render only, at once.
+    const crash = new AbortController();
+    fresh.page.once("error", (error: Error) => crash.abort(error));
+    // The deadline, a crash, or the page passing one of its guard's limits ends the render at once.
+    const ended = AbortSignal.any([signal, crash.signal, fresh.guard.tripped]);
     const abandon = () => void disposeContext(fresh);
     ended.addEventListener("abort", abandon, { once: true });
     try {
@@ -291,8 +348,12 @@ export async function withPage<T>(signal: AbortSignal, fn: (session: PageSession
       return await Promise.race([
         work,
         aborted(signal),
+        aborted(crash.signal).catch((reason: unknown) => Promise.reject(renderError(reason))),
         aborted(fresh.guard.tripped).catch((reason: unknown) => Promise.reject(invalidUrl(`the page ${String(reason)}`))),
       ]);
+    } catch (error) {
+      if (signal.aborted || (error instanceof AppError && error.code === "RENDER_TIMEOUT")) await killIfStuck();
+      throw error;
     } finally {
       ended.removeEventListener("abort", abandon);
       await disposeContext(fresh);
@@ -320,6 +381,11 @@ export async function withComposerPage<T>(fn: (page: Page) => Promise<T>): Promi
     if (healthy && idleComposerPages.length < config.RENDER_CONCURRENCY) idleComposerPages.push(page);
     else await page.close().catch(() => undefined);
   }
+}
+
+/** What the renderer holds right now; the local stack reports it so tests can see nothing leaks. */
+export function renderStats() {
+  return { contexts: pages.contexts(), guards: openGuardSessions() };
 }
 
 /** Launches the browsers ahead of the first request (the local stack, benchmarks). */

@@ -64,7 +64,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
     }
     const finalUrl = source.kind === "url" ? page.url() : null;
     const title = cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS);
-    const shot = await shoot(page, viewport, settled.height, options, finalUrl ? new URL(finalUrl).host : null);
+    const shot = await loaded.settled(() => shoot(page, viewport, settled.height, options, finalUrl ? new URL(finalUrl).host : null));
     return {
       body: shot.body,
       format: options.format,

@@ -71,6 +71,11 @@ export interface GuardLimits {
   readonly bytes: number;
 }
 
+let liveSessions = 0;
+
+/** Guard sessions opened and not yet closed, in this process. */
+export const openGuardSessions = () => liveSessions;
+
 export const DEFAULT_GUARD_LIMITS: GuardLimits = { requests: 1_500, openConnections: 64, bytes: 256 * 1024 * 1024 };
 
 /** A status line and headers Node can write and a browser accepts; null when the upstream answer is unusable (status 000, 099, 600+). */
@@ -122,6 +127,8 @@ export async function openGuardSession(allowed: ReadonlySet<string>, limits: Gua
     if (!failures.has(key)) failures.set(key, reason);
   };
   const track = (socket: net.Socket) => {
+    // A kept-alive upstream socket is handed to every request it serves: listen once.
+    if (sockets.has(socket)) return socket;
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
@@ -191,11 +198,14 @@ export async function openGuardSession(allowed: ReadonlySet<string>, limits: Gua
     });
     // 101 Switching Protocols to a plain request: nothing to forward.
     upstream.on("upgrade", (_reply, socket) => {
+      fail(key, `${key} sent an answer that is not valid HTTP (101 Switching Protocols to a plain request)`);
       socket.destroy();
       failAnswer(response, 502, "invalid-response");
     });
     upstream.on("error", (error: NodeJS.ErrnoException) => {
-      fail(key, `could not connect to ${key}: ${error.code ?? error.message}`);
+      // Node's parser names what it refused (HPE_HEADER_OVERFLOW, HPE_UNEXPECTED_CONTENT_LENGTH...).
+      const code = error.code ?? error.message;
+      fail(key, code.startsWith("HPE_") ? `${key} sent an answer that is not valid HTTP (${code})` : `could not connect to ${key}: ${code}`);
       failAnswer(response, 502, "unreachable");
     });
     response.once("close", () => upstream.destroy());
@@ -250,15 +260,18 @@ export async function openGuardSession(allowed: ReadonlySet<string>, limits: Gua
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as net.AddressInfo;
+  liveSessions++;
+  let closed: Promise<void> | undefined;
   return {
     proxyServer: `http://127.0.0.1:${port}`,
     failures,
     tripped: trip.signal,
     close: () =>
-      new Promise<void>((resolve) => {
+      (closed ??= new Promise<void>((resolve) => {
+        liveSessions--;
         for (const socket of sockets) socket.destroy();
         agent.destroy();
         server.close(() => resolve());
-      }),
+      })),
   };
 }

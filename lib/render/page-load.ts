@@ -1,4 +1,4 @@
-import type { HTTPResponse, Page } from "puppeteer-core";
+import { type HTTPResponse, type Page, TimeoutError } from "puppeteer-core";
 import { config } from "../config.js";
 import type { Deadline } from "../deadline.js";
 import { type PageSession, withPage } from "./browser.js";
@@ -11,8 +11,8 @@ import type { RenderSource } from "./options.js";
 // Time kept back from the request deadline for what follows the load: the capture and encoding.
 const CAPTURE_RESERVE_MS = 3_000;
 
-// What puppeteer says when the page navigated away under an evaluation.
-const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id|frame got detached/i;
+// What puppeteer says when the page navigated away under an evaluation or a capture.
+const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id|frame got detached|Not attached to an active page/i;
 
 /** A page that reached its `load` event, with what the steps after loading need. */
 export interface LoadedPage extends PageSession {
@@ -22,8 +22,15 @@ export interface LoadedPage extends PageSession {
   readonly loadSeconds: number;
   /** The last main-frame document requested: where a redirect chain ended. */
   lastDocument(): string | undefined;
-  /** Evaluates `script` (a string: functions would carry names a bundler injects) in the page; if the page navigated by itself (script or meta-refresh redirects), waits for the new document and runs it again. */
+  /** Evaluates `script` (a string: functions would carry names a bundler injects) in the page, as `settled` runs work. */
   evaluate<T>(script: string): Promise<T>;
+  /**
+   * Runs `work` on the page within the page-load limit plus the capture's reserve (a page whose
+   * scripts never yield, or that wedges the GPU, answers nothing); if the page navigated by itself
+   * under it (script or meta-refresh redirects), waits for the new document and runs it again, twice
+   * at most: a page that keeps navigating is refused.
+   */
+  settled<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -46,11 +53,23 @@ async function navigate(
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
   });
   let response: HTTPResponse | null = null;
+  // setContent writes the HTML with an evaluation that a script looping before `load` never lets
+  // return, and puppeteer's timeout covers only the wait for `load`: the budget bounds both.
+  let timer: NodeJS.Timeout | undefined;
+  const overtime = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(`Navigation timeout of ${budgetMs} ms exceeded`)), budgetMs);
+  });
   try {
-    if (source.kind === "url") response = await page.goto(source.url, { waitUntil: "load", timeout: budgetMs });
-    else await page.setContent(source.html, { waitUntil: "load", timeout: budgetMs });
+    const loading =
+      source.kind === "url"
+        ? page.goto(source.url, { waitUntil: "load", timeout: budgetMs })
+        : page.setContent(source.html, { waitUntil: "load", timeout: budgetMs });
+    loading.catch(() => undefined);
+    response = (await Promise.race([loading, overtime])) ?? null;
   } catch (error) {
     throw translateNavigationError(error, documentUrl, guard, loadSeconds);
+  } finally {
+    clearTimeout(timer);
   }
   if (response && response.status() >= 400) {
     const refused = guardFailure(response.url(), guard);
@@ -82,29 +101,33 @@ export function withLoadedPage<P, T>(
     const { page } = session;
     // A page whose scripts never yield (an endless loop after load) never answers an evaluation:
     // each may run until the page-load limit plus the capture's reserve, then the render times out.
-    const bounded = async <R>(script: string): Promise<R> => {
+    const bounded = async <R>(work: () => Promise<R>): Promise<R> => {
       let timer: NodeJS.Timeout | undefined;
       const overtime = new Promise<never>((_, reject) => {
         const limit = Math.max(0, remaining()) + CAPTURE_RESERVE_MS;
-        timer = setTimeout(() => reject(renderTimeout(`The page stopped responding: its scripts kept it busy past ${loadSeconds} s.`)), limit);
+        timer = setTimeout(() => reject(renderTimeout(`The page stopped responding: it kept the browser busy past ${loadSeconds} s.`)), limit);
       });
+      const working = work();
+      working.catch(() => undefined);
       try {
-        return (await Promise.race([page.evaluate(script), overtime])) as R;
+        return await Promise.race([working, overtime]);
       } finally {
         clearTimeout(timer);
       }
     };
-    const evaluate = async <R>(script: string): Promise<R> => {
+    const settled = async <R>(work: () => Promise<R>): Promise<R> => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await bounded<R>(script);
+          return await bounded(work);
         } catch (error) {
-          if (attempt >= 2 || !NAVIGATED.test(String(error))) throw error;
+          if (!NAVIGATED.test(String(error) + String((error as { cause?: unknown }).cause ?? ""))) throw error;
+          if (attempt >= 2) throw invalidUrl("it kept navigating to other pages (a script or meta-refresh redirect loop)", error);
           await page.waitForNavigation({ waitUntil: "load", timeout: Math.max(1, remaining()) }).catch(() => undefined);
         }
       }
     };
-    return fn({ ...session, remaining, loadSeconds, lastDocument, evaluate }, prepared);
+    const evaluate = <R>(script: string) => settled(() => page.evaluate(script) as Promise<R>);
+    return fn({ ...session, remaining, loadSeconds, lastDocument, evaluate, settled }, prepared);
   }).catch((error: unknown) => {
     throw translateRenderError(error);
   });

@@ -1,0 +1,103 @@
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+
+// What a running local stack holds, read from outside it: its own report (/__dev/render-stats) and
+// /proc. The hostile-page tests and `npm run load` compare it before and after.
+
+export interface RenderState {
+  /** Incognito contexts open in the page browser (the spare prepared ahead included). */
+  readonly contexts: number;
+  /** Network guard sessions open. */
+  readonly guards: number;
+  /** Chromium processes under the service process (browsers, renderers, GPU, utilities). */
+  readonly chromiumProcesses: number;
+  /** Resident memory of those Chromium processes, MB. */
+  readonly chromiumMB: number;
+  /** The service process's JavaScript heap in use, MB (after a full collection when the process runs with --expose-gc). */
+  readonly heapMB: number;
+  /** Resident memory of the service process, MB: informative only (the allocator keeps its high-water mark). */
+  readonly serviceMB: number;
+  /** Sockets the service process holds open. */
+  readonly sockets: number;
+}
+
+const rssMB = (pid: number) => {
+  const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  return Number(kb ?? 0) / 1024;
+};
+
+/** The process ids under `root`, itself excluded (processes that vanish while being read are skipped). */
+function descendants(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Field 4 of /proc/<pid>/stat, after the parenthesised command name (which may hold spaces).
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {}
+  }
+  const found = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, ppid] of parents) {
+      if (found.has(ppid) && !found.has(pid)) {
+        found.add(pid);
+        grew = true;
+      }
+    }
+  }
+  found.delete(root);
+  return [...found];
+}
+
+/** The Chromium processes under `root`. */
+export function chromiumProcesses(root: number): number[] {
+  return descendants(root).filter((pid) => {
+    try {
+      return /chrom/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"));
+    } catch {
+      return false;
+    }
+  });
+}
+
+function openSockets(pid: number): number {
+  let count = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:")) count++;
+    } catch {}
+  }
+  return count;
+}
+
+/** What the local stack at `baseUrl` (process `pid`) holds now. */
+export async function renderState(baseUrl: string, pid: number): Promise<RenderState> {
+  const own = (await (await fetch(`${baseUrl}/__dev/render-stats`)).json()) as { contexts: number; guards: number; heapBytes: number };
+  const chromium = chromiumProcesses(pid);
+  let chromiumMB = 0;
+  for (const child of chromium) {
+    try {
+      chromiumMB += rssMB(child);
+    } catch {}
+  }
+  return {
+    contexts: own.contexts,
+    guards: own.guards,
+    chromiumProcesses: chromium.length,
+    chromiumMB: Math.round(chromiumMB),
+    heapMB: Math.round(own.heapBytes / 1024 / 1024),
+    serviceMB: Math.round(rssMB(pid)),
+    sockets: openSockets(pid),
+  };
+}
+
+/** How far `now` may be above `baseline` and still count as back near it. */
+export const NEAR_BASELINE = { contexts: 0, guards: 0, chromiumProcesses: 2, chromiumMB: 250, heapMB: 40, sockets: 12 } as const;
+
+/** The measures of `now` that are not near `baseline`, as "name: baseline -> now". */
+export function drift(baseline: RenderState, now: RenderState): string[] {
+  return (Object.keys(NEAR_BASELINE) as (keyof typeof NEAR_BASELINE)[])
+    .filter((measure) => now[measure] > baseline[measure] + NEAR_BASELINE[measure])
+    .map((measure) => `${measure}: ${baseline[measure]} -> ${now[measure]}`);
+}
