@@ -10,8 +10,9 @@ export interface RenderState {
   readonly guards: number;
   /** Chromium processes under the service process (browsers, renderers, GPU, utilities). */
   readonly chromiumProcesses: number;
-  /** Resident memory of those Chromium processes, MB. */
+  /** Resident memory of those Chromium processes, MB, in all and by role ("pages renderer", "composer gpu-process"...). */
   readonly chromiumMB: number;
+  readonly chromiumMBByRole: Readonly<Record<string, number>>;
   /** The service process's JavaScript heap in use, MB (after a full collection when the process runs with --expose-gc). */
   readonly heapMB: number;
   /** Resident memory of the service process, MB: informative only (the allocator keeps its high-water mark). */
@@ -50,16 +51,22 @@ function descendants(root: number): number[] {
   return [...found];
 }
 
-/** The Chromium processes under `root`. */
-export function chromiumProcesses(root: number): number[] {
-  return descendants(root).filter((pid) => {
+/** The Chromium processes under `root`, with what each is ("pages browser", "composer renderer", ...). */
+function chromiumTree(root: number): { pid: number; role: string }[] {
+  return descendants(root).flatMap((pid) => {
     try {
-      return /chrom/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"));
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!/chrom/.test(cmdline)) return [];
+      const browser = /shotline-chrome-\d+-(\w+)/.exec(cmdline)?.[1] ?? "";
+      return [{ pid, role: `${browser} ${/--type=([\w-]+)/.exec(cmdline)?.[1] ?? "browser"}`.trim() }];
     } catch {
-      return false;
+      return [];
     }
   });
 }
+
+/** The Chromium processes under `root`. */
+export const chromiumProcesses = (root: number): number[] => chromiumTree(root).map(({ pid }) => pid);
 
 function openSockets(pid: number): number {
   let count = 0;
@@ -74,18 +81,20 @@ function openSockets(pid: number): number {
 /** What the local stack at `baseUrl` (process `pid`) holds now. */
 export async function renderState(baseUrl: string, pid: number): Promise<RenderState> {
   const own = (await (await fetch(`${baseUrl}/__dev/render-stats`)).json()) as { contexts: number; guards: number; heapBytes: number };
-  const chromium = chromiumProcesses(pid);
-  let chromiumMB = 0;
-  for (const child of chromium) {
+  const chromium = chromiumTree(pid);
+  const byRole: Record<string, number> = {};
+  for (const { pid: child, role } of chromium) {
     try {
-      chromiumMB += rssMB(child);
+      byRole[role] = (byRole[role] ?? 0) + rssMB(child);
     } catch {}
   }
+  const chromiumMB = Object.values(byRole).reduce((sum, mb) => sum + mb, 0);
   return {
     contexts: own.contexts,
     guards: own.guards,
     chromiumProcesses: chromium.length,
     chromiumMB: Math.round(chromiumMB),
+    chromiumMBByRole: Object.fromEntries(Object.entries(byRole).map(([role, mb]) => [role, Math.round(mb)])),
     heapMB: Math.round(own.heapBytes / 1024 / 1024),
     serviceMB: Math.round(rssMB(pid)),
     sockets: openSockets(pid),
@@ -93,7 +102,7 @@ export async function renderState(baseUrl: string, pid: number): Promise<RenderS
 }
 
 /** How far `now` may be above `baseline` and still count as back near it. */
-export const NEAR_BASELINE = { contexts: 0, guards: 0, chromiumProcesses: 2, chromiumMB: 250, heapMB: 40, sockets: 12 } as const;
+const NEAR_BASELINE = { contexts: 0, guards: 0, chromiumProcesses: 2, chromiumMB: 250, heapMB: 40, sockets: 12 } as const;
 
 /** The measures of `now` that are not near `baseline`, as "name: baseline -> now". */
 export function drift(baseline: RenderState, now: RenderState): string[] {
