@@ -5,7 +5,7 @@
 // Reports throughput, p50/p95, unexpected answers (must be 0), and what the service holds (heap,
 // sockets, Chromium processes and their memory, contexts) before and after each run. Writes the
 // figures to bench/results.json under "load", next to `npm run bench`'s.
-import { admin, signUp, spawnDev } from "../dev/harness/dev-process.js";
+import { fundedKey, startDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
 import { drift, type RenderState, renderState } from "../dev/harness/render-state.js";
 import { stats, writeResults } from "./stats.js";
@@ -31,26 +31,14 @@ const ok = (status: number) => status === 200;
 
 async function main() {
   const fixtures = await startFixtures();
-  const dev = spawnDev({
+  const dev = await startDev({
     ALLOWED_PRIVATE_HOSTS: new URL(fixtures.baseUrl).host,
     PAGE_LOAD_TIMEOUT_MS: String(PAGE_LOAD_MS),
-    LOG_LEVEL: "warn",
     // So that /__dev/render-stats measures the heap after a full collection.
     NODE_OPTIONS: "--expose-gc",
   });
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /running at (http:\/\/[\d.:]+)/.exec(dev.output());
-      if (match) {
-        clearInterval(timer);
-        resolve(match[1]!);
-      }
-    }, 20);
-    void dev.exited.then(() => reject(new Error(`local stack exited:\n${dev.output()}`)));
-  });
-  const { api_key: apiKey } = await signUp(baseUrl, "load@shotline.test");
-  admin(dev.localDir, "credit", "load@shotline.test", "1000");
-  admin(dev.localDir, "limit", "load@shotline.test", "1000");
+  const baseUrl = dev.info.baseUrl;
+  const apiKey = await fundedKey(baseUrl, dev.localDir, "load@shotline.test", 1000);
   const pid = dev.child.pid!;
 
   const normal: Request[] = [
@@ -200,8 +188,7 @@ async function main() {
   };
   const out = writeResults({ load: results });
   console.log(`written to ${out}`);
-  dev.child.kill("SIGTERM");
-  await dev.exited;
+  await dev.stop();
   await fixtures.close();
   const failed = results.normal.unexpected + results.hostile.unexpected > 0 || results.normal.grew.length + results.hostile.grew.length > 0;
   process.exit(failed ? 1 : 0);

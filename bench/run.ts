@@ -8,7 +8,7 @@
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
 import puppeteer from "puppeteer-core";
 import { quietChromium } from "../dev/harness/browser.js";
-import { admin, signUp, spawnDev } from "../dev/harness/dev-process.js";
+import { fundedKey, spawnDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
 import { benchMetadata } from "./metadata.js";
 import { type Sample, stats, writeResults } from "./stats.js";
@@ -35,9 +35,7 @@ async function main() {
     void dev.exited.then(() => reject(new Error(`local stack exited:\n${dev.output()}`)));
   });
   // An account with credit and a rate limit the bench cannot hit, as an operator would set up.
-  const { api_key: apiKey } = await signUp(baseUrl, "bench@shotline.test");
-  admin(dev.localDir, "credit", "bench@shotline.test", "100");
-  admin(dev.localDir, "limit", "bench@shotline.test", "1000");
+  const apiKey = await fundedKey(baseUrl, dev.localDir, "bench@shotline.test", 100);
   const screenshot = async (page: string, extra: Record<string, unknown> = {}) => {
     const res = await fetch(`${baseUrl}/api/v1/screenshot`, {
       method: "POST",

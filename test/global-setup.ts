@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { admin, type DevProcess, signUp, startDev } from "../dev/harness/dev-process.js";
+import { type DevProcess, fundedKey, startDev } from "../dev/harness/dev-process.js";
 import { type Fixtures, startFixtures } from "../dev/harness/fixtures.js";
 import { freePort } from "../dev/ports.js";
 
@@ -68,8 +68,6 @@ async function startShared(): Promise<Shared> {
   // An account for the render tests: plenty of credit and no practical rate limit, set through the
   // operators' CLI (which is thereby tested too).
   const accountEmail = "render-tests@shotline.test";
-  const { api_key: apiKey } = await signUp(dev.info.baseUrl, accountEmail);
-  admin(dev.localDir, "credit", accountEmail, "1000");
-  admin(dev.localDir, "limit", accountEmail, "1000");
+  const apiKey = await fundedKey(dev.info.baseUrl, dev.localDir, accountEmail, 1000);
   return { dev, fixtures, closedPort, apiKey, accountEmail };
 }

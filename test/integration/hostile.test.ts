@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { admin, type DevProcess, signUp, startDev } from "../../dev/harness/dev-process.js";
+import { type DevProcess, fundedKey, startDev } from "../../dev/harness/dev-process.js";
 import { chromiumProcesses, drift, type RenderState, renderState } from "../../dev/harness/render-state.js";
 import { MAX_CAPTURE_HEIGHT } from "../../lib/render/limits.js";
 import { DEFAULT_GUARD_LIMITS } from "../../lib/render/network-guard.js";
@@ -96,10 +96,7 @@ beforeAll(async () => {
     // So that /__dev/render-stats measures the heap after a full collection.
     NODE_OPTIONS: "--expose-gc",
   });
-  const email = `zoo-${Date.now()}@shotline.test`;
-  key = (await signUp(dev.info.baseUrl, email)).api_key;
-  admin(dev.localDir, "credit", email, "100");
-  admin(dev.localDir, "limit", email, "1000");
+  key = await fundedKey(dev.info.baseUrl, dev.localDir, "zoo@shotline.test", 100);
   // Warm: both browsers launched, a render done, the spare context prepared.
   await stillHealthy();
   await new Promise((resolve) => setTimeout(resolve, 1_000));
