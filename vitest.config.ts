@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Four projects (docs/design.md, "Tests"): `unit` needs no service and is the inner loop
-// (npm run test:unit); `integration`, `infra` and `e2e` share one local stack that
+// Five projects (docs/design.md, "Tests"): `unit` needs no service and is the inner loop
+// (npm run test:unit); `integration`, `infra`, `e2e` and `hostile` share one local stack that
 // test/global-setup.ts starts once for whichever of them run. `npm test` runs them all.
 const withStack = { globalSetup: ["test/global-setup.ts"], testTimeout: 60_000, hookTimeout: 120_000 };
 
@@ -21,6 +21,10 @@ export default defineConfig({
       { test: { name: "integration", include: ["test/integration/**/*.test.ts"], ...withStack } },
       { test: { name: "infra", include: ["test/infra/**/*.test.ts"], ...withStack } },
       { test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], ...withStack } },
+      // The hostile-page zoo runs last and alone (after every other project's files): it measures
+      // its own stack's memory, processes and timings, which other files' renders would blur, and
+      // its wedged browsers and memory bombs would slow theirs.
+      { test: { name: "hostile", include: ["test/hostile/**/*.test.ts"], ...withStack, sequence: { groupOrder: 1 } } },
     ],
   },
 });

@@ -38,7 +38,13 @@
     }
     const data = await response.json().catch(() => null);
     if (!response.ok) {
-      const error = data?.error ? data.error : { code: `HTTP_${response.status}`, message: `The server answered ${response.status}.` };
+      // Our errors are { error: { code, message } }; an x402 402 is { code, error: "<message>", accepts }.
+      const error =
+        typeof data?.error === "string"
+          ? { code: data.code, message: data.error }
+          : data?.error
+            ? data.error
+            : { code: `HTTP_${response.status}`, message: `The server answered ${response.status}.` };
       throw new ApiError(response.status, error.code, error.message, response, data);
     }
     return data;

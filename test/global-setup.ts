@@ -23,7 +23,7 @@ export const TEST_PAGE_LOAD_MS = 5_000;
 
 type Shared = { dev: DevProcess; fixtures: Fixtures; closedPort: number; apiKey: string; accountEmail: string };
 
-// The integration, infra and e2e projects each list this file; the stack starts once for whichever
+// The integration, infra, e2e and hostile projects each list this file; the stack starts once for whichever
 // of them run (this module is loaded once in vitest's main process) and stops after the last.
 let shared: Promise<Shared> | undefined;
 let users = 0;

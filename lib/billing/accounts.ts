@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
-import { documents, transactionConditionFailed } from "./dynamodb.js";
+import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
 import { emailTaken, unauthorized } from "./errors.js";
 import { accountKey, apiKeyKey, emailKey } from "./keys.js";
 import { usageItem } from "./ledger.js";
@@ -67,21 +67,19 @@ export async function createAccount(email: string, requestId: string): Promise<{
     createdAt: now.toISOString(),
   };
   try {
-    await documents.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(normalized), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
-          { Put: { TableName: config.TABLE_NAME, Item: { ...accountKey(accountId), ...item }, ConditionExpression: "attribute_not_exists(pk)" } },
-          { Put: { TableName: config.TABLE_NAME, Item: { ...apiKeyKey(hashApiKey(apiKey)), accountId, createdAt: item.createdAt } } },
-          {
-            Put: {
-              TableName: config.TABLE_NAME,
-              Item: usageItem(accountId, now, requestId, { kind: "bonus", endpoint: "signup", amount: SIGNUP_BONUS_MICRO_USD, status: "credited" }),
-            },
+    await transact({
+      TransactItems: [
+        { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(normalized), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...accountKey(accountId), ...item }, ConditionExpression: "attribute_not_exists(pk)" } },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...apiKeyKey(hashApiKey(apiKey)), accountId, createdAt: item.createdAt } } },
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: usageItem(accountId, now, requestId, { kind: "bonus", endpoint: "signup", amount: SIGNUP_BONUS_MICRO_USD, status: "credited" }),
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
   } catch (error) {
     // The only condition that can fail on a fresh account id is the email reservation.
     if (transactionConditionFailed(error, 0)) throw emailTaken();

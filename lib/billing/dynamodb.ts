@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 
 // Created once per container and reused across warm invocations. The endpoint is set only for the
@@ -17,3 +18,37 @@ export const documents = DynamoDBDocumentClient.from(dynamodb, {
 /** Whether a transaction was cancelled because the condition of its item at `index` failed. */
 export const transactionConditionFailed = (error: unknown, index: number) =>
   error instanceof TransactionCanceledException && error.CancellationReasons?.[index]?.Code === "ConditionalCheckFailed";
+
+// A transaction cancelled for one of these reasons (and no failed condition) changed nothing and may
+// simply be sent again. Real DynamoDB cancels a transaction that meets another on the same item
+// (TransactionConflict); DynamoDB Local serialises them and never does. The SDK retries throttling
+// of single requests itself, but not a cancelled transaction.
+const RETRYABLE_REASONS = new Set(["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"]);
+const RETRYABLE_ERRORS = new Set(["TransactionInProgressException", "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"]);
+/** Attempts in all, and the backoff's base and cap (full jitter: a random wait up to base * 2^attempt). */
+export const TRANSACT_RETRY = { attempts: 8, baseMs: 20, capMs: 1_000 } as const;
+
+function retryable(error: unknown): boolean {
+  if (error instanceof TransactionCanceledException) {
+    const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? "None");
+    return codes.some((code) => RETRYABLE_REASONS.has(code)) && !codes.includes("ConditionalCheckFailed");
+  }
+  return error instanceof Error && RETRYABLE_ERRORS.has(error.name);
+}
+
+/**
+ * Sends a transaction, retrying it with jittered backoff while it is cancelled by a conflict or
+ * throttled. The input (its ClientRequestToken included) is the same on every attempt, so an attempt
+ * that did apply but whose answer was lost is not applied twice. A failed condition is never retried.
+ */
+export async function transact(input: TransactWriteCommandInput, signal?: AbortSignal): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await documents.send(new TransactWriteCommand(input), { abortSignal: signal });
+      return;
+    } catch (error) {
+      if (attempt >= TRANSACT_RETRY.attempts || !retryable(error) || signal?.aborted) throw error;
+      await sleep(Math.random() * Math.min(TRANSACT_RETRY.capMs, TRANSACT_RETRY.baseMs * 2 ** attempt), undefined, { signal });
+    }
+  }
+}

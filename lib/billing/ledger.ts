@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
-import { documents, transactionConditionFailed } from "./dynamodb.js";
+import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
 import { insufficientBalance } from "./errors.js";
 import { accountKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
 
@@ -47,31 +47,29 @@ export async function chargeForRequest(accountId: string, amount: number, reques
   const item = usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" });
   const entry = { pk: item.pk, sk: item.sk };
   try {
-    await documents.send(
-      new TransactWriteCommand({
-        ClientRequestToken: token(request.requestId, "charge"),
-        TransactItems: [
-          {
-            Update: {
-              TableName: config.TABLE_NAME,
-              Key: accountKey(accountId),
-              UpdateExpression: "SET balance = balance - :amount, totalSpent = totalSpent + :amount",
-              ConditionExpression: "attribute_exists(pk) AND balance >= :amount",
-              ExpressionAttributeValues: { ":amount": amount },
-              ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-            },
+    await transact({
+      ClientRequestToken: token(request.requestId, "charge"),
+      TransactItems: [
+        {
+          Update: {
+            TableName: config.TABLE_NAME,
+            Key: accountKey(accountId),
+            UpdateExpression: "SET balance = balance - :amount, totalSpent = totalSpent + :amount",
+            ConditionExpression: "attribute_exists(pk) AND balance >= :amount",
+            ExpressionAttributeValues: { ":amount": amount },
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
           },
-          {
-            Put: {
-              TableName: config.TABLE_NAME,
-              Item: item,
-              // Beyond the token's window, the entry itself refuses a second charge for the same request.
-              ConditionExpression: "attribute_not_exists(pk)",
-            },
+        },
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: item,
+            // Beyond the token's window, the entry itself refuses a second charge for the same request.
+            ConditionExpression: "attribute_not_exists(pk)",
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
   } catch (error) {
     if (transactionConditionFailed(error, 1)) return { accountId, amount, entry, requestId: request.requestId };
     if (transactionConditionFailed(error, 0)) {
@@ -86,31 +84,29 @@ export async function chargeForRequest(accountId: string, amount: number, reques
 /** Gives a charge back (the render failed): balance restored, entry marked refunded, at most once. */
 export async function refundCharge(charge: Charge): Promise<void> {
   try {
-    await documents.send(
-      new TransactWriteCommand({
-        ClientRequestToken: token(charge.requestId, "refund"),
-        TransactItems: [
-          {
-            Update: {
-              TableName: config.TABLE_NAME,
-              Key: charge.entry,
-              UpdateExpression: "SET #status = :refunded",
-              ConditionExpression: "#status = :charged",
-              ExpressionAttributeNames: { "#status": "status" },
-              ExpressionAttributeValues: { ":refunded": "refunded", ":charged": "charged" },
-            },
+    await transact({
+      ClientRequestToken: token(charge.requestId, "refund"),
+      TransactItems: [
+        {
+          Update: {
+            TableName: config.TABLE_NAME,
+            Key: charge.entry,
+            UpdateExpression: "SET #status = :refunded",
+            ConditionExpression: "#status = :charged",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: { ":refunded": "refunded", ":charged": "charged" },
           },
-          {
-            Update: {
-              TableName: config.TABLE_NAME,
-              Key: accountKey(charge.accountId),
-              UpdateExpression: "SET balance = balance + :amount, totalSpent = totalSpent - :amount",
-              ExpressionAttributeValues: { ":amount": charge.amount },
-            },
+        },
+        {
+          Update: {
+            TableName: config.TABLE_NAME,
+            Key: accountKey(charge.accountId),
+            UpdateExpression: "SET balance = balance + :amount, totalSpent = totalSpent - :amount",
+            ExpressionAttributeValues: { ":amount": charge.amount },
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
   } catch (error) {
     if (transactionConditionFailed(error, 0)) return; // already refunded
     throw error;
@@ -120,29 +116,27 @@ export async function refundCharge(charge: Charge): Promise<void> {
 /** Adds `amount` to a balance (a top-up), with its usage entry; idempotent per reference. */
 export async function creditAccount(accountId: string, amount: number, credit: { reference: string; endpoint: string; at?: Date }): Promise<void> {
   const at = credit.at ?? new Date();
-  await documents.send(
-    new TransactWriteCommand({
-      ClientRequestToken: token(credit.reference, "credit"),
-      TransactItems: [
-        {
-          Update: {
-            TableName: config.TABLE_NAME,
-            Key: accountKey(accountId),
-            UpdateExpression: "SET balance = balance + :amount",
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeValues: { ":amount": amount },
-          },
+  await transact({
+    ClientRequestToken: token(credit.reference, "credit"),
+    TransactItems: [
+      {
+        Update: {
+          TableName: config.TABLE_NAME,
+          Key: accountKey(accountId),
+          UpdateExpression: "SET balance = balance + :amount",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":amount": amount },
         },
-        {
-          Put: {
-            TableName: config.TABLE_NAME,
-            Item: usageItem(accountId, at, credit.reference, { kind: "topup", endpoint: credit.endpoint, amount, status: "credited" }),
-            ConditionExpression: "attribute_not_exists(pk)",
-          },
+      },
+      {
+        Put: {
+          TableName: config.TABLE_NAME,
+          Item: usageItem(accountId, at, credit.reference, { kind: "topup", endpoint: credit.endpoint, amount, status: "credited" }),
+          ConditionExpression: "attribute_not_exists(pk)",
         },
-      ],
-    }),
-  );
+      },
+    ],
+  });
 }
 
 /** The newest usage entries of an account, newest first. */

@@ -58,7 +58,12 @@ function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
 function errorResponse(error: unknown, requestId: string): HttpResponse {
   if (error instanceof AppError) {
     if (error.status >= 500) log.error("request failed", { requestId, code: error.code, error: describeError(error) });
-    return { kind: "json", status: error.status, headers: { ...error.headers }, body: { ...error.body, error: { code: error.code, message: error.message } } };
+    // An x402 402 keeps x402's shape (SPEC.md, "x402"): `error` is the message, `code` beside it.
+    const body =
+      "x402Version" in error.body
+        ? { ...error.body, error: error.message, code: error.code }
+        : { ...error.body, error: { code: error.code, message: error.message } };
+    return { kind: "json", status: error.status, headers: { ...error.headers }, body };
   }
   log.error("unhandled error", { requestId, error: describeError(error) });
   return {

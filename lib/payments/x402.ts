@@ -63,10 +63,14 @@ export function paymentRequired(amount: number, resource: Resource, reason?: str
     );
   }
   const message = `${reason ? `Payment refused: ${reason}. ` : ""}This request costs ${formatUsd(amount)}: pay with x402 (USDC) or send Authorization: Bearer <API key>.`;
-  const error = reason ?? "payment required";
+  // The body is an x402 v1 PaymentRequired, whose `error` is a string (strict v1 clients refuse
+  // anything else): with/http.ts answers `{ x402Version, error: message, accepts, code }` for it.
   return new AppError("PAYMENT_REQUIRED", message, {
-    headers: { "PAYMENT-REQUIRED": encode({ x402Version: 2, error, resource, accepts: [requirementsV2(amount)] }), "Cache-Control": "no-store" },
-    body: { x402Version: 1, error, accepts: [requirementsV1(amount, resource)] },
+    headers: {
+      "PAYMENT-REQUIRED": encode({ x402Version: 2, error: reason ?? "payment required", resource, accepts: [requirementsV2(amount)] }),
+      "Cache-Control": "no-store",
+    },
+    body: { x402Version: 1, accepts: [requirementsV1(amount, resource)] },
   });
 }
 

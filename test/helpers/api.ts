@@ -11,6 +11,8 @@ export const postJson = (path: string, body: unknown, headers: Record<string, st
   });
 
 export type ErrorBody = { error: { code: string; message: string } };
+/** A 402 asking for an x402 payment: an x402 v1 PaymentRequired with our code beside it. */
+export type X402Body = { x402Version: 1; error: string; code: string; accepts: Record<string, unknown>[] };
 
 /** Decodes a PNG/JPEG response body for pixel assertions. */
 export async function decode(response: Response) {

@@ -1,7 +1,7 @@
 // Accounts, keys, the ledger and rate limits, through the local stack and DynamoDB Local.
 import { describe, expect, inject, it } from "vitest";
 import { admin, startDev } from "../../dev/harness/dev-process.js";
-import { type ErrorBody, postJson } from "../helpers/api.js";
+import { type ErrorBody, postJson, type X402Body } from "../helpers/api.js";
 import { allUsageEntries } from "../helpers/ledger.js";
 
 const base = () => inject("baseUrl");
@@ -73,7 +73,7 @@ describe("signup and keys", () => {
   it("answers 402 PAYMENT_REQUIRED on a priced endpoint without Authorization, and validates first", async () => {
     const res = await postJson("/api/v1/screenshot", { url: fixture("/simple") }, {});
     expect(res.status).toBe(402);
-    expect(((await res.json()) as ErrorBody).error.code).toBe("PAYMENT_REQUIRED");
+    expect(((await res.json()) as X402Body).code).toBe("PAYMENT_REQUIRED");
     const invalid = await postJson("/api/v1/screenshot", { url: fixture("/simple"), width: 1 }, {});
     expect(invalid.status).toBe(400);
   });

@@ -91,11 +91,13 @@ const plausibleRender = () => {
       url: mostly(fc.constantFrom(`${fixture}/`, `${fixture}/zoo/subresources`, `${fixture}/zoo/dialogs`, `${fixture}/zoo/control-title`), "", "nope", 7),
       html: mostly(fc.constantFrom("<h1>hi</h1>", "<body style='background:#0f0'>", "<title>\ud800</title>x"), "", null),
       format: mostly(fc.constantFrom("png", "jpeg", "pdf"), "gif"),
-      width: mostly(fc.integer({ min: 320, max: 1600 }), 319, 3841, 1.5),
-      height: mostly(fc.oneof(fc.integer({ min: 100, max: 2000 }), fc.constant(null)), 99, -1),
+      // Sizes that render in well under the test stack's 5 s page-load limit on a busy 2-core
+      // machine (the zoo covers the heavy ones); the invalid values are the rules' edges.
+      width: mostly(fc.integer({ min: 320, max: 1280 }), 319, 3841, 1.5),
+      height: mostly(fc.oneof(fc.integer({ min: 100, max: 1000 }), fc.constant(null)), 99, -1),
       fullPage: fc.boolean(),
       darkMode: fc.boolean(),
-      deviceScaleFactor: mostly(fc.constantFrom(1, 1.5, 2, 3), 0.5, 3.5),
+      deviceScaleFactor: mostly(fc.constantFrom(1, 1.5, 2), 0.5, 3.5),
       quality: mostly(fc.integer({ min: 1, max: 100 }), 0, 101),
       delay: mostly(fc.integer({ min: 0, max: 300 }), -1, 10_001),
       style: mostly(fc.constant("mockup"), "fancy"),
@@ -164,15 +166,16 @@ async function send(sent: Sent): Promise<Seen> {
   return { sent, status: res.status, contentType: res.headers.get("content-type"), text: await res.text() };
 }
 
-/** What must hold of every answer: no 5xx, and every 4xx is our JSON error (a 402 adds x402's fields). */
+/** What must hold of every answer: no 5xx, and every 4xx is our JSON error (or, for a 402 asking for payment, x402 v1's shape with our code). */
 function problems(seen: Seen): string | null {
   if (seen.status >= 500) return `answered ${seen.status}: ${seen.text.slice(0, 300)}`;
   if (seen.status < 400) return null;
   if (!seen.contentType?.startsWith("application/json")) return `a ${seen.status} as ${seen.contentType}`;
   try {
-    const body = JSON.parse(seen.text) as { error?: { code?: unknown; message?: unknown } };
-    if (typeof body.error?.code !== "string" || typeof body.error.message !== "string")
-      return `a ${seen.status} without error.code/message: ${seen.text.slice(0, 200)}`;
+    const body = JSON.parse(seen.text) as { x402Version?: unknown; code?: unknown; error?: { code?: unknown; message?: unknown } | string };
+    const ours = typeof body.error === "object" && typeof body.error?.code === "string" && typeof body.error.message === "string";
+    const x402 = seen.status === 402 && body.x402Version === 1 && typeof body.error === "string" && body.code === "PAYMENT_REQUIRED";
+    if (!ours && !x402) return `a ${seen.status} without error.code/message: ${seen.text.slice(0, 200)}`;
   } catch {
     return `a ${seen.status} that is not JSON: ${seen.text.slice(0, 200)}`;
   }
@@ -229,7 +232,7 @@ describe("fuzzed requests", () => {
           body: JSON.stringify({ ...source, ...options }),
         };
       });
-    const { statuses, found, count } = await fuzz(renders, PAID_RUNS, 4);
+    const { statuses, found, count } = await fuzz(renders, PAID_RUNS, 2);
     console.log(`fuzz (paid renders): ${count} requests, statuses ${JSON.stringify(statuses)}`);
     expect(found).toEqual([]);
     expect(statuses[200] ?? 0).toBeGreaterThan(0);
