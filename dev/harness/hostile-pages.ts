@@ -106,6 +106,11 @@ export function serveZoo(pathname: string, query: URLSearchParams, request: http
     case "__hits":
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits.get(query.get("name") ?? "") ?? 0));
       return true;
+    case "counted":
+      // A plain page that counts its loads under ?name= (how many renders really happened).
+      hit(`counted:${query.get("name") ?? ""}`);
+      send(page("<h1>counted</h1>"));
+      return true;
     case "victim":
       hit("victim");
       response.writeHead(200, { "content-type": "text/plain" }).end("ok");

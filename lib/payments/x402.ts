@@ -7,8 +7,8 @@ import { paymentKey, settlementKey } from "../billing/keys.js";
 import { formatUsd } from "../billing/money.js";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
-import { log } from "../log.js";
-import { getFacilitator } from "./facilitator.js";
+import { describeError, log } from "../log.js";
+import { type Facilitator, getFacilitator } from "./facilitator.js";
 
 // x402: pay per request in USDC, no account. A priced request without Authorization gets 402 with
 // the requirements for its own price, both as x402 v2 (PAYMENT-REQUIRED header) and v1 (body
@@ -85,23 +85,65 @@ export interface VerifiedPayment {
   readonly reservation: { pk: string; sk: string };
 }
 
-/** The payment a request carries: PAYMENT-SIGNATURE (v2, which wins) or X-PAYMENT (v1); null when it carries none, "malformed" when it is not base64 x402 JSON. */
-export function readPayment(headers: Readonly<Record<string, string>>): { version: 1 | 2; payload: PaymentPayload } | "malformed" | null {
+/** An EIP-3009 authorisation as the exact EVM scheme carries it. */
+interface Authorization {
+  readonly from: string;
+  readonly nonce: string;
+  readonly validBefore: string;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const NONCE = /^0x[0-9a-fA-F]{64}$/;
+const SIGNATURE = /^0x[0-9a-fA-F]+$/;
+const UINT = /^(?:0|[1-9][0-9]{0,77})$/;
+
+/** A payment's validity may reach this far past now: the requirements' own timeout, and a minute of clock skew. */
+const MAX_VALID_FOR_SECONDS = MAX_TIMEOUT_SECONDS + 60;
+
+/** The exact-EVM authorisation in `payload`, or why it is not one (x402 v1 and v2 carry the same inner payload). */
+function authorizationOf(payload: unknown): Authorization | string {
+  const inner = (payload as { payload?: { signature?: unknown; authorization?: Record<string, unknown> } }).payload;
+  const auth = inner?.authorization;
+  if (typeof inner?.signature !== "string" || !SIGNATURE.test(inner.signature) || typeof auth !== "object" || auth === null) {
+    return "the payment is not an exact EVM authorization (payload.signature and payload.authorization)";
+  }
+  if (typeof auth.from !== "string" || !ADDRESS.test(auth.from) || typeof auth.to !== "string" || !ADDRESS.test(auth.to)) {
+    return "the authorization's from and to must be addresses";
+  }
+  if (typeof auth.nonce !== "string" || !NONCE.test(auth.nonce)) return "the authorization's nonce must be 32 bytes of hex";
+  for (const field of ["value", "validAfter", "validBefore"] as const) {
+    if (typeof auth[field] !== "string" || !UINT.test(auth[field])) return `the authorization's ${field} must be a decimal string`;
+  }
+  return { from: auth.from, nonce: auth.nonce, validBefore: auth.validBefore as string };
+}
+
+/** The payment a request carries: PAYMENT-SIGNATURE (v2, which wins) or X-PAYMENT (v1); null when it carries none, else why it is malformed. */
+export function readPayment(
+  headers: Readonly<Record<string, string>>,
+): { version: 1 | 2; payload: PaymentPayload; authorization: Authorization } | string | null {
   const raw = headers["payment-signature"] ?? headers["x-payment"];
   if (raw === undefined) return null;
+  let payload: unknown;
   try {
-    const payload = JSON.parse(Buffer.from(raw, "base64").toString("utf8")) as PaymentPayload;
-    if (typeof payload !== "object" || payload === null || !("payload" in payload)) return "malformed";
-    return { version: headers["payment-signature"] !== undefined ? 2 : 1, payload };
+    payload = JSON.parse(Buffer.from(raw, "base64").toString("utf8"));
   } catch {
-    return "malformed";
+    return "the payment header is not base64-encoded x402 JSON";
   }
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return "the payment header is not base64-encoded x402 JSON";
+  const version = headers["payment-signature"] !== undefined ? 2 : 1;
+  if ((payload as { x402Version?: unknown }).x402Version !== version) {
+    return `the payment says x402Version ${JSON.stringify((payload as { x402Version?: unknown }).x402Version)}; ${version === 2 ? "PAYMENT-SIGNATURE carries version 2" : "X-PAYMENT carries version 1"}`;
+  }
+  const authorization = authorizationOf(payload);
+  if (typeof authorization === "string") return authorization;
+  return { version, payload: payload as PaymentPayload, authorization };
 }
 
 /**
  * Checks the payment a request carries for `amount`; 402 (with fresh requirements and the reason)
- * when there is none, it is malformed, invalid, under-priced, for another network or asset, or
- * was already used. The signature is reserved in DynamoDB so it cannot pay for two requests.
+ * when there is none, it is malformed, invalid, under-priced, for another network or asset, valid
+ * for too long, refused by the facilitator, or was already used. The authorisation itself (network,
+ * asset, payer, nonce: however it is serialised) is reserved in DynamoDB so it pays for one request.
  */
 export async function verifyPayment(
   headers: Readonly<Record<string, string>>,
@@ -112,13 +154,24 @@ export async function verifyPayment(
   if (!config.X402_PAY_TO) throw paymentRequired(amount, resource);
   const sent = readPayment(headers);
   if (sent === null) throw paymentRequired(amount, resource);
-  if (sent === "malformed") throw paymentRequired(amount, resource, "the payment header is not base64-encoded x402 JSON");
+  if (typeof sent === "string") throw paymentRequired(amount, resource, sent);
+  if (BigInt(sent.authorization.validBefore) > BigInt(Math.floor(Date.now() / 1000) + MAX_VALID_FOR_SECONDS)) {
+    throw paymentRequired(amount, resource, `the authorization is valid for longer than ${MAX_VALID_FOR_SECONDS} s`);
+  }
   const requirements = (sent.version === 2 ? requirementsV2(amount) : requirementsV1(amount, resource)) as PaymentRequirements;
-  const result = await getFacilitator().verify(sent.payload, requirements);
+  let result: Awaited<ReturnType<Facilitator["verify"]>>;
+  try {
+    result = await getFacilitator().verify(sent.payload, requirements);
+  } catch (error) {
+    // A payload the facilitator cannot even read, or a facilitator that answers 4xx: the payment is refused, not our failure.
+    log.warn("payment verification failed", { requestId, error: describeError(error) });
+    throw paymentRequired(amount, resource, "the payment could not be verified");
+  }
   if (!result.isValid) throw paymentRequired(amount, resource, result.invalidReason ?? "the payment is not valid");
 
-  const signature = createHash("sha256").update(JSON.stringify(sent.payload.payload)).digest("hex");
-  const reservation = paymentKey(signature);
+  const { from, nonce } = sent.authorization;
+  const id = createHash("sha256").update([requirements.network, requirements.asset, from, nonce].join("|").toLowerCase()).digest("hex");
+  const reservation = paymentKey(id);
   try {
     await documents.send(
       new PutCommand({
@@ -131,7 +184,7 @@ export async function verifyPayment(
     if (error instanceof ConditionalCheckFailedException) throw paymentRequired(amount, resource, "this payment was already used");
     throw error;
   }
-  return { version: sent.version, payload: sent.payload, requirements, payer: result.payer ?? "unknown", amount, reservation };
+  return { version: sent.version, payload: sent.payload, requirements, payer: result.payer ?? from, amount, reservation };
 }
 
 /** Frees a reservation when the work failed: the signature was never settled and may be used again. */

@@ -119,6 +119,44 @@ describe("paying with @x402/fetch", () => {
     expect(await balanceOf(payer.address)).toBe(before);
   });
 
+  it("one authorisation pays for one render, however it is re-serialised: five concurrent copies, one render, one transfer", async () => {
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: payer });
+    client.setSpendControls({ allowedAssets: [{ network: info.network as `${string}:${string}`, asset: usdc, maxAmountPerPayment: "1000000" }] });
+    const name = crypto.randomUUID();
+    const body = { url: `${inject("fixtureUrl")}/zoo/counted?name=${name}`, width: 320, deviceScaleFactor: 1 };
+    const quote = await post("/api/v1/screenshot", body);
+    const payment = (await client.createPaymentPayload(decode(quote.headers.get("payment-required")) as never)) as unknown as Record<string, any>;
+    const { authorization, signature } = payment.payload;
+    const reversed = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).reverse());
+    const copies = [
+      payment,
+      // Keys in another order, at every level.
+      reversed({ ...payment, payload: reversed({ signature, authorization: reversed(authorization) }) }),
+      // An extra field.
+      { ...payment, note: "hello", payload: { ...payment.payload, extra: 1 } },
+      // The same hex in upper case (the signature still recovers the same signer).
+      {
+        ...payment,
+        payload: {
+          signature: `0x${signature.slice(2).toUpperCase()}`,
+          authorization: { ...authorization, nonce: `0x${authorization.nonce.slice(2).toUpperCase()}` },
+        },
+      },
+      // The payer's address in lower case.
+      { ...payment, payload: { signature, authorization: { ...authorization, from: authorization.from.toLowerCase() } } },
+    ];
+    const before = await balanceOf(payer.address);
+    const answers = await Promise.all(
+      copies.map((copy) => post("/api/v1/screenshot", body, { "payment-signature": Buffer.from(JSON.stringify(copy)).toString("base64") })),
+    );
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses).toEqual([200, 402, 402, 402, 402]);
+    const hits = (await (await fetch(`${inject("fixtureUrl")}/zoo/__hits?name=counted:${name}`)).json()) as number;
+    expect(hits).toBe(1);
+    expect(await balanceOf(payer.address)).toBe(before - 5_000n);
+  });
+
   it("does not settle a payment for a render that fails", async () => {
     const { pay } = payingFetch();
     const before = [await balanceOf(payer.address), await balanceOf(info.payTo)];

@@ -2,28 +2,49 @@ import { describe, expect, it } from "vitest";
 import { readPayment, requirementsV1, requirementsV2 } from "../../../lib/payments/x402.js";
 
 const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64");
-const payload = { x402Version: 2, accepted: {}, payload: { signature: "0xabc", authorization: { value: "5000" } } };
+const authorization = {
+  from: `0x${"a".repeat(40)}`,
+  to: `0x${"b".repeat(40)}`,
+  value: "5000",
+  validAfter: "0",
+  validBefore: "1900000000",
+  nonce: `0x${"c".repeat(64)}`,
+};
+const payload = { x402Version: 2, accepted: {}, payload: { signature: "0xabc", authorization } };
+const v1 = { ...payload, x402Version: 1 };
+const expected = { from: authorization.from, nonce: authorization.nonce, validBefore: authorization.validBefore };
 
 describe("readPayment", () => {
-  it("reads a v2 PAYMENT-SIGNATURE and a v1 X-PAYMENT header, and nothing when neither is sent", () => {
-    expect(readPayment({ "payment-signature": b64(payload) })).toEqual({ version: 2, payload });
-    expect(readPayment({ "x-payment": b64(payload) })).toEqual({ version: 1, payload });
+  it("reads a v2 PAYMENT-SIGNATURE and a v1 X-PAYMENT header with their authorisation, and nothing when neither is sent", () => {
+    expect(readPayment({ "payment-signature": b64(payload) })).toEqual({ version: 2, payload, authorization: expected });
+    expect(readPayment({ "x-payment": b64(v1) })).toEqual({ version: 1, payload: v1, authorization: expected });
     expect(readPayment({ authorization: "Bearer x" })).toBeNull();
   });
 
   it("prefers the v2 header when both are sent", () => {
-    expect(readPayment({ "payment-signature": b64(payload), "x-payment": b64({ ...payload, x402Version: 1 }) })).toMatchObject({ version: 2 });
+    expect(readPayment({ "payment-signature": b64(payload), "x-payment": b64(v1) })).toMatchObject({ version: 2 });
   });
 
+  const withAuthorization = (change: Record<string, unknown>) =>
+    b64({ ...payload, payload: { signature: "0xabc", authorization: { ...authorization, ...change } } });
   it.each([
-    ["not base64 JSON", "%%%not-base64"],
-    ["base64 of text that is not JSON", b64("hello")],
-    ["JSON that is not an object", b64("42")],
-    ["JSON null", b64("null")],
-    ["an object without a payload", b64({ x402Version: 2 })],
-    ["an empty header", ""],
-  ])("calls %s malformed (a 402 with the reason, never a 500)", (_name, header) => {
-    expect(readPayment({ "payment-signature": header })).toBe("malformed");
+    ["not base64 JSON", "%%%not-base64", /not base64-encoded x402 JSON/],
+    ["base64 of text that is not JSON", b64("hello"), /not base64-encoded x402 JSON/],
+    ["JSON that is not an object", b64("42"), /not base64-encoded x402 JSON/],
+    ["JSON null", b64("null"), /not base64-encoded x402 JSON/],
+    ["an empty header", "", /not base64-encoded x402 JSON/],
+    ["an object without a payload", b64({ x402Version: 2 }), /not an exact EVM authorization/],
+    ['{"payload":{}}', b64({ x402Version: 2, payload: {} }), /not an exact EVM authorization/],
+    ["a v1 payload in the v2 header", b64(v1), /x402Version 1; PAYMENT-SIGNATURE carries version 2/],
+    ["no version", b64({ payload: payload.payload }), /x402Version undefined/],
+    ["a signature that is not hex", b64({ ...payload, payload: { signature: "zz", authorization } }), /not an exact EVM authorization/],
+    ["a from that is not an address", withAuthorization({ from: "0x12" }), /from and to must be addresses/],
+    ["a short nonce", withAuthorization({ nonce: "0x01" }), /nonce must be 32 bytes/],
+    ["a value in hex", withAuthorization({ value: "0x1388" }), /value must be a decimal string/],
+    ["a negative validBefore", withAuthorization({ validBefore: "-1" }), /validBefore must be a decimal string/],
+    ["a number where a string belongs", withAuthorization({ value: 5000 }), /value must be a decimal string/],
+  ])("refuses %s with the reason (a 402, never a 500)", (_name, header, reason) => {
+    expect(readPayment({ "payment-signature": header })).toMatch(reason);
   });
 });
 
