@@ -92,8 +92,11 @@ export function startLocalServer(port: number): Promise<Server> {
       else response.destroy();
     });
   });
-  // Keep-alive sockets must not hold `close()` open on Ctrl-C.
-  server.keepAliveTimeout = 5_000;
+  // Idle keep-alive sockets are closed by the client first (fetch keeps them ~4 s), never by us
+  // just as a client reuses one: with Node's 5 s, a busy test run saw "other side closed" on a
+  // reused socket. (Ctrl-C does not wait for them: the stack's stop closes every connection.)
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, "127.0.0.1", () => resolve(server));

@@ -4,7 +4,9 @@ import path from "node:path";
 import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { dynamodb } from "../lib/billing/dynamodb.js";
+import { reconcileCharges } from "../lib/billing/ledger.js";
 import { config } from "../lib/config.js";
+import { describeError, log } from "../lib/log.js";
 import { TABLE } from "../lib/packaging.js";
 import { closeBrowser, warmUp } from "../lib/render/browser.js";
 import { s3 } from "../lib/storage/s3.js";
@@ -95,6 +97,17 @@ export async function startLocalStack(services: { chain: LocalChain; dynamodb: D
     // Launch Chromium now rather than on the first request, as a warm Lambda container would have it.
     stops.push(closeBrowser);
     await warmUp();
+    // The reconciler, as the deployed stack schedules it (every minute), and more often when the
+    // grace period is short (tests): a charge whose request died is refunded after the grace period.
+    const graceMs = config.RECONCILE_GRACE_SECONDS * 1000;
+    const reconciler = setInterval(
+      () =>
+        void reconcileCharges(Date.now(), graceMs)
+          .then((refunded) => refunded > 0 && log.warn("reconciler refunded charges that were never delivered", { refunded }))
+          .catch((error: unknown) => log.error("reconciler failed", { error: describeError(error) })),
+      Math.min(60_000, graceMs / 2),
+    );
+    stops.push(async () => clearInterval(reconciler));
     const server = await startLocalServer(config.PORT);
     stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
     stops.push(async () => server.closeAllConnections());

@@ -68,6 +68,9 @@ const envSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/)
     .optional(),
+  // A charge neither delivered nor refunded this long after its request began is refunded by the
+  // reconciler: longer than any request can last (30 s at the gateway), with room for clock skew.
+  RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 

@@ -102,6 +102,19 @@ const ROWS = [
 ] as const satisfies readonly Route[];
 
 /** Every endpoint, once. */
+/** A scheduled function: not an HTTP route, but deployed and bundled the same way (functions/<id>.ts). */
+export interface Job {
+  readonly id: string;
+  /** An EventBridge schedule expression. */
+  readonly schedule: string;
+  readonly memoryMB: number;
+  readonly timeoutSeconds: number;
+  readonly uses: readonly Use[];
+}
+
+/** Scheduled functions. The reconciler refunds charges whose request died before answering (docs/api.md, "Accounts and billing"). */
+export const jobs: readonly Job[] = [{ id: "reconcile", schedule: "rate(1 minute)", memoryMB: 256, timeoutSeconds: 50, uses: ["table"] }];
+
 export const routes: readonly Route[] = ROWS;
 
 /** The id of a row: a handler naming a route that is not in the table does not compile. */

@@ -6,6 +6,7 @@
 //   rate window  RATE#<subject>     W#<epoch second>   (expiresAt: TTL)
 //   x402 payment PAY#<sha256(sig)>  PAY        (a signature pays for one request)
 //   settlement   SETTLE#<tx hash>   SETTLE     (audit: payer, amount, request id)
+//   undelivered  PENDING            <ISO time>#<account id>#<request id>   (a charge neither delivered nor refunded yet)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -35,3 +36,12 @@ export const paymentKey = (signatureHash: string): TableKey => ({ pk: `PAY#${sig
 
 /** A settled x402 payment, for audit. */
 export const settlementKey = (transaction: string): TableKey => ({ pk: `SETTLE#${transaction}`, sk: "SETTLE" });
+
+/** Partition of the charges not yet delivered nor refunded, sorted by time (the reconciler reads it oldest first). */
+export const PENDING_PARTITION = "PENDING";
+
+/** The marker of a charge in flight: written with the charge, deleted by its delivery or its refund. */
+export const pendingKey = (at: Date, accountId: string, requestId: string): TableKey => ({
+  pk: PENDING_PARTITION,
+  sk: `${at.toISOString()}#${accountId}#${requestId}`,
+});

@@ -4,17 +4,24 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
 import { insufficientBalance } from "./errors.js";
-import { accountKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
+import { accountKey, PENDING_PARTITION, pendingKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
 
 // The ledger: every change of a balance is one DynamoDB transaction that moves the balance and
 // writes (or updates) the usage entry explaining it, so the two can never disagree.
+//
+// A charge ends in a known state whatever happens to the process: it is written with a PENDING
+// marker, which its delivery (the response was produced) or its refund deletes in the same
+// transaction. A marker older than the grace period belongs to a request that died (a crash, an
+// out-of-memory kill, a hard timeout): the reconciler refunds it.
 
-/** A charge that went through, needed to refund it. */
+/** A charge that went through, needed to deliver or refund it. */
 export interface Charge {
   readonly accountId: string;
   readonly amount: number;
   readonly entry: TableKey;
   readonly requestId: string;
+  /** Its PENDING marker. */
+  readonly pending: TableKey;
 }
 
 /** A usage entry as the API shows it (docs/api.md, "Accounts and billing"). */
@@ -46,6 +53,8 @@ export function usageItem(accountId: string, at: Date, requestId: string, entry:
 export async function chargeForRequest(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }): Promise<Charge> {
   const item = usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" });
   const entry = { pk: item.pk, sk: item.sk };
+  const pending = pendingKey(request.at, accountId, request.requestId);
+  const charge: Charge = { accountId, amount, entry, requestId: request.requestId, pending };
   try {
     await transact({
       ClientRequestToken: token(request.requestId, "charge"),
@@ -68,21 +77,51 @@ export async function chargeForRequest(accountId: string, amount: number, reques
             ConditionExpression: "attribute_not_exists(pk)",
           },
         },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...pending, accountId, amount, requestId: request.requestId, entry } } },
       ],
     });
   } catch (error) {
-    if (transactionConditionFailed(error, 1)) return { accountId, amount, entry, requestId: request.requestId };
+    if (transactionConditionFailed(error, 1)) return charge;
     if (transactionConditionFailed(error, 0)) {
       const old = (error as TransactionCanceledException).CancellationReasons?.[0]?.Item;
       throw insufficientBalance(amount, Number(old?.balance?.N ?? 0));
     }
     throw error;
   }
-  return { accountId, amount, entry, requestId: request.requestId };
+  return charge;
 }
 
-/** Gives a charge back (the render failed): balance restored, entry marked refunded, at most once. */
-export async function refundCharge(charge: Charge): Promise<void> {
+/** Marks a charge delivered (its response was produced): from then on nothing refunds it. */
+export async function markDelivered(charge: Charge): Promise<void> {
+  try {
+    await transact({
+      ClientRequestToken: token(charge.requestId, "deliver"),
+      TransactItems: [
+        {
+          Update: {
+            TableName: config.TABLE_NAME,
+            Key: charge.entry,
+            UpdateExpression: "SET deliveredAt = :now",
+            ConditionExpression: "#status = :charged",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: { ":now": new Date().toISOString(), ":charged": "charged" },
+          },
+        },
+        { Delete: { TableName: config.TABLE_NAME, Key: charge.pending } },
+      ],
+    });
+  } catch (error) {
+    if (transactionConditionFailed(error, 0)) return; // refunded meanwhile: nothing to mark
+    throw error;
+  }
+}
+
+/**
+ * Gives a charge back (the work failed, or its request died): balance restored, entry marked
+ * refunded, at most once. False when it was delivered or refunded by another call; true when this
+ * call refunded it, or repeated (within DynamoDB's 10-minute token window) the call that did.
+ */
+export async function refundCharge(charge: Charge): Promise<boolean> {
   try {
     await transact({
       ClientRequestToken: token(charge.requestId, "refund"),
@@ -92,7 +131,8 @@ export async function refundCharge(charge: Charge): Promise<void> {
             TableName: config.TABLE_NAME,
             Key: charge.entry,
             UpdateExpression: "SET #status = :refunded",
-            ConditionExpression: "#status = :charged",
+            // Never a delivered charge: the customer got what they paid for.
+            ConditionExpression: "#status = :charged AND attribute_not_exists(deliveredAt)",
             ExpressionAttributeNames: { "#status": "status" },
             ExpressionAttributeValues: { ":refunded": "refunded", ":charged": "charged" },
           },
@@ -105,12 +145,14 @@ export async function refundCharge(charge: Charge): Promise<void> {
             ExpressionAttributeValues: { ":amount": charge.amount },
           },
         },
+        { Delete: { TableName: config.TABLE_NAME, Key: charge.pending } },
       ],
     });
   } catch (error) {
-    if (transactionConditionFailed(error, 0)) return; // already refunded
+    if (transactionConditionFailed(error, 0)) return false; // already refunded, or delivered
     throw error;
   }
+  return true;
 }
 
 /** Adds `amount` to a balance (a top-up), with its usage entry; idempotent per reference. */
@@ -160,4 +202,33 @@ export async function recentUsage(accountId: string, signal?: AbortSignal, limit
     status: item.status,
     created_at: item.createdAt,
   }));
+}
+
+/**
+ * Refunds every charge whose PENDING marker is older than `graceMs` (its request died before it
+ * answered). Safe to run twice at once and again later: each refund is conditional and removes its
+ * marker. Returns how many charges this run refunded.
+ */
+export async function reconcileCharges(now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
+  const cutoff = new Date(now - graceMs).toISOString();
+  let refunded = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: "pk = :pk AND sk < :cutoff",
+        ExpressionAttributeValues: { ":pk": PENDING_PARTITION, ":cutoff": cutoff },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+      { abortSignal: signal },
+    );
+    for (const item of (page.Items ?? []) as (TableKey & Omit<Charge, "pending">)[]) {
+      const { pk, sk, accountId, amount, entry, requestId } = item;
+      if (await refundCharge({ accountId, amount, entry, requestId, pending: { pk, sk } })) refunded++;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return refunded;
 }

@@ -1,6 +1,6 @@
 import { type Account, authenticate } from "../billing/accounts.js";
 import { unauthorized } from "../billing/errors.js";
-import { type Charge, chargeForRequest, refundCharge } from "../billing/ledger.js";
+import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { enforceRateLimit } from "../billing/rate-limit.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
@@ -24,7 +24,8 @@ export interface AccessDependencies {
   authenticate(authorization: string): Promise<Account>;
   enforceRateLimit(subject: string, limit: number, windowSeconds: number): Promise<void>;
   charge(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }): Promise<Charge>;
-  refund(charge: Charge): Promise<void>;
+  refund(charge: Charge): Promise<unknown>;
+  deliver(charge: Charge): Promise<void>;
   verifyPayment(headers: Readonly<Record<string, string>>, amount: number, resource: Resource, requestId: string): Promise<VerifiedPayment>;
   settlePayment(payment: VerifiedPayment, resource: Resource, requestId: string): Promise<Record<string, string>>;
   releasePayment(payment: VerifiedPayment): Promise<void>;
@@ -36,6 +37,7 @@ export const realAccess: AccessDependencies = {
   enforceRateLimit,
   charge: chargeForRequest,
   refund: refundCharge,
+  deliver: markDelivered,
   verifyPayment,
   settlePayment,
   releasePayment,
@@ -99,6 +101,14 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
 
 /** After the work succeeded: settles an x402 payment and returns the receipt headers (none for a key). */
 export async function settle(grant: AccessGrant, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<Record<string, string>> {
+  if (grant.charge) {
+    // The response is produced: the charge is final. If marking it fails, the customer still gets
+    // the output, and the reconciler refunds the charge after its grace period (in their favour).
+    await deps
+      .deliver(grant.charge)
+      .catch((error: unknown) => log.error("marking a charge delivered failed", { requestId: request.requestId, error: describeError(error) }));
+    return {};
+  }
   const payment = grant.payment;
   if (!payment) return {};
   const headers = await deps.settlePayment(payment, request.resource, request.requestId);

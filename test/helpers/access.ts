@@ -38,10 +38,13 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     async charge(accountId, amount) {
       calls.push(`charge ${accountId} ${amount}`);
       if (held.balance < amount) throw insufficientBalance(amount, held.balance);
-      return { accountId, amount, entry: { pk: "p", sk: "s" }, requestId: "r" } satisfies Charge;
+      return { accountId, amount, entry: { pk: "p", sk: "s" }, requestId: "r", pending: { pk: "PENDING", sk: "s" } } satisfies Charge;
     },
     async refund(charge) {
       calls.push(`refund ${charge.amount}`);
+    },
+    async deliver(charge) {
+      calls.push(`deliver ${charge.amount}`);
     },
     async verifyPayment(headers, amount, resource) {
       calls.push(`verify ${amount}`);

@@ -91,6 +91,17 @@ describe("Api stack", () => {
     }
   });
 
+  it("runs the reconciler every minute, with the table and nothing else", () => {
+    const props = fn("functions/reconcile.handler");
+    expect(props.Runtime).toBe("nodejs24.x");
+    expect((props.Environment as { Variables: Record<string, unknown> }).Variables).toHaveProperty("TABLE_NAME");
+    expect((props.Environment as { Variables: Record<string, unknown> }).Variables).not.toHaveProperty("BUCKET_NAME");
+    const rules = Object.values(api.findResources("AWS::Events::Rule")) as Resource[];
+    expect(rules.map((rule) => rule.Properties.ScheduleExpression)).toEqual(["rate(1 minute)"]);
+    const [reconciler] = Object.entries(api.findResources("AWS::Lambda::Function", { Properties: { Handler: "functions/reconcile.handler" } }));
+    expect(JSON.stringify(rules[0]!.Properties.Targets)).toContain(reconciler![0]);
+  });
+
   it("keeps render functions within API Gateway's 30 s and with enough memory for Chromium", () => {
     for (const route of routes.filter((r) => r.browser)) {
       expect(route.timeoutSeconds).toBeLessThanOrEqual(30);

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { withHttp } from "../../lib/http/with-http.js";
-import { httpRoutes, type RouteId, routeById, routes } from "../../lib/routes.js";
+import { httpRoutes, jobs, type RouteId, routeById, routes } from "../../lib/routes.js";
 
 describe("the route table", () => {
   it("has unique ids and unique method + path pairs, and exactly one catch-all", () => {
@@ -29,9 +29,9 @@ describe("the route table", () => {
     for (const route of routes) expect(route.timeoutCode, route.id).toBe(route.browser ? "RENDER_TIMEOUT" : "TIMEOUT");
   });
 
-  it("has one handler file per row and no handler without a row", () => {
+  it("has one handler file per row (routes and scheduled jobs) and no handler without a row", () => {
     const files = readdirSync("functions").map((f) => f.replace(/\.ts$/, ""));
-    expect(files.sort()).toEqual(routes.map((r) => r.id).sort());
+    expect(files.sort()).toEqual([...routes, ...jobs].map((r) => r.id).sort());
   });
 
   it("loads every handler module with its own row", async () => {

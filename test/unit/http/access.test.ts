@@ -86,6 +86,17 @@ describe("a priced route (screenshot)", () => {
     expect(await codeOf(authorize(route, request({ authorization: `Bearer ${KEY}` }), deps))).toBe("INSUFFICIENT_BALANCE");
   });
 
+  it("marks the charge delivered once the response is produced; a failure to mark it only logs (the reconciler then refunds)", async () => {
+    const { deps, calls } = fakeAccess();
+    const grant = await authorize(route, request({ authorization: `Bearer ${KEY}` }), deps);
+    expect(await settle(grant, request(), deps)).toEqual({});
+    expect(calls.at(-1)).toBe(`deliver ${PRICES.screenshot}`);
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    await expect(settle(grant, request(), { ...deps, deliver: () => Promise.reject(new Error("DynamoDB down")) })).resolves.toEqual({});
+    expect(String(logged.mock.calls[0]?.[0])).toMatch(/marking a charge delivered failed/);
+    logged.mockRestore();
+  });
+
   it("refunds the charge when the work failed, and only logs a refund that fails", async () => {
     const { deps, calls } = fakeAccess();
     const grant = await authorize(route, request({ authorization: `Bearer ${KEY}` }), deps);
