@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Five projects (docs/design.md, "Tests"): `unit` needs no service and is the inner loop
-// (npm run test:unit); `integration`, `infra`, `e2e` and `hostile` share one local stack that
+// Six projects (docs/design.md, "Tests"): `unit` needs no service and is the inner loop
+// (npm run test:unit); `integration`, `infra`, `e2e`, `hostile` and `final` share one local stack that
 // test/global-setup.ts starts once for whichever of them run. `npm test` runs them all.
 const withStack = { globalSetup: ["test/global-setup.ts"], testTimeout: 60_000, hookTimeout: 120_000 };
 
@@ -25,6 +25,8 @@ export default defineConfig({
       // its own stack's memory, processes and timings, which other files' renders would blur, and
       // its wedged browsers and memory bombs would slow theirs.
       { test: { name: "hostile", include: ["test/hostile/**/*.test.ts"], ...withStack, sequence: { groupOrder: 1 } } },
+      // Last of all: the ledger's invariants over everything the suite did (`npm run admin -- reconcile --check`).
+      { test: { name: "final", include: ["test/final/**/*.test.ts"], ...withStack, sequence: { groupOrder: 2 } } },
     ],
   },
 });

@@ -2,6 +2,8 @@
 //   credit <email> <usd>      add credit (recorded as a top-up usage entry)
 //   show <email>              balance, spending, settings and recent usage
 //   limit <email> <per-sec>   this account's requests-per-second limit
+//   reconcile                 refund now the charges the reconciler would (older than the grace period)
+//   reconcile --check         verify the ledger's invariants (lib/billing/invariants.ts); exit 1 if any fails
 // It works on whatever table the environment points at (TABLE_NAME, AWS credentials); with no
 // TABLE_NAME set it uses the local stack described by .local/dev.json (LOCAL_DIR).
 
@@ -10,7 +12,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { LOCAL_CREDENTIALS } from "./ports.js";
 
-const USAGE = "usage: npm run admin -- credit <email> <usd> | show <email> | limit <email> <requests-per-second>";
+const USAGE = "usage: npm run admin -- credit <email> <usd> | show <email> | limit <email> <requests-per-second> | reconcile [--check]";
 
 function fail(message: string): never {
   console.error(`admin: ${message}`);
@@ -32,8 +34,30 @@ function useLocalStackUnlessConfigured() {
   });
 }
 
+/** `reconcile [--check]`: the reconciler's pass now, or the ledger's invariants. */
+async function reconcile(check: boolean) {
+  const { config } = await import("../lib/config.js");
+  const graceMs = config.RECONCILE_GRACE_SECONDS * 1000;
+  if (!check) {
+    const { reconcileCharges } = await import("../lib/billing/ledger.js");
+    console.log(`refunded ${await reconcileCharges(Date.now(), graceMs)} charges that were never delivered`);
+    return;
+  }
+  const { checkLedger } = await import("../lib/billing/invariants.js");
+  const report = await checkLedger(Date.now(), graceMs);
+  console.log(
+    `ledger: ${report.accounts} accounts, ${report.entries} usage entries, ${report.settlements} settlements, ${report.pending} charges in flight: ${report.problems.length ? `${report.problems.length} problems` : "sound"}`,
+  );
+  for (const problem of report.problems) console.log(`  ${problem}`);
+  if (report.problems.length) process.exit(1);
+}
+
 async function main() {
   const [command, email, amount] = process.argv.slice(2);
+  if (command === "reconcile" && (email === undefined || email === "--check")) {
+    useLocalStackUnlessConfigured();
+    return reconcile(email === "--check");
+  }
   if (!command || !email) fail(USAGE);
   useLocalStackUnlessConfigured();
   const { findAccountByEmail, updateAccount } = await import("../lib/billing/accounts.js");

@@ -23,15 +23,18 @@ export const TEST_PAGE_LOAD_MS = 5_000;
 
 type Shared = { dev: DevProcess; fixtures: Fixtures; closedPort: number; apiKey: string; accountEmail: string };
 
-// The integration, infra, e2e and hostile projects each list this file; the stack starts once for whichever
-// of them run (this module is loaded once in vitest's main process) and stops after the last.
-let shared: Promise<Shared> | undefined;
-let users = 0;
+// The integration, infra, e2e, hostile and final projects each list this file; the stack starts
+// once for whichever of them run and stops after the last of them (vitest sets every project up
+// before the first test and tears them down after the last). Vitest loads this module once per
+// project, so the shared state lives on globalThis, not in module variables.
+const holder = globalThis as { __shotlineStack?: { shared?: Promise<Shared>; users: number } };
+holder.__shotlineStack ??= { users: 0 };
+const state = holder.__shotlineStack;
 
 export async function setup(project: TestProject) {
-  users++;
-  shared ??= startShared();
-  const { dev, fixtures, closedPort, apiKey, accountEmail } = await shared;
+  state.users++;
+  state.shared ??= startShared();
+  const { dev, fixtures, closedPort, apiKey, accountEmail } = await state.shared;
   project.provide("apiKey", apiKey);
   project.provide("localDir", dev.localDir);
   project.provide("accountEmail", accountEmail);
@@ -45,9 +48,9 @@ export async function setup(project: TestProject) {
 }
 
 export async function teardown() {
-  if (--users > 0 || !shared) return;
-  const { dev, fixtures } = await shared;
-  shared = undefined;
+  if (--state.users > 0 || !state.shared) return;
+  const { dev, fixtures } = await state.shared;
+  state.shared = undefined;
   await dev.stop();
   await fixtures.close();
 }

@@ -101,10 +101,11 @@ export async function markDelivered(charge: Charge): Promise<void> {
           Update: {
             TableName: config.TABLE_NAME,
             Key: charge.entry,
-            UpdateExpression: "SET deliveredAt = :now",
+            UpdateExpression: "SET delivered = :yes",
             ConditionExpression: "#status = :charged",
             ExpressionAttributeNames: { "#status": "status" },
-            ExpressionAttributeValues: { ":now": new Date().toISOString(), ":charged": "charged" },
+            // No timestamp: a retried invocation sends the same input with the same token (a new value would be refused as a mismatch).
+            ExpressionAttributeValues: { ":yes": true, ":charged": "charged" },
           },
         },
         { Delete: { TableName: config.TABLE_NAME, Key: charge.pending } },
@@ -132,7 +133,7 @@ export async function refundCharge(charge: Charge): Promise<boolean> {
             Key: charge.entry,
             UpdateExpression: "SET #status = :refunded",
             // Never a delivered charge: the customer got what they paid for.
-            ConditionExpression: "#status = :charged AND attribute_not_exists(deliveredAt)",
+            ConditionExpression: "#status = :charged AND attribute_not_exists(delivered)",
             ExpressionAttributeNames: { "#status": "status" },
             ExpressionAttributeValues: { ":refunded": "refunded", ":charged": "charged" },
           },

@@ -19,7 +19,7 @@ const documents = (stack: StackInfo) => {
 export async function allUsageEntries(
   accountId: string,
   stack: StackInfo = inject("devInfo"),
-): Promise<{ kind: string; status: string; amount: number; endpoint: string; requestId: string }[]> {
+): Promise<{ kind: string; status: string; amount: number; endpoint: string; requestId: string; delivered?: boolean }[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {

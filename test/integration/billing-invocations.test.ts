@@ -2,7 +2,7 @@
 // against the local stack's DynamoDB Local (the environment is set before any module reads it).
 
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { buildApiGatewayEvent, lambdaContext } from "../../dev/events.js";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { allUsageEntries } from "../helpers/ledger.js";
@@ -53,11 +53,16 @@ describe("invocations", () => {
       { authorization: `Bearer ${key}` },
     );
     const first = await htmlHandler(request, lambdaContext("html", 2048, 30));
+    const errors = vi.spyOn(console, "error");
     const replay = await htmlHandler(structuredClone(request), lambdaContext("html", 2048, 30));
+    // Nothing failed quietly on the way (marking the replay's charge delivered included).
+    expect(errors).not.toHaveBeenCalled();
+    errors.mockRestore();
     expect(first.statusCode).toBe(200);
     expect(replay.statusCode).toBe(200);
     const charges = (await allUsageEntries(accountId)).filter((e) => e.kind === "charge");
-    expect(charges).toEqual([expect.objectContaining({ requestId: request.requestContext.requestId, status: "charged", amount: 5_000 })]);
+    // Delivered by both (the replay repeats the first's delivery with the same input and token).
+    expect(charges).toEqual([expect.objectContaining({ requestId: request.requestContext.requestId, status: "charged", amount: 5_000, delivered: true })]);
   }, 60_000);
 
   it("limits signups per client IP per hour", async () => {

@@ -2,7 +2,8 @@
 // Real DynamoDB cancels a transaction that meets another on the same item (TransactionConflict);
 // DynamoDB Local serialises transactions and never does. So the faults are injected: a middleware
 // on the service's own DynamoDB client cancels chosen TransactWriteItems calls before they are sent,
-// exactly as DynamoDB would answer (nothing applied). Everything else is the real table.
+// exactly as DynamoDB would answer (nothing applied). Everything else is the real table. Credits
+// here are operators' (endpoint "admin"): an x402 top-up would need a settlement to match.
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
@@ -77,7 +78,7 @@ describe("ledger transactions under conflicts", () => {
   it("throttling of a transaction is retried too", async () => {
     const account = await newAccount();
     cancel = (call) => (call < 2 ? "ThrottlingError" : null);
-    await ledger.creditAccount(account.accountId, 7_000, { reference: crypto.randomUUID(), endpoint: "topup" });
+    await ledger.creditAccount(account.accountId, 7_000, { reference: crypto.randomUUID(), endpoint: "admin" });
     expect(await balanceOf(account.accountId)).toBe(account.balance + 7_000);
   });
 
@@ -86,7 +87,7 @@ describe("ledger transactions under conflicts", () => {
     const charged = await charge(account.accountId, 5_000);
     cancel = (call) => (call % 2 === 0 ? "TransactionConflict" : null);
     await ledger.refundCharge(charged);
-    await ledger.creditAccount(account.accountId, 1_000_000, { reference: crypto.randomUUID(), endpoint: "topup" });
+    await ledger.creditAccount(account.accountId, 1_000_000, { reference: crypto.randomUUID(), endpoint: "admin" });
     expect(await balanceOf(account.accountId)).toBe(account.balance + 1_000_000);
     const entries = await allUsageEntries(account.accountId);
     expect(entries.filter((e) => e.kind === "charge").map((e) => e.status)).toEqual(["refunded"]);
@@ -129,7 +130,7 @@ describe("ledger transactions under conflicts", () => {
         const charged = await charge(account.accountId, price);
         if (i % 3 === 0) await ledger.refundCharge(charged);
       }),
-      ...credits.map((amount) => ledger.creditAccount(account.accountId, amount, { reference: crypto.randomUUID(), endpoint: "topup" })),
+      ...credits.map((amount) => ledger.creditAccount(account.accountId, amount, { reference: crypto.randomUUID(), endpoint: "admin" })),
     ]);
     expect(calls.filter((c) => c.cancelled)).toHaveLength(12 + 4 + 2);
     // 12 charges, 4 of them refunded, and both credits.

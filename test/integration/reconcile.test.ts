@@ -77,6 +77,38 @@ describe("the reconciler", () => {
   });
 });
 
+describe("the ledger check (npm run admin -- reconcile --check)", () => {
+  it("names a stranded charge, and a balance that does not match its entries", async () => {
+    const { checkLedger } = await import("../../lib/billing/invariants.js");
+    const { documents } = await import("../../lib/billing/dynamodb.js");
+    const { UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
+    const account = await newAccount();
+    const stranded = await charge(account.accountId);
+    expect((await checkLedger(Date.now(), GRACE_MS)).problems).toContain(
+      `charge ${stranded.requestId} of ${account.accountId} is neither delivered nor refunded past the grace period`,
+    );
+    await reconcile();
+    // A balance changed behind the ledger's back (never done by the service), then put right again.
+    const nudge = (by: number) =>
+      documents.send(
+        new UpdateCommand({
+          TableName: inject("devInfo").tableName,
+          Key: { pk: `ACCT#${account.accountId}`, sk: "ACCT" },
+          UpdateExpression: "SET balance = balance + :by",
+          ExpressionAttributeValues: { ":by": by },
+        }),
+      );
+    await nudge(1);
+    try {
+      const { problems } = await checkLedger(Date.now(), GRACE_MS);
+      expect(problems).toContain(`account ${account.accountId}: balance ${account.balance + 1} != credits ${account.balance} - charges 0`);
+      expect(problems.join("\n")).not.toContain(stranded.requestId);
+    } finally {
+      await nudge(-1);
+    }
+  });
+});
+
 describe("npm run dev killed in the middle of a charged render", () => {
   it("refunds the charge, once, after it starts again and the grace period has passed", async () => {
     const localDir = await mkdtemp(path.join(tmpdir(), "shotline-sigkill-"));
