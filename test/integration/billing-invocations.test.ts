@@ -2,9 +2,9 @@
 // against the local stack's DynamoDB Local (the environment is set before any module reads it).
 
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
-import { beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { buildApiGatewayEvent, lambdaContext } from "../../dev/events.js";
-import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
+import { useSharedStackInProcess } from "../helpers/in-process.js";
 import { allUsageEntries } from "../helpers/ledger.js";
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -15,17 +15,7 @@ let closeBrowser: () => Promise<void>;
 const SIGNUP_LIMIT = 3;
 
 beforeAll(async () => {
-  const info = inject("devInfo");
-  Object.assign(process.env, {
-    TABLE_NAME: info.tableName,
-    BUCKET_NAME: info.bucketName,
-    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
-    S3_ENDPOINT: info.s3Endpoint,
-    AWS_REGION: info.region,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-    SIGNUP_LIMIT_PER_HOUR: String(SIGNUP_LIMIT),
-  });
+  useSharedStackInProcess({ SIGNUP_LIMIT_PER_HOUR: String(SIGNUP_LIMIT) });
   htmlHandler = (await import("../../functions/html-to-screenshot.js")).handler as Handler;
   signupHandler = (await import("../../functions/signup.js")).handler as Handler;
   closeBrowser = (await import("../../lib/render/browser.js")).closeBrowser;

@@ -5,8 +5,8 @@
 // exactly as DynamoDB would answer (nothing applied). Everything else is the real table. Credits
 // here are operators' (endpoint "admin"): an x402 top-up would need a settlement to match.
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useSharedStackInProcess } from "../helpers/in-process.js";
 import { allUsageEntries } from "../helpers/ledger.js";
 
 type Ledger = typeof import("../../lib/billing/ledger.js");
@@ -20,14 +20,7 @@ let cancel: (call: number, token: string | undefined) => "TransactionConflict" |
 let calls: { token: string | undefined; cancelled: boolean }[] = [];
 
 beforeAll(async () => {
-  const info = inject("devInfo");
-  Object.assign(process.env, {
-    TABLE_NAME: info.tableName,
-    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
-    AWS_REGION: info.region,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-  });
+  useSharedStackInProcess();
   const client = await import("../../lib/billing/dynamodb.js");
   ledger = await import("../../lib/billing/ledger.js");
   accounts = await import("../../lib/billing/accounts.js");

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { fundedKey, startDev } from "../../dev/harness/dev-process.js";
-import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { PRICES } from "../../lib/routes.js";
+import { useSharedStackInProcess } from "../helpers/in-process.js";
 import { allUsageEntries } from "../helpers/ledger.js";
 
 type Ledger = typeof import("../../lib/billing/ledger.js");
@@ -23,14 +23,7 @@ const GRACE_MS = 5 * 60_000;
 const longAgo = () => new Date(Date.now() - 2 * GRACE_MS);
 
 beforeAll(async () => {
-  const info = inject("devInfo");
-  Object.assign(process.env, {
-    TABLE_NAME: info.tableName,
-    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
-    AWS_REGION: info.region,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-  });
+  useSharedStackInProcess();
   ledger = await import("../../lib/billing/ledger.js");
   accounts = await import("../../lib/billing/accounts.js");
 });
