@@ -64,7 +64,7 @@ export function paymentRequired(amount: number, resource: Resource, reason?: str
   }
   const message = `${reason ? `Payment refused: ${reason}. ` : ""}This request costs ${formatUsd(amount)}: pay with x402 (USDC) or send Authorization: Bearer <API key>.`;
   // The body is an x402 v1 PaymentRequired, whose `error` is a string (strict v1 clients refuse
-  // anything else): with/http.ts answers `{ x402Version, error: message, accepts, code }` for it.
+  // anything else): http/with-http.ts answers `{ x402Version, error: message, accepts, code }` for it.
   return new AppError("PAYMENT_REQUIRED", message, {
     headers: {
       "PAYMENT-REQUIRED": encode({ x402Version: 2, error: reason ?? "payment required", resource, accepts: [requirementsV2(amount)] }),
