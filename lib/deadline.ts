@@ -29,6 +29,29 @@ export function aborted(signal: AbortSignal): Promise<never> {
   });
 }
 
+/**
+ * `work`'s outcome, or, if `ms` pass first, `late()`'s (a value, or the error it throws); the timer
+ * is cleared either way, and `work` failing after the time ran out is ignored.
+ */
+export async function orTimeout<T, U = T>(work: Promise<T>, ms: number, late: () => U): Promise<T | U> {
+  work.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const overtime = new Promise<U>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(late());
+      } catch (error) {
+        reject(error);
+      }
+    }, ms);
+  });
+  try {
+    return await Promise.race([work, overtime]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What every lib call of a request takes: when its work must be done, and the signal that fires then. */
 export interface Deadline {
   /** Epoch ms. */

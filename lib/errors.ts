@@ -26,8 +26,8 @@ export class AppError extends Error {
   readonly status: number;
   /** Extra response headers (Allow, Retry-After, PAYMENT-REQUIRED ...). */
   readonly headers: Readonly<Record<string, string>>;
-  /** Extra top-level body fields next to `error` (e.g. the x402 `accepts` list). */
-  readonly body: Readonly<Record<string, unknown>>;
+  /** A body of its own instead of `{ error: { code, message } }` (x402's PaymentRequired); null for the usual one. */
+  readonly body: Readonly<Record<string, unknown>> | null;
 
   constructor(code: ErrorCode, message: string, options: { cause?: unknown; headers?: Record<string, string>; body?: Record<string, unknown> } = {}) {
     super(message, { cause: options.cause });
@@ -35,7 +35,7 @@ export class AppError extends Error {
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.headers = options.headers ?? {};
-    this.body = options.body ?? {};
+    this.body = options.body ?? null;
   }
 }
 

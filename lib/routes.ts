@@ -102,18 +102,17 @@ const ROWS = [
 ] as const satisfies readonly Route[];
 
 /** Every endpoint, once. */
+/** What a deployed function is, route or not: its handler file, size, time and what it uses. */
+export type FunctionRow = Pick<Route, "id" | "memoryMB" | "timeoutSeconds" | "browser" | "uses">;
+
 /** A scheduled function: not an HTTP route, but deployed and bundled the same way (functions/<id>.ts). */
-export interface Job {
-  readonly id: string;
+export interface Job extends FunctionRow {
   /** An EventBridge schedule expression. */
-  readonly schedule: string;
-  readonly memoryMB: number;
-  readonly timeoutSeconds: number;
-  readonly uses: readonly Use[];
+  readonly schedule: `rate(${string})`;
 }
 
 /** Scheduled functions. The reconciler refunds charges whose request died before answering (docs/api.md, "Accounts and billing"). */
-export const jobs: readonly Job[] = [{ id: "reconcile", schedule: "rate(1 minute)", memoryMB: 256, timeoutSeconds: 50, uses: ["table"] }];
+export const jobs: readonly Job[] = [{ id: "reconcile", schedule: "rate(1 minute)", memoryMB: 256, timeoutSeconds: 50, browser: false, uses: ["table"] }];
 
 export const routes: readonly Route[] = ROWS;
 

@@ -1,5 +1,8 @@
 // Text that a page or an upstream server controls, made fit for an answer. Neutral: any layer may use it.
 
+/** The longest URL accepted in a request or given in an answer (a request's longer one is a 400; a page's is cut or left out). */
+export const MAX_URL_CHARS = 8_192;
+
 /** Text a page controls, fit for an answer: control characters and lone surrogates out, whitespace collapsed, cut to `max`. */
 export function cleanText(text: unknown, max: number): string {
   const clean = String(text ?? "")

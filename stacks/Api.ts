@@ -1,6 +1,6 @@
 import { Cron, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
 import { COPIED_FILES, copiedDir, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
-import { fallbackRoute, httpRoutes, type Job, jobs, type Route, type Use } from "../lib/routes.js";
+import { type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use } from "../lib/routes.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
@@ -49,9 +49,8 @@ export function Api({ stack, app }: StackContext) {
     copyFiles: COPIED_FILES.autoconsent.map((file) => ({ ...file })),
   };
 
-  const functionFor = (row: Route | Job): FunctionProps => {
-    const renders = "browser" in row && row.browser;
-    const granted = [...row.uses.map((use) => grants[use]), ...(renders ? [browser] : [])];
+  const functionFor = (row: FunctionRow): FunctionProps => {
+    const granted = [...row.uses.map((use) => grants[use]), ...(row.browser ? [browser] : [])];
     const copyFiles = granted.flatMap((grant) => grant.copyFiles);
     return {
       handler: `functions/${row.id}.handler`,
@@ -64,7 +63,7 @@ export function Api({ stack, app }: StackContext) {
       permissions: granted.flatMap((grant) => grant.permissions),
       ...(copyFiles.length ? { copyFiles } : {}),
       // Chromium unpacks ~200 MB into /tmp at cold start.
-      ...(renders ? { layers: [layers.chromium, layers.fonts], diskSize: 1024 } : {}),
+      ...(row.browser ? { layers: [layers.chromium, layers.fonts], diskSize: 1024 } : {}),
     };
   };
 
@@ -77,7 +76,7 @@ export function Api({ stack, app }: StackContext) {
 
   // Scheduled functions (the reconciler): packaged like the routes' functions.
   for (const job of jobs) {
-    new Cron(stack, `Job-${job.id}`, { schedule: job.schedule as `rate(${string})`, job: { function: functionFor(job) } });
+    new Cron(stack, `Job-${job.id}`, { schedule: job.schedule, job: { function: functionFor(job) } });
   }
 
   stack.addOutputs({ ApiUrl: api.url });

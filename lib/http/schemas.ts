@@ -3,6 +3,7 @@ import { z } from "zod";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
 import { viewportFor } from "../render/viewport.js";
+import { MAX_URL_CHARS } from "../text.js";
 
 // One zod schema per request body (docs/api.md), with its defaults.
 // Messages say the rule; lib/http/validate.ts prefixes the field name.
@@ -27,12 +28,9 @@ const HEX_COLOUR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
 /** Largest accepted `html` document, in UTF-8 bytes (docs/api.md: 500 KB). */
 export const MAX_HTML_BYTES = 500 * 1024;
 
-/** Longest accepted `url`, in characters. */
-const MAX_URL_LENGTH = 8192;
-
 const httpUrl = z
   .string({ error: "must be a string holding an http:// or https:// URL" })
-  .max(MAX_URL_LENGTH, { error: `must be at most ${MAX_URL_LENGTH} characters` })
+  .max(MAX_URL_CHARS, { error: `must be at most ${MAX_URL_CHARS} characters` })
   .refine(
     (value) => {
       if (!URL.canParse(value)) return false;

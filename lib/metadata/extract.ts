@@ -4,7 +4,7 @@ import { type Deadline, whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { log } from "../log.js";
 import { invalidUrl, renderError, renderTimeout } from "../render/errors.js";
-import { cleanText } from "../text.js";
+import { cleanText, MAX_URL_CHARS } from "../text.js";
 import { guardedFetch } from "./fetch.js";
 import { decoderFor, type IconLink, MetadataCollector, PRESCAN_BYTES, type RawMetadata, sniffEncoding } from "./parse.js";
 import { renderedHtml } from "./rendered.js";
@@ -28,8 +28,6 @@ export interface Metadata {
 // What a page says is cut to these lengths in the answer (docs/api.md, "Metadata"), control characters out.
 const MAX_TEXT_CHARS = 2_000;
 const MAX_COLOUR_CHARS = 100;
-/** Longer URLs (og:image, favicon, manifest) are left out. */
-const MAX_URL_CHARS = 8_192;
 
 /** At most this much (decompressed) HTML is read; the head of any real page is far smaller. */
 const MAX_READ_BYTES = 2 * 1024 * 1024;
@@ -81,7 +79,7 @@ function absolute(href: string | undefined, base: string): string | null {
   if (!href) return null;
   try {
     const url = new URL(href, base);
-    if (url.href.length > MAX_URL_CHARS) return null;
+    if (url.href.length > MAX_URL_CHARS) return null; // an og:image, favicon or manifest URL that long is left out
     if (url.protocol === "http:" || url.protocol === "https:") return url.href;
     if (url.protocol === "data:" && /^data:image\//i.test(url.href)) return url.href;
   } catch {

@@ -4,7 +4,7 @@ import path from "node:path";
 import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser, type BrowserContext, type Dialog, type Page } from "puppeteer-core";
 import { config } from "../config.js";
-import { aborted } from "../deadline.js";
+import { aborted, orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { invalidUrl, renderError } from "./errors.js";
@@ -282,10 +282,6 @@ const PROBE_MS = 10_000;
  * (refunded) and the next one launches a fresh browser.
  */
 async function killIfStuck(): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const stuck = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), PROBE_MS);
-  });
   const probe = (async () => {
     const page = await (await pages.get()).newPage();
     try {
@@ -295,9 +291,7 @@ async function killIfStuck(): Promise<void> {
       void page.close().catch(() => undefined);
     }
   })().catch(() => true); // a browser that died on its own relaunches anyway
-  const healthy = await Promise.race([probe, stuck]);
-  clearTimeout(timer);
-  if (!healthy) pages.kill(`a blank page could not be captured within ${PROBE_MS} ms`);
+  if (!(await orTimeout(probe, PROBE_MS, () => false))) pages.kill(`a blank page could not be captured within ${PROBE_MS} ms`);
 }
 
 // One context is prepared ahead, so a render does not wait ~60 ms for context, page and guard.

@@ -1,5 +1,5 @@
 import type { Deadline } from "../deadline.js";
-import { cleanText } from "../text.js";
+import { cleanText, MAX_URL_CHARS } from "../text.js";
 import type { PageSession } from "./browser.js";
 import { prepareCookieBanners } from "./cookie-banners.js";
 import { guardFailure, invalidUrl } from "./errors.js";
@@ -10,9 +10,8 @@ import { assertValidSelector, settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
 import { viewportFor } from "./viewport.js";
 
-/** The page's title is cut to this many characters in answers; the final URL likewise. */
+/** The page's title is cut to this many characters in answers (the final URL to MAX_URL_CHARS). */
 const MAX_TITLE_CHARS = 1_000;
-const MAX_URL_CHARS = 8_192;
 
 /** A finished capture. */
 export interface Capture {

@@ -1,6 +1,6 @@
 import { type HTTPResponse, type Page, TimeoutError } from "puppeteer-core";
 import { config } from "../config.js";
-import type { Deadline } from "../deadline.js";
+import { type Deadline, orTimeout } from "../deadline.js";
 import { type PageSession, withPage } from "./browser.js";
 import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
 import type { RenderSource } from "./options.js";
@@ -53,23 +53,18 @@ async function navigate(
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
   });
   let response: HTTPResponse | null = null;
-  // setContent writes the HTML with an evaluation that a script looping before `load` never lets
-  // return, and puppeteer's timeout covers only the wait for `load`: the budget bounds both.
-  let timer: NodeJS.Timeout | undefined;
-  const overtime = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(`Navigation timeout of ${budgetMs} ms exceeded`)), budgetMs);
-  });
   try {
-    const loading =
+    const loading: Promise<HTTPResponse | null> =
       source.kind === "url"
         ? page.goto(source.url, { waitUntil: "load", timeout: budgetMs })
-        : page.setContent(source.html, { waitUntil: "load", timeout: budgetMs });
-    loading.catch(() => undefined);
-    response = (await Promise.race([loading, overtime])) ?? null;
+        : page.setContent(source.html, { waitUntil: "load", timeout: budgetMs }).then(() => null);
+    // setContent writes the HTML with an evaluation that a script looping before `load` never lets
+    // return, and puppeteer's timeout covers only the wait for `load`: the budget bounds both.
+    response = await orTimeout(loading, budgetMs, (): never => {
+      throw new TimeoutError(`Navigation timeout of ${budgetMs} ms exceeded`);
+    });
   } catch (error) {
     throw translateNavigationError(error, documentUrl, guard, loadSeconds);
-  } finally {
-    clearTimeout(timer);
   }
   if (response && response.status() >= 400) {
     const refused = guardFailure(response.url(), guard);
@@ -101,20 +96,10 @@ export function withLoadedPage<P, T>(
     const { page } = session;
     // A page whose scripts never yield (an endless loop after load) never answers an evaluation:
     // each may run until the page-load limit plus the capture's reserve, then the render times out.
-    const bounded = async <R>(work: () => Promise<R>): Promise<R> => {
-      let timer: NodeJS.Timeout | undefined;
-      const overtime = new Promise<never>((_, reject) => {
-        const limit = Math.max(0, remaining()) + CAPTURE_RESERVE_MS;
-        timer = setTimeout(() => reject(renderTimeout(`The page stopped responding: it kept the browser busy past ${loadSeconds} s.`)), limit);
+    const bounded = <R>(work: () => Promise<R>): Promise<R> =>
+      orTimeout(work(), Math.max(0, remaining()) + CAPTURE_RESERVE_MS, (): never => {
+        throw renderTimeout(`The page stopped responding: it kept the browser busy past ${loadSeconds} s.`);
       });
-      const working = work();
-      working.catch(() => undefined);
-      try {
-        return await Promise.race([working, overtime]);
-      } finally {
-        clearTimeout(timer);
-      }
-    };
     const settled = async <R>(work: () => Promise<R>): Promise<R> => {
       for (let attempt = 0; ; attempt++) {
         try {
