@@ -387,7 +387,9 @@
         });
         renderUsage(usage);
         status("");
-        notify(`Added ${dollars(amount * 1e6)} to your balance.`);
+        if (usage.topup?.status === "pending")
+          notify(`Your payment of ${dollars(amount * 1e6)} is being confirmed on chain; your balance shows it within a few minutes.`);
+        else notify(`Added ${dollars(amount * 1e6)} to your balance.`);
       } catch (error) {
         status("");
         if (error instanceof ApiError) {

@@ -2,7 +2,7 @@
 //   credit <email> <usd>      add credit (recorded as a top-up usage entry)
 //   show <email>              balance, spending, settings and recent usage
 //   limit <email> <per-sec>   this account's requests-per-second limit
-//   reconcile                 refund now the charges the reconciler would (older than the grace period)
+//   reconcile                 the reconciler's pass now: refund charges older than the grace period, confirm pending settlements
 //   reconcile --check         verify the ledger's invariants (lib/billing/invariants.ts); exit 1 if any fails
 // It works on whatever table the environment points at (TABLE_NAME, AWS credentials); with no
 // TABLE_NAME set it uses the local stack described by .local/dev.json (LOCAL_DIR).
@@ -39,8 +39,11 @@ async function reconcile(check: boolean) {
   const { config } = await import("../lib/config.js");
   const graceMs = config.RECONCILE_GRACE_SECONDS * 1000;
   if (!check) {
-    const { reconcileCharges } = await import("../lib/billing/ledger.js");
-    console.log(`refunded ${await reconcileCharges(Date.now(), graceMs)} charges that were never delivered`);
+    const { reconcile } = await import("../lib/payments/reconcile.js");
+    const pass = await reconcile(Date.now());
+    console.log(
+      `refunded ${pass.refunded} charges that were never delivered; confirmed ${pass.confirmed} pending settlements, closed ${pass.expired} never paid`,
+    );
     return;
   }
   const { checkLedger } = await import("../lib/billing/invariants.js");

@@ -4,10 +4,10 @@ import path from "node:path";
 import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { dynamodb } from "../lib/billing/dynamodb.js";
-import { reconcileCharges } from "../lib/billing/ledger.js";
 import { config } from "../lib/config.js";
 import { describeError, log } from "../lib/log.js";
 import { TABLE } from "../lib/packaging.js";
+import { reconcile } from "../lib/payments/reconcile.js";
 import { closeBrowser, warmUp } from "../lib/render/browser.js";
 import { s3 } from "../lib/storage/s3.js";
 import type { LocalChain } from "./chain.js";
@@ -98,13 +98,11 @@ export async function startLocalStack(services: { chain: LocalChain; dynamodb: D
     stops.push(closeBrowser);
     await warmUp();
     // The reconciler, as the deployed stack schedules it (every minute), and more often when the
-    // grace period is short (tests): a charge whose request died is refunded after the grace period.
+    // grace period is short (tests): a charge whose request died is refunded after the grace period,
+    // a pending x402 settlement confirmed on chain.
     const graceMs = config.RECONCILE_GRACE_SECONDS * 1000;
     const reconciler = setInterval(
-      () =>
-        void reconcileCharges(Date.now(), graceMs)
-          .then((refunded) => refunded > 0 && log.warn("reconciler refunded charges that were never delivered", { refunded }))
-          .catch((error: unknown) => log.error("reconciler failed", { error: describeError(error) })),
+      () => void reconcile(Date.now()).catch((error: unknown) => log.error("reconciler failed", { error: describeError(error) })),
       Math.min(60_000, graceMs / 2),
     );
     stops.push(async () => clearInterval(reconciler));

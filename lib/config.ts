@@ -22,6 +22,8 @@ const envSchema = z.object({
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   // Account creations per client IP per hour.
   SIGNUP_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(10),
+  // Failed authentications (a wrong API key) per client IP per minute; past it, 429 for the rest of the minute.
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).
   ALLOWED_PRIVATE_HOSTS: z.string().default(""),
   // Where the Chromium layer puts @sparticuz/chromium's bin/ on Lambda; unset: the npm package's own.
@@ -62,12 +64,18 @@ const envSchema = z.object({
     .regex(/^0x[0-9a-fA-F]{40}$/)
     .optional(),
   X402_FACILITATOR_URL: z.url().default("https://x402.org/facilitator"),
-  // In-process facilitator (local chain): its RPC and the key that pays gas for settlements.
+  // An RPC endpoint of X402_NETWORK, to confirm on chain a settlement the facilitator left pending
+  // (default: the public Base RPC for Base and Base Sepolia). With X402_FACILITATOR_PRIVATE_KEY
+  // (the local chain), the facilitator runs in process through it, that key paying the gas.
   X402_RPC_URL: z.url().optional(),
   X402_FACILITATOR_PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/)
     .optional(),
+  // An x402 request's work must end this long before the request's deadline, so that settling it
+  // always has this much time; settling is given what is left, at most X402_SETTLE_TIMEOUT_SECONDS.
+  X402_SETTLE_RESERVE_SECONDS: z.coerce.number().int().min(1).max(20).default(5),
+  X402_SETTLE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(25).default(10),
   // A charge neither delivered nor refunded this long after its request began is refunded by the
   // reconciler: longer than any request can last (30 s at the gateway), with room for clock skew.
   RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),

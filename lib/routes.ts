@@ -63,7 +63,26 @@ export interface Route {
   readonly noStore: boolean;
   /** The error code when the request runs out of time: a render's, or the generic one. */
   readonly timeoutCode: "RENDER_TIMEOUT" | "TIMEOUT";
+  /** The route's cap (free routes), so that it can never take the capacity of paid renders; null: none (priced routes). */
+  readonly cap: Cap | null;
 }
+
+/**
+ * A cap on a route, at both layers: at most `concurrency` instances of its Lambda at once (reserved
+ * concurrency, which also sets them aside for it) and `rate` requests per second with bursts of
+ * `burst` at API Gateway (route throttling; over it the gateway answers 429).
+ */
+export interface Cap {
+  readonly concurrency: number;
+  readonly rate: number;
+  readonly burst: number;
+}
+
+// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 36 of an
+// account's 1,000 by default, leaving the rest (less the 100 Lambda keeps unreserved) to renders.
+const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
+const METADATA_CAP: Cap = { concurrency: 10, rate: 10, burst: 20 };
+const SIGNUP_CAP: Cap = { concurrency: 2, rate: 2, burst: 5 };
 
 const RENDER_PRICE: PriceRule = { standard: PRICES.screenshot, mockup: PRICES.mockup };
 
@@ -72,16 +91,17 @@ const RENDER_PRICE: PriceRule = { standard: PRICES.screenshot, mockup: PRICES.mo
 // gets our JSON error.
 const RENDER = { memoryMB: 2048, timeoutSeconds: 30, browser: true, noStore: false, timeoutCode: "RENDER_TIMEOUT" } as const;
 const LIGHT = { memoryMB: 256, timeoutSeconds: 10, browser: false, noStore: false, timeoutCode: "TIMEOUT" } as const;
-const PRICED = { access: "priced", price: RENDER_PRICE, limits: ["caller"] } as const;
-const FREE = { price: null, limits: ["caller"] } as const;
+const PRICED = { access: "priced", price: RENDER_PRICE, limits: ["caller"], cap: null } as const;
+const FREE = { price: null, limits: ["caller"], cap: LIGHT_CAP } as const;
+const OPEN = { access: "open", price: null, limits: [], cap: LIGHT_CAP } as const;
 
 const ROWS = [
   { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402"] },
   { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402"] },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.
-  { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, ...FREE, access: "public", uses: ["table"] },
+  { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, ...FREE, cap: METADATA_CAP, access: "public", uses: ["table"] },
   { id: "usage", method: "GET", path: "/api/v1/usage", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
-  { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, access: "open", price: null, limits: [], uses: [] },
+  { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, ...OPEN, uses: [] },
   {
     id: "signup",
     method: "POST",
@@ -90,18 +110,18 @@ const ROWS = [
     access: "public",
     price: null,
     limits: ["signup-ip", "caller"],
+    cap: SIGNUP_CAP,
     noStore: true,
     uses: ["table"],
   },
   { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   // Top-up quotes its own amount (the body's), settled inside the request: more time than a light route.
   { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, ...FREE, access: "key", noStore: true, uses: ["table", "x402"] },
-  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, access: "open", price: null, limits: [], uses: ["dashboard-files"] },
+  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, ...OPEN, uses: ["dashboard-files"] },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
-  { id: "fallback", method: null, path: null, ...LIGHT, access: "open", price: null, limits: [], uses: [] },
+  { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, uses: [] },
 ] as const satisfies readonly Route[];
 
-/** Every endpoint, once. */
 /** What a deployed function is, route or not: its handler file, size, time and what it uses. */
 export type FunctionRow = Pick<Route, "id" | "memoryMB" | "timeoutSeconds" | "browser" | "uses">;
 
@@ -112,8 +132,11 @@ export interface Job extends FunctionRow {
 }
 
 /** Scheduled functions. The reconciler refunds charges whose request died before answering (docs/api.md, "Accounts and billing"). */
-export const jobs: readonly Job[] = [{ id: "reconcile", schedule: "rate(1 minute)", memoryMB: 256, timeoutSeconds: 50, browser: false, uses: ["table"] }];
+export const jobs: readonly Job[] = [
+  { id: "reconcile", schedule: "rate(1 minute)", memoryMB: 256, timeoutSeconds: 50, browser: false, uses: ["table", "x402"] },
+];
 
+/** Every endpoint, once. */
 export const routes: readonly Route[] = ROWS;
 
 /** The id of a row: a handler naming a route that is not in the table does not compile. */

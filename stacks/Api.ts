@@ -1,6 +1,7 @@
+import { CfnRoute, type CfnStage } from "aws-cdk-lib/aws-apigatewayv2";
 import { Cron, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
 import { COPIED_FILES, copiedDir, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
-import { type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use } from "../lib/routes.js";
+import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use } from "../lib/routes.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
@@ -12,7 +13,17 @@ const X402_VARIABLES = [
   "X402_ASSET_NAME",
   "X402_ASSET_VERSION",
   "X402_FACILITATOR_URL",
+  "X402_RPC_URL",
+  "X402_SETTLE_RESERVE_SECONDS",
+  "X402_SETTLE_TIMEOUT_SECONDS",
 ] as const;
+
+/**
+ * Free routes' reserved concurrency needs an account whose Lambda concurrency quota leaves 100
+ * unreserved (the default quota is 1,000; new accounts may start far lower): deploy with
+ * SHOTLINE_RESERVED_CONCURRENCY=off until the quota is raised (the gateway's throttling stays).
+ */
+const reserveConcurrency = () => process.env.SHOTLINE_RESERVED_CONCURRENCY !== "off";
 
 /** The X402_* variables set where `sst deploy` runs (without X402_PAY_TO, x402 is not offered). */
 const x402Environment = (): Record<string, string> =>
@@ -49,7 +60,7 @@ export function Api({ stack, app }: StackContext) {
     copyFiles: COPIED_FILES.autoconsent.map((file) => ({ ...file })),
   };
 
-  const functionFor = (row: FunctionRow): FunctionProps => {
+  const functionFor = (row: FunctionRow & { cap?: Cap | null }): FunctionProps => {
     const granted = [...row.uses.map((use) => grants[use]), ...(row.browser ? [browser] : [])];
     const copyFiles = granted.flatMap((grant) => grant.copyFiles);
     return {
@@ -62,6 +73,7 @@ export function Api({ stack, app }: StackContext) {
       environment: Object.assign({ STAGE: app.stage, SHOTLINE_VERSION: packageVersion() }, ...granted.map((grant) => grant.environment)),
       permissions: granted.flatMap((grant) => grant.permissions),
       ...(copyFiles.length ? { copyFiles } : {}),
+      ...(row.cap && reserveConcurrency() ? { reservedConcurrentExecutions: row.cap.concurrency } : {}),
       // Chromium unpacks ~200 MB into /tmp at cold start.
       ...(row.browser ? { layers: [layers.chromium, layers.fonts], diskSize: 1024 } : {}),
     };
@@ -73,6 +85,16 @@ export function Api({ stack, app }: StackContext) {
       $default: { function: functionFor(fallbackRoute) },
     },
   });
+
+  // Free routes' throttling at the gateway (their caps, lib/routes.ts), set on the default stage once
+  // every route exists (CloudFormation refuses settings for a route key it has not created yet).
+  const stage = api.cdk.httpApi.defaultStage?.node.defaultChild as CfnStage;
+  stage.routeSettings = Object.fromEntries(
+    [...httpRoutes.map((route) => [`${route.method} ${route.path}`, route.cap] as const), ["$default", fallbackRoute.cap] as const].flatMap(([key, cap]) =>
+      cap ? [[key, { ThrottlingRateLimit: cap.rate, ThrottlingBurstLimit: cap.burst }]] : [],
+    ),
+  );
+  for (const route of api.node.findAll()) if (route instanceof CfnRoute) stage.addDependency(route);
 
   // Scheduled functions (the reconciler): packaged like the routes' functions.
   for (const job of jobs) {

@@ -4,8 +4,9 @@
 //   email        EMAIL#<normalized> EMAIL      -> accountId (one account, one bonus per email)
 //   usage entry  ACCT#<id>          USE#<ISO time>#<request id>
 //   rate window  RATE#<subject>     W#<epoch second>   (expiresAt: TTL)
-//   x402 payment PAY#<sha256(sig)>  PAY        (a signature pays for one request)
-//   settlement   SETTLE#<tx hash>   SETTLE     (audit: payer, amount, request id)
+//   x402 payment PAY#<sha256(network|asset|payer|nonce)>  PAY   (an authorisation pays for one request)
+//   settlement   SETTLE#<tx hash>   SETTLE     (create-only: a transfer is recorded, and credits, once)
+//   unconfirmed  UNCONFIRMED        <ISO time>#<payment id>   (a settlement left pending, to confirm on chain)
 //   undelivered  PENDING            <ISO time>#<account id>#<request id>   (a charge neither delivered nor refunded yet)
 
 export type TableKey = { pk: string; sk: string };
@@ -31,10 +32,10 @@ export const usageKey = (accountId: string, at: Date, requestId: string): TableK
 /** A one-second rate-limit window of a subject (an account, an IP, a payer). */
 export const rateWindowKey = (subject: string, epochSecond: number): TableKey => ({ pk: `RATE#${subject}`, sk: `W#${epochSecond}` });
 
-/** The reservation of an x402 payment signature. */
-export const paymentKey = (signatureHash: string): TableKey => ({ pk: `PAY#${signatureHash}`, sk: "PAY" });
+/** The reservation of an x402 authorisation. */
+export const paymentKey = (paymentId: string): TableKey => ({ pk: `PAY#${paymentId}`, sk: "PAY" });
 
-/** A settled x402 payment, for audit. */
+/** A transfer on chain (an x402 settlement), written once: what it paid for, or which balance it credited. */
 export const settlementKey = (transaction: string): TableKey => ({ pk: `SETTLE#${transaction}`, sk: "SETTLE" });
 
 /** Partition of the charges not yet delivered nor refunded, sorted by time (the reconciler reads it oldest first). */
@@ -45,3 +46,9 @@ export const pendingKey = (at: Date, accountId: string, requestId: string): Tabl
   pk: PENDING_PARTITION,
   sk: `${at.toISOString()}#${accountId}#${requestId}`,
 });
+
+/** Partition of the x402 settlements a facilitator left pending, to be confirmed on chain by the reconciler. */
+export const UNCONFIRMED_PARTITION = "UNCONFIRMED";
+
+/** The marker of a settlement awaiting confirmation on chain. */
+export const unconfirmedKey = (at: Date, paymentId: string): TableKey => ({ pk: UNCONFIRMED_PARTITION, sk: `${at.toISOString()}#${paymentId}` });

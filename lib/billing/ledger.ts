@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import type { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
 import { insufficientBalance } from "./errors.js";
-import { accountKey, PENDING_PARTITION, pendingKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
+import { accountKey, PENDING_PARTITION, pendingKey, settlementKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
 
 // The ledger: every change of a balance is one DynamoDB transaction that moves the balance and
 // writes (or updates) the usage entry explaining it, so the two can never disagree.
@@ -180,6 +180,79 @@ export async function creditAccount(accountId: string, amount: number, credit: {
       },
     ],
   });
+}
+
+/** One item of a transaction, as the document client takes it. */
+export type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
+
+/** A transfer on chain that paid for something: what it paid for, and for a top-up, whose balance it credits. */
+export interface Transfer {
+  readonly transaction: string;
+  readonly payer: string;
+  readonly amount: number;
+  readonly network: string;
+  /** The request that was paid for, and when it arrived (a top-up's usage entry is keyed by them). */
+  readonly requestId: string;
+  readonly at: Date;
+  /** The x402 payment (its reservation's id). */
+  readonly paymentId: string;
+  /** A top-up credits this account; otherwise the transfer paid for a render. */
+  readonly accountId: string | null;
+}
+
+/**
+ * Records a transfer, and credits a top-up's balance, exactly once ever: the SETTLE#<tx> record is
+ * create-only and written in the same transaction as the credit (and the caller's `also` items), so
+ * whoever records it (the request, or the reconciler after a crash or a pending settlement), however
+ * often, one transfer moves one balance once. False when it was recorded already (nothing written).
+ */
+export async function recordTransfer(transfer: Transfer, also: TransactItem[] = []): Promise<boolean> {
+  const { transaction, accountId, amount, requestId, at, ...rest } = transfer;
+  const items: TransactItem[] = [
+    {
+      Put: {
+        TableName: config.TABLE_NAME,
+        Item: {
+          ...settlementKey(transaction),
+          ...rest,
+          amount,
+          requestId,
+          kind: accountId ? "topup" : "render",
+          accountId,
+          createdAt: new Date().toISOString(),
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      },
+    },
+  ];
+  if (accountId) {
+    items.push(
+      {
+        Update: {
+          TableName: config.TABLE_NAME,
+          Key: accountKey(accountId),
+          UpdateExpression: "SET balance = balance + :amount",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":amount": amount },
+        },
+      },
+      {
+        Put: {
+          TableName: config.TABLE_NAME,
+          Item: { ...usageItem(accountId, at, requestId, { kind: "topup", endpoint: "topup", amount, status: "credited" }), transaction },
+        },
+      },
+    );
+  }
+  // No idempotency token: the request and the reconciler may record the same transfer with other
+  // items; the create-only record is what makes it once.
+  try {
+    await transact({ TransactItems: [...items, ...also] });
+  } catch (error) {
+    if (transactionConditionFailed(error, 0)) return false;
+    throw error;
+  }
+  return true;
 }
 
 /** The newest usage entries of an account, newest first. */

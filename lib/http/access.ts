@@ -1,10 +1,12 @@
 import { type Account, authenticate } from "../billing/accounts.js";
-import { unauthorized } from "../billing/errors.js";
+import { rateLimited, unauthorized } from "../billing/errors.js";
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { enforceRateLimit } from "../billing/rate-limit.js";
 import { config } from "../config.js";
+import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
-import { type Resource, releasePayment, settlePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
+import { type Purpose, type Settlement, settlePayment } from "../payments/settlement.js";
+import { type Resource, releasePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
 
 /** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
@@ -27,7 +29,7 @@ export interface AccessDependencies {
   refund(charge: Charge): Promise<unknown>;
   deliver(charge: Charge): Promise<void>;
   verifyPayment(headers: Readonly<Record<string, string>>, amount: number, resource: Resource, requestId: string): Promise<VerifiedPayment>;
-  settlePayment(payment: VerifiedPayment, resource: Resource, requestId: string): Promise<Record<string, string>>;
+  settlePayment(payment: VerifiedPayment, purpose: Purpose, request: { resource: Resource; at: Date }, settleBy: number): Promise<Settlement>;
   releasePayment(payment: VerifiedPayment): Promise<void>;
 }
 
@@ -74,6 +76,37 @@ function limitFor(rule: RateLimit, sourceIp: string, account: Account | null): [
   }
 }
 
+/** Client IPs over their failed-authentication limit, until when (epoch ms), as this container saw them. */
+const refusedUntil = new Map<string, number>();
+const AUTH_FAILURE_WINDOW_SECONDS = 60;
+
+/**
+ * The account of an Authorization header. Failed attempts are counted per client IP (shared by
+ * every instance, like the other limits); past AUTH_FAILURES_PER_MINUTE the IP gets 429 for the rest
+ * of the minute, and this container answers it without reading the table at all.
+ */
+async function authenticated(authorization: string, sourceIp: string, deps: AccessDependencies): Promise<Account> {
+  const until = refusedUntil.get(sourceIp);
+  if (until !== undefined && until > Date.now())
+    throw rateLimited(config.AUTH_FAILURES_PER_MINUTE, AUTH_FAILURE_WINDOW_SECONDS, Math.ceil((until - Date.now()) / 1000));
+  refusedUntil.delete(sourceIp);
+  try {
+    return await deps.authenticate(authorization);
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== "UNAUTHORIZED") throw error;
+    try {
+      await deps.enforceRateLimit(`auth-failures:${sourceIp}`, config.AUTH_FAILURES_PER_MINUTE, AUTH_FAILURE_WINDOW_SECONDS);
+    } catch (limited) {
+      if (limited instanceof AppError && limited.code === "RATE_LIMITED") {
+        const windowEnd = (Math.floor(Date.now() / 1000 / AUTH_FAILURE_WINDOW_SECONDS) + 1) * AUTH_FAILURE_WINDOW_SECONDS * 1000;
+        refusedUntil.set(sourceIp, windowEnd);
+      }
+      throw limited;
+    }
+    throw error;
+  }
+}
+
 /**
  * Authentication, rate limits and the charge, in the order of docs/api.md (after validation, before
  * the work): "priced" charges a key the request's price or, without Authorization, verifies an x402
@@ -92,15 +125,20 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
     return { ...grant, payer: { kind: "x402", address: payment.payer }, payment };
   }
   if (authorization === undefined && route.access !== "public") throw unauthorized();
-  const account = authorization === undefined ? null : await deps.authenticate(authorization);
+  const account = authorization === undefined ? null : await authenticated(authorization, request.sourceIp, deps);
   for (const rule of route.limits) await deps.enforceRateLimit(...limitFor(rule, request.sourceIp, account));
   if (route.access !== "priced" || !route.price || !account) return { ...grant, account };
   const charge = await deps.charge(account.accountId, priceOf(route.price, request.body), { requestId: request.requestId, endpoint: route.id, at: request.at });
   return { ...grant, account, payer: { kind: "account", account }, charge };
 }
 
-/** After the work succeeded: settles an x402 payment and returns the receipt headers (none for a key). */
-export async function settle(grant: AccessGrant, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<Record<string, string>> {
+/** After the work succeeded: settles an x402 payment by `settleBy` (epoch ms) and returns the receipt headers (none for a key). */
+export async function settle(
+  grant: AccessGrant,
+  request: AccessRequest,
+  settleBy: number,
+  deps: AccessDependencies = realAccess,
+): Promise<Record<string, string>> {
   if (grant.charge) {
     // The response is produced: the charge is final. If marking it fails, the customer still gets
     // the output, and the reconciler refunds the charge after its grace period (in their favour).
@@ -111,9 +149,10 @@ export async function settle(grant: AccessGrant, request: AccessRequest, deps: A
   }
   const payment = grant.payment;
   if (!payment) return {};
-  const headers = await deps.settlePayment(payment, request.resource, request.requestId);
+  // From here settling decides the payment's fate (release included): the failure path must not release it.
   grant.payment = null;
-  return headers;
+  // Settled or pending, the output is delivered: the payer may have paid (lib/payments/settlement.ts).
+  return (await deps.settlePayment(payment, { kind: "render" }, { resource: request.resource, at: request.at }, settleBy)).headers;
 }
 
 /** After the work failed, whatever failed: refunds a charge and frees an unsettled payment. Never throws. */

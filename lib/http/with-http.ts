@@ -2,6 +2,7 @@ import type { MiddlewareObj, Request } from "@middy/core";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { z } from "zod";
+import { config } from "../config.js";
 import { aborted, type Deadline, requestDeadline, whenAborted } from "../deadline.js";
 import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
@@ -32,7 +33,16 @@ interface BaseRequest<Body> {
 export type HttpRequest<Body, Id extends RouteId> = BaseRequest<Body> & CallerOf<RouteOf<Id>["access"]>;
 
 /** Pipeline state, on middy's `request.internal` (no side maps). */
-type Internal = { started: number; body: unknown; grant: AccessGrant | null; resource: Resource; deadline: Deadline; clearDeadline: () => void };
+type Internal = {
+  started: number;
+  body: unknown;
+  grant: AccessGrant | null;
+  resource: Resource;
+  deadline: Deadline;
+  clearDeadline: () => void;
+  /** When an x402 payment must be settled by: the request's own deadline (the work's ends earlier). */
+  settleBy: number;
+};
 /** The Lambda context with the pipeline's state, which the last middleware hands to the handler (middy's setToContext pattern). */
 type PipelineContext = Context & { pipeline: { internal: Internal } };
 type MiddyRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>;
@@ -58,11 +68,7 @@ function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
 function errorResponse(error: unknown, requestId: string): HttpResponse {
   if (error instanceof AppError) {
     if (error.status >= 500) log.error("request failed", { requestId, code: error.code, error: describeError(error) });
-    // An x402 402 keeps x402's shape (SPEC.md, "x402"): `error` is the message, `code` beside it.
-    const body =
-      "x402Version" in error.body
-        ? { ...error.body, error: error.message, code: error.code }
-        : { ...error.body, error: { code: error.code, message: error.message } };
+    const body = error.body ?? { error: { code: error.code, message: error.message } };
     return { kind: "json", status: error.status, headers: { ...error.headers }, body };
   }
   log.error("unhandled error", { requestId, error: describeError(error) });
@@ -89,6 +95,13 @@ const timeoutError = (route: Route) =>
   route.timeoutCode === "RENDER_TIMEOUT"
     ? new AppError("RENDER_TIMEOUT", "The page did not finish rendering in the time this request has.")
     : new AppError("TIMEOUT", "The request ran out of time before it could finish. Please retry.");
+
+/** Sets the request's deadline (the work's) to `at`, with its signal, which aborts with `reason`. */
+function setDeadline(internal: Internal, at: number, reason: Error): void {
+  const { signal, clear } = whenAborted(at, reason);
+  internal.deadline = { at, signal };
+  internal.clearDeadline = clear;
+}
 
 /**
  * Builds the one middy chain every endpoint uses, for the row `options.route` of lib/routes.ts (a
@@ -124,13 +137,12 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
   const httpContext: Middleware = {
     before: ({ event, context, internal }) => {
       internal.started = Date.now();
+      // The request's one deadline, fixed as it starts: the Lambda's time and the gateway's 30 s.
       internal.grant = null;
       internal.resource = resourceOf(event, route);
       // The request's one deadline, fixed as it starts: the Lambda's time and the gateway's 30 s.
-      const at = requestDeadline(internal.started, context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
-      const { signal, clear } = whenAborted(at, timeoutError(route));
-      internal.deadline = { at, signal };
-      internal.clearDeadline = clear;
+      internal.settleBy = requestDeadline(internal.started, context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
+      setDeadline(internal, internal.settleBy, timeoutError(route));
     },
     after: (request) => {
       request.internal.clearDeadline();
@@ -161,13 +173,19 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
 
   const access: Middleware = {
     before: async (request) => {
-      request.internal.grant = await authorize(route, accessRequest(request), deps);
-      (request.context as PipelineContext).pipeline = { internal: request.internal };
+      const { internal } = request;
+      internal.grant = await authorize(route, accessRequest(request), deps);
+      // Paid with x402: the work ends early enough that settling always has its reserved time.
+      if (internal.grant.payment) {
+        internal.clearDeadline();
+        setDeadline(internal, internal.settleBy - config.X402_SETTLE_RESERVE_SECONDS * 1000, timeoutError(route));
+      }
+      (request.context as PipelineContext).pipeline = { internal };
     },
     after: async (request) => {
       const grant = request.internal.grant;
       if (!grant) return;
-      const receipt = await settle(grant, accessRequest(request), deps);
+      const receipt = await settle(grant, accessRequest(request), request.internal.settleBy, deps);
       if (Object.keys(receipt).length) request.response = { ...request.response, headers: { ...request.response?.headers, ...receipt } };
     },
     onError: async ({ internal }) => {

@@ -4,6 +4,7 @@ import { type Deadline, whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { log } from "../log.js";
 import { invalidUrl, renderError, renderTimeout } from "../render/errors.js";
+import { semaphore } from "../semaphore.js";
 import { cleanText, MAX_URL_CHARS } from "../text.js";
 import { guardedFetch } from "./fetch.js";
 import { decoderFor, type IconLink, MetadataCollector, PRESCAN_BYTES, type RawMetadata, sniffEncoding } from "./parse.js";
@@ -37,6 +38,12 @@ const MAX_MANIFEST_BYTES = 256 * 1024;
 const PARSE_SLICE_BYTES = 8 * 1024;
 // Visible body text below which a page with scripts and no metadata counts as script-rendered.
 const SCRIPT_RENDERED_TEXT = 200;
+// The browser fallback of this free endpoint is kept short and few, so that it cannot take the
+// browser from paid renders: at most this long (page load included), and at most this many at once
+// per process (on Lambda one request per instance; the stack caps the function's concurrency). One
+// that finds no free slot within its budget answers with what the static HTML says.
+const FALLBACK_BUDGET_MS = 10_000;
+const fallbackSlot = semaphore(2);
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml", ""]);
 
@@ -229,6 +236,30 @@ function collectHtml(html: string): RawMetadata {
   return collector.raw;
 }
 
+/** The browser fallback within its budget; null (with a warning) when no slot came free in it. */
+async function renderedWithinBudget(url: string, deadline: Deadline): Promise<{ html: string; url: string } | null> {
+  const at = Math.min(deadline.at, Date.now() + FALLBACK_BUDGET_MS);
+  const budget = whenAborted(at, renderTimeout(`The page did not render within ${FALLBACK_BUDGET_MS / 1000} s.`));
+  const signal = AbortSignal.any([deadline.signal, budget.signal]);
+  try {
+    let release: () => void;
+    try {
+      release = await fallbackSlot(signal);
+    } catch (error) {
+      if (deadline.signal.aborted) throw error;
+      log.warn("metadata: no browser free for the fallback; answering from the static HTML", { url });
+      return null;
+    }
+    try {
+      return await renderedHtml(url, { at, signal });
+    } finally {
+      release();
+    }
+  } finally {
+    budget.clear();
+  }
+}
+
 /**
  * The metadata of the page at `url` before `deadline` (epoch ms): its fetches within the page-load
  * limit; the browser fallback, when needed, with a page-load clock of its own that starts at its slot.
@@ -240,9 +271,11 @@ export async function extractMetadata(url: string, deadline: Deadline): Promise<
   let raw = page.raw;
   let pageUrl = page.url;
   if (looksScriptRendered(raw)) {
-    const rendered = await renderedHtml(pageUrl, deadline);
-    raw = collectHtml(rendered.html);
-    pageUrl = rendered.url;
+    const rendered = await renderedWithinBudget(pageUrl, deadline);
+    if (rendered) {
+      raw = collectHtml(rendered.html);
+      pageUrl = rendered.url;
+    }
   }
   const { manifest, ...result } = applyFallbacks(raw, pageUrl);
   if (result.themeColor === null && manifest) result.themeColor = await withinLimit(limit(), deadline, (signal) => manifestThemeColor(manifest, signal));

@@ -34,12 +34,18 @@ export function getFacilitator(): Facilitator {
     const local = new x402Facilitator();
     // Registers v2 for our network and v1 for the named networks (ours is "base-sepolia" locally).
     registerExactEvmScheme(local, {
-      signer: toFacilitatorEvmSigner({ ...wallet, address: account.address } as never),
+      // It answers settlement_pending when the receipt takes more than half the settling time,
+      // leaving the rest to confirm the transfer on chain (lib/payments/settlement.ts).
+      signer: toFacilitatorEvmSigner({ ...wallet, address: account.address } as never, { confirmationTimeoutMs: config.X402_SETTLE_TIMEOUT_SECONDS * 500 }),
       networks: config.X402_NETWORK as `${string}:${string}`,
     });
     facilitator = local;
   } else {
-    facilitator = new HTTPFacilitatorClient({ url: config.X402_FACILITATOR_URL }) as unknown as Facilitator;
+    // Its own time limit is the settling time; a request gives it less when less is left.
+    facilitator = new HTTPFacilitatorClient({
+      url: config.X402_FACILITATOR_URL,
+      timeoutMs: config.X402_SETTLE_TIMEOUT_SECONDS * 1000,
+    }) as unknown as Facilitator;
   }
   return facilitator;
 }

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { documents } from "../billing/dynamodb.js";
-import { paymentKey, settlementKey } from "../billing/keys.js";
+import { paymentKey } from "../billing/keys.js";
 import { formatUsd } from "../billing/money.js";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
@@ -64,13 +64,13 @@ export function paymentRequired(amount: number, resource: Resource, reason?: str
   }
   const message = `${reason ? `Payment refused: ${reason}. ` : ""}This request costs ${formatUsd(amount)}: pay with x402 (USDC) or send Authorization: Bearer <API key>.`;
   // The body is an x402 v1 PaymentRequired, whose `error` is a string (strict v1 clients refuse
-  // anything else): http/with-http.ts answers `{ x402Version, error: message, accepts, code }` for it.
+  // anything else), with our code beside it (SPEC.md, "x402").
   return new AppError("PAYMENT_REQUIRED", message, {
     headers: {
       "PAYMENT-REQUIRED": encode({ x402Version: 2, error: reason ?? "payment required", resource, accepts: [requirementsV2(amount)] }),
       "Cache-Control": "no-store",
     },
-    body: { x402Version: 1, accepts: [requirementsV1(amount, resource)] },
+    body: { x402Version: 1, error: message, code: "PAYMENT_REQUIRED", accepts: [requirementsV1(amount, resource)] },
   });
 }
 
@@ -81,13 +81,18 @@ export interface VerifiedPayment {
   readonly requirements: PaymentRequirements;
   readonly payer: string;
   readonly amount: number;
-  /** The reservation that stops the same signature from paying twice. */
-  readonly reservation: { pk: string; sk: string };
+  readonly authorization: Authorization;
+  /** The authorisation's id: its reservation (PAY#id) stops it from paying twice. */
+  readonly id: string;
+  /** The request it pays for. */
+  readonly requestId: string;
 }
 
 /** An EIP-3009 authorisation as the exact EVM scheme carries it. */
-interface Authorization {
+export interface Authorization {
   readonly from: string;
+  readonly to: string;
+  readonly value: string;
   readonly nonce: string;
   readonly validBefore: string;
 }
@@ -96,6 +101,11 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const NONCE = /^0x[0-9a-fA-F]{64}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]+$/;
 const UINT = /^(?:0|[1-9][0-9]{0,77})$/;
+
+/** How often one authorisation may be presented in all, when the requests it was reserved for failed. */
+export const MAX_PRESENTATIONS = 3;
+/** A reservation outlives its authorisation's validity by a day (then TTL removes it: the chain refuses the authorisation anyway). */
+const RESERVATION_KEPT_SECONDS = 86_400;
 
 /** A payment's validity may reach this far past now: the requirements' own timeout, and a minute of clock skew. */
 const MAX_VALID_FOR_SECONDS = MAX_TIMEOUT_SECONDS + 60;
@@ -114,7 +124,7 @@ function authorizationOf(payload: unknown): Authorization | string {
   for (const field of ["value", "validAfter", "validBefore"] as const) {
     if (typeof auth[field] !== "string" || !UINT.test(auth[field])) return `the authorization's ${field} must be a decimal string`;
   }
-  return { from: auth.from, nonce: auth.nonce, validBefore: auth.validBefore as string };
+  return { from: auth.from, to: auth.to, value: auth.value as string, nonce: auth.nonce, validBefore: auth.validBefore as string };
 }
 
 /** The payment a request carries: PAYMENT-SIGNATURE (v2, which wins) or X-PAYMENT (v1); null when it carries none, else why it is malformed. */
@@ -169,48 +179,72 @@ export async function verifyPayment(
   }
   if (!result.isValid) throw paymentRequired(amount, resource, result.invalidReason ?? "the payment is not valid");
 
-  const { from, nonce } = sent.authorization;
+  const { from, nonce, validBefore } = sent.authorization;
   const id = createHash("sha256").update([requirements.network, requirements.asset, from, nonce].join("|").toLowerCase()).digest("hex");
-  const reservation = paymentKey(id);
+  await reserve(id, { requestId, payer: result.payer ?? from, amount, validBefore }, (reason) => paymentRequired(amount, resource, reason));
+  return { version: sent.version, payload: sent.payload, requirements, payer: result.payer ?? from, amount, authorization: sent.authorization, id, requestId };
+}
+
+/**
+ * Reserves authorisation `id` for `request`: only if it was never seen, or was released by requests
+ * that failed fewer than MAX_PRESENTATIONS times (so a payment cannot be replayed without limit to
+ * make us work for nothing). The reservation lasts until a day past the authorisation's validity.
+ */
+async function reserve(
+  id: string,
+  request: { requestId: string; payer: string; amount: number; validBefore: string },
+  refused: (reason: string) => AppError,
+): Promise<void> {
+  const expiresAt = Number(BigInt(request.validBefore) + BigInt(RESERVATION_KEPT_SECONDS));
   try {
     await documents.send(
-      new PutCommand({
+      new UpdateCommand({
         TableName: config.TABLE_NAME,
-        Item: { ...reservation, requestId, payer: result.payer, amount, createdAt: new Date().toISOString() },
-        ConditionExpression: "attribute_not_exists(pk)",
+        Key: paymentKey(id),
+        UpdateExpression:
+          "SET #state = :reserved, requestId = :request, payer = :payer, amount = :amount, updatedAt = :now, expiresAt = :expires ADD presentations :one",
+        ConditionExpression: "attribute_not_exists(pk) OR (#state = :released AND presentations < :max)",
+        ExpressionAttributeNames: { "#state": "state" },
+        ExpressionAttributeValues: {
+          ":reserved": "reserved",
+          ":released": "released",
+          ":request": request.requestId,
+          ":payer": request.payer,
+          ":amount": request.amount,
+          ":now": new Date().toISOString(),
+          ":expires": expiresAt,
+          ":one": 1,
+          ":max": MAX_PRESENTATIONS,
+        },
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       }),
     );
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw paymentRequired(amount, resource, "this payment was already used");
-    throw error;
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const old = error.Item;
+    throw refused(
+      old?.state?.S === "released"
+        ? `this authorization was presented ${old.presentations?.N} times for requests that failed; sign a new one`
+        : "this payment was already used",
+    );
   }
-  return { version: sent.version, payload: sent.payload, requirements, payer: result.payer ?? from, amount, reservation };
 }
 
-/** Frees a reservation when the work failed: the signature was never settled and may be used again. */
+/** Frees a payment whose work failed: its authorisation was never used and may be presented again (MAX_PRESENTATIONS in all). */
 export async function releasePayment(payment: VerifiedPayment): Promise<void> {
-  await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: payment.reservation }));
-}
-
-/** Settles a verified payment after the work succeeded; returns the response header to send. */
-export async function settlePayment(payment: VerifiedPayment, resource: Resource, requestId: string): Promise<Record<string, string>> {
-  const result = await getFacilitator().settle(payment.payload, payment.requirements);
-  if (!result.success) {
-    log.warn("settlement failed", { requestId, payer: payment.payer, reason: result.errorReason });
-    throw paymentRequired(payment.amount, resource, result.errorReason ?? "the payment could not be settled");
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: paymentKey(payment.id),
+        UpdateExpression: "SET #state = :released",
+        // Only this request's own reservation, and never once settling began (its transfer may be in flight).
+        ConditionExpression: "requestId = :request AND #state = :reserved",
+        ExpressionAttributeNames: { "#state": "state" },
+        ExpressionAttributeValues: { ":released": "released", ":reserved": "reserved", ":request": payment.requestId },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
-  await documents.send(
-    new PutCommand({
-      TableName: config.TABLE_NAME,
-      Item: {
-        ...settlementKey(result.transaction),
-        payer: result.payer ?? payment.payer,
-        amount: payment.amount,
-        network: result.network,
-        requestId,
-        createdAt: new Date().toISOString(),
-      },
-    }),
-  );
-  return { [payment.version === 2 ? "PAYMENT-RESPONSE" : "X-PAYMENT-RESPONSE"]: encode(result) };
 }

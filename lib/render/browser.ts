@@ -7,6 +7,7 @@ import { config } from "../config.js";
 import { aborted, orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
+import { semaphore } from "../semaphore.js";
 import { invalidUrl, renderError } from "./errors.js";
 import { buildFonts, writeFontconfig } from "./fonts.js";
 import { type GuardSession, openGuardSession, openGuardSessions } from "./network-guard.js";
@@ -195,39 +196,6 @@ const pages = new ManagedBrowser(
 );
 
 const composer = new ManagedBrowser("composer", (flags) => [...flags.filter((f) => !GPU_FLAGS.has(f)), "--disable-gpu", "--disable-webgl"]);
-
-/** A small counting semaphore: work beyond `limit` waits for a slot instead of thrashing the CPU; a waiter whose signal aborts leaves the queue. */
-function semaphore(limit: number) {
-  let active = 0;
-  const waiting = new Set<() => void>();
-  const release = () => {
-    active--;
-    const next = waiting.values().next().value;
-    if (next) {
-      waiting.delete(next);
-      next();
-    }
-  };
-  return async (signal: AbortSignal): Promise<() => void> => {
-    signal.throwIfAborted();
-    if (active >= limit) {
-      await new Promise<void>((resolve, reject) => {
-        const wake = () => {
-          signal.removeEventListener("abort", leave);
-          resolve();
-        };
-        const leave = () => {
-          waiting.delete(wake);
-          reject(signal.reason);
-        };
-        waiting.add(wake);
-        signal.addEventListener("abort", leave, { once: true });
-      });
-    }
-    active++;
-    return release;
-  };
-}
 
 const renderSlot = semaphore(config.RENDER_CONCURRENCY);
 

@@ -53,7 +53,7 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     },
     async settlePayment(payment) {
       calls.push(`settle ${payment.amount}`);
-      return { "PAYMENT-RESPONSE": "receipt" };
+      return { state: "settled", transaction: "0xtx", headers: { "PAYMENT-RESPONSE": "receipt" } };
     },
     async releasePayment(payment) {
       calls.push(`release ${payment.amount}`);

@@ -91,15 +91,46 @@ describe("Api stack", () => {
     }
   });
 
-  it("runs the reconciler every minute, with the table and nothing else", () => {
+  it("runs the reconciler every minute, with the table and x402's settings (to confirm settlements on chain), and not the bucket", () => {
     const props = fn("functions/reconcile.handler");
     expect(props.Runtime).toBe("nodejs24.x");
     expect((props.Environment as { Variables: Record<string, unknown> }).Variables).toHaveProperty("TABLE_NAME");
+    expect((props.Environment as { Variables: Record<string, unknown> }).Variables).toHaveProperty("X402_PAY_TO");
     expect((props.Environment as { Variables: Record<string, unknown> }).Variables).not.toHaveProperty("BUCKET_NAME");
     const rules = Object.values(api.findResources("AWS::Events::Rule")) as Resource[];
     expect(rules.map((rule) => rule.Properties.ScheduleExpression)).toEqual(["rate(1 minute)"]);
     const [reconciler] = Object.entries(api.findResources("AWS::Lambda::Function", { Properties: { Handler: "functions/reconcile.handler" } }));
     expect(JSON.stringify(rules[0]!.Properties.Targets)).toContain(reconciler![0]);
+  });
+
+  it("caps every free route (reserved concurrency and gateway throttling) so it cannot starve paid renders; priced routes are uncapped", () => {
+    let reserved = 0;
+    for (const route of routes) {
+      const props = fn(`functions/${route.id}.handler`);
+      if (route.price) {
+        expect(route.cap, route.id).toBeNull();
+        expect(props.ReservedConcurrentExecutions, route.id).toBeUndefined();
+      } else {
+        expect(route.cap, route.id).not.toBeNull();
+        expect(props.ReservedConcurrentExecutions, route.id).toBe(route.cap!.concurrency);
+        reserved += route.cap!.concurrency;
+      }
+    }
+    // Lambda keeps 100 of an account's concurrency unreserved; the default quota is 1,000: the rest is the renders'.
+    expect(reserved).toBeLessThanOrEqual(100);
+    expect(fn("functions/metadata.handler").ReservedConcurrentExecutions).toBe(10);
+    const [stage] = Object.values(api.findResources("AWS::ApiGatewayV2::Stage")) as (Resource & { DependsOn?: string[] })[];
+    const settings = stage!.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
+    const free = routes.filter((route) => !route.price);
+    expect(Object.keys(settings).sort()).toEqual(free.map((route) => (route.method ? `${route.method} ${route.path}` : "$default")).sort());
+    for (const route of free) {
+      expect(settings[route.method ? `${route.method} ${route.path}` : "$default"]).toEqual({
+        ThrottlingRateLimit: route.cap!.rate,
+        ThrottlingBurstLimit: route.cap!.burst,
+      });
+    }
+    // The stage is created after its routes (CloudFormation refuses settings for a route it does not know yet).
+    expect(stage!.DependsOn).toHaveLength(routes.length);
   });
 
   it("keeps render functions within API Gateway's 30 s and with enough memory for Chromium", () => {

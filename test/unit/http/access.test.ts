@@ -48,7 +48,7 @@ describe("a priced route (screenshot)", () => {
     expect(grant.payer).toEqual({ kind: "x402", address: "0xPayer" });
     expect(grant.charge).toBeNull();
     expect(calls).toEqual(["limit ip:203.0.113.9 10/1s", `verify ${PRICES.screenshot}`, "limit payer:0xpayer 10/1s"]);
-    expect(await settle(grant, request(), deps)).toEqual({ "PAYMENT-RESPONSE": "receipt" });
+    expect(await settle(grant, request(), Date.now() + 10_000, deps)).toEqual({ "PAYMENT-RESPONSE": "receipt" });
     expect(calls.at(-1)).toBe(`settle ${PRICES.screenshot}`);
     await undo(grant, deps);
     expect(calls.at(-1), "a settled payment is not released").toBe(`settle ${PRICES.screenshot}`);
@@ -89,10 +89,10 @@ describe("a priced route (screenshot)", () => {
   it("marks the charge delivered once the response is produced; a failure to mark it only logs (the reconciler then refunds)", async () => {
     const { deps, calls } = fakeAccess();
     const grant = await authorize(route, request({ authorization: `Bearer ${KEY}` }), deps);
-    expect(await settle(grant, request(), deps)).toEqual({});
+    expect(await settle(grant, request(), Date.now() + 10_000, deps)).toEqual({});
     expect(calls.at(-1)).toBe(`deliver ${PRICES.screenshot}`);
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
-    await expect(settle(grant, request(), { ...deps, deliver: () => Promise.reject(new Error("DynamoDB down")) })).resolves.toEqual({});
+    await expect(settle(grant, request(), Date.now() + 10_000, { ...deps, deliver: () => Promise.reject(new Error("DynamoDB down")) })).resolves.toEqual({});
     expect(String(logged.mock.calls[0]?.[0])).toMatch(/marking a charge delivered failed/);
     logged.mockRestore();
   });

@@ -1,0 +1,27 @@
+import { reconcileCharges } from "../billing/ledger.js";
+import { config } from "../config.js";
+import { log } from "../log.js";
+import { confirmSettlements } from "./settlement.js";
+
+/** What one pass of the reconciler did. */
+export interface ReconcilerPass {
+  /** Charges refunded because their request died before it answered. */
+  readonly refunded: number;
+  /** x402 settlements left pending, now confirmed on chain and recorded (top-ups credited). */
+  readonly confirmed: number;
+  /** x402 settlements closed unpaid: never mined within their authorisation's validity. */
+  readonly expired: number;
+}
+
+/**
+ * The reconciler's pass at `now`: refunds charges neither delivered nor refunded after the grace
+ * period, then confirms pending x402 settlements on chain. Idempotent; two passes at once are safe.
+ * The stack schedules it every minute (lib/routes.ts, jobs); `npm run dev` runs it on a timer.
+ */
+export async function reconcile(now: number): Promise<ReconcilerPass> {
+  const refunded = await reconcileCharges(now, config.RECONCILE_GRACE_SECONDS * 1000);
+  const { confirmed, expired } = config.X402_PAY_TO ? await confirmSettlements(now) : { confirmed: 0, expired: 0 };
+  const pass = { refunded, confirmed, expired };
+  if (refunded + confirmed + expired > 0) log.warn("the reconciler put the ledger right", { ...pass });
+  return pass;
+}
