@@ -5,14 +5,20 @@ const GATEWAY_LIMIT_MS = 30_000;
 
 /** Time kept after the deadline to answer: a refund or a released payment, serialising the response. */
 const ANSWER_RESERVE_MS = 2_000;
+/** The last answer goes out this long before the gateway's or the Lambda's limit. */
+const LAST_ANSWER_MARGIN_MS = 500;
 
 /**
- * When the work of a request must be done (epoch ms): whichever ends first, the Lambda's remaining
- * time or API Gateway's 30 s counted from `arrivedAt` (the event's requestContext.timeEpoch: a cold
- * start eats into it), less ANSWER_RESERVE_MS so the client always gets our JSON answer.
+ * When a request must have answered, whatever still runs (epoch ms): whichever ends first, the
+ * Lambda's remaining time or API Gateway's 30 s counted from `arrivedAt` (the event's
+ * requestContext.timeEpoch: a cold start eats into it), less a margin.
  */
+export const answerBy = (now: number, remainingMs: number, arrivedAt: number): number =>
+  Math.min(now + remainingMs, arrivedAt + GATEWAY_LIMIT_MS) - LAST_ANSWER_MARGIN_MS;
+
+/** When the work of a request must be done (epoch ms): ANSWER_RESERVE_MS before it must have answered, so the client always gets our JSON answer. */
 export const requestDeadline = (now: number, remainingMs: number, arrivedAt: number): number =>
-  Math.min(now + remainingMs, arrivedAt + GATEWAY_LIMIT_MS) - ANSWER_RESERVE_MS;
+  answerBy(now, remainingMs, arrivedAt) + LAST_ANSWER_MARGIN_MS - ANSWER_RESERVE_MS;
 
 /** A signal that aborts at `deadline` with `reason`; `clear` stops its timer once the work is over. */
 export function whenAborted(deadline: number, reason: Error): { signal: AbortSignal; clear: () => void } {

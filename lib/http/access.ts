@@ -3,6 +3,7 @@ import { rateLimited, unauthorized } from "../billing/errors.js";
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { enforceRateLimit } from "../billing/rate-limit.js";
 import { config } from "../config.js";
+import { orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { type Purpose, type Settlement, settlePayment } from "../payments/settlement.js";
@@ -142,9 +143,7 @@ export async function settle(
   if (grant.charge) {
     // The response is produced: the charge is final. If marking it fails, the customer still gets
     // the output, and the reconciler refunds the charge after its grace period (in their favour).
-    await deps
-      .deliver(grant.charge)
-      .catch((error: unknown) => log.error("marking a charge delivered failed", { requestId: request.requestId, error: describeError(error) }));
+    await afterWork(deps.deliver(grant.charge), "marking a charge delivered", request.requestId);
     return {};
   }
   const payment = grant.payment;
@@ -157,16 +156,25 @@ export async function settle(
 
 /** After the work failed, whatever failed: refunds a charge and frees an unsettled payment. Never throws. */
 export async function undo(grant: AccessGrant, deps: AccessDependencies = realAccess): Promise<void> {
-  // A payment that was never settled: the signature may pay again.
-  if (grant.payment)
-    await deps.releasePayment(grant.payment).catch((error: unknown) => log.error("releasing a payment failed", { error: describeError(error) }));
-  const charge = grant.charge;
-  if (!charge) return;
-  try {
-    await deps.refund(charge);
-  } catch (error) {
-    // The customer was charged for a failed request and the refund did not go through: loud, with
-    // everything an operator needs to put it right.
-    log.error("refund failed", { requestId: charge.requestId, accountId: charge.accountId, amount: charge.amount, error: describeError(error) });
-  }
+  // A payment that was never settled: the authorisation may pay again.
+  if (grant.payment) await afterWork(deps.releasePayment(grant.payment), "releasing a payment", grant.payment.requestId);
+  // A refund that fails or hangs leaves the charge's PENDING marker: the reconciler refunds it after the grace period.
+  if (grant.charge) await afterWork(deps.refund(grant.charge), "refunding a charge", grant.charge.requestId);
+}
+
+/** How long the answer waits for the ledger once the work is over. */
+const AFTER_WORK_MS = 1_500;
+
+/**
+ * Waits for a ledger write that follows the work, at most AFTER_WORK_MS, and never throws: the
+ * customer's answer does not wait on a table that stopped answering. Whatever did not happen is
+ * put right by the reconciler (a charge never delivered is refunded, which favours the customer).
+ */
+async function afterWork(work: Promise<unknown>, what: string, requestId: string): Promise<void> {
+  const failed = (error: unknown) => log.error(`${what} failed; the reconciler will put it right`, { requestId, error: describeError(error) });
+  await orTimeout(
+    work.catch((error: unknown) => failed(error)),
+    AFTER_WORK_MS,
+    () => failed(new Error(`no answer in ${AFTER_WORK_MS} ms`)),
+  );
 }

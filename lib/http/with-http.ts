@@ -3,7 +3,7 @@ import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { z } from "zod";
 import { config } from "../config.js";
-import { aborted, type Deadline, requestDeadline, whenAborted } from "../deadline.js";
+import { aborted, answerBy, type Deadline, orTimeout, requestDeadline, whenAborted } from "../deadline.js";
 import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/x402.js";
@@ -194,7 +194,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
   };
 
   // middy's own early timeout is off: the request's deadline is the one time limit.
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
+  const pipeline = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
     .use(httpContext)
     .use(body)
     .use(access)
@@ -220,4 +220,18 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const response = await Promise.race([work, aborted(internal.deadline.signal)]);
       return toApiGatewayResult({ ...response, headers: { ...rowHeaders, ...response.headers } }, requestId);
     });
+
+  // The last line of defence: whatever hangs outside the work's race (a table that stopped
+  // answering during authentication or a refund, a facilitator), the client gets our JSON answer
+  // before the gateway's limit. What still runs is let go: a charge it leaves behind is refunded,
+  // a settlement confirmed, by the reconciler.
+  return async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+    const requestId = event.requestContext.requestId;
+    const stopAt = answerBy(Date.now(), context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
+    return orTimeout(pipeline(event, context), stopAt - Date.now(), () => {
+      log.error("request did not finish in time; answered without it", { requestId, path: event.rawPath });
+      const answer = errorResponse(timeoutError(route), requestId);
+      return toApiGatewayResult({ ...answer, headers: { ...rowHeaders, ...answer.headers } }, requestId);
+    });
+  };
 }

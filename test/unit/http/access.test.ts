@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { config } from "../../../lib/config.js";
 import { AppError } from "../../../lib/errors.js";
 import { type AccessRequest, authorize, settle, undo } from "../../../lib/http/access.js";
 import { PRICES, routeById } from "../../../lib/routes.js";
@@ -61,10 +62,21 @@ describe("a priced route (screenshot)", () => {
     expect(calls.at(-1)).toBe(`release ${PRICES.screenshot}`);
   });
 
-  it("with a wrong key: 401 before any limit or charge", async () => {
+  it("with a wrong key: 401, the failure counted for the IP, before any other limit or charge", async () => {
     const { deps, calls } = fakeAccess();
     expect(await codeOf(authorize(route, request({ authorization: "Bearer nope" }), deps))).toBe("UNAUTHORIZED");
-    expect(calls).toEqual(["authenticate"]);
+    expect(calls).toEqual(["authenticate", `limit auth-failures:203.0.113.9 ${config.AUTH_FAILURES_PER_MINUTE}/60s`]);
+  });
+
+  it("past the IP's failed-authentication limit: 429, then even a good key from that IP waits out the minute without a lookup; other IPs are not affected", async () => {
+    const ip = "198.51.100.7";
+    const { deps, calls } = fakeAccess({ limited: [`auth-failures:${ip}`] });
+    const from = (sourceIp: string, key: string) => authorize(route, { ...request({ authorization: `Bearer ${key}` }), sourceIp }, deps);
+    expect(await codeOf(from(ip, "nope"))).toBe("RATE_LIMITED");
+    calls.length = 0;
+    expect(await codeOf(from(ip, KEY))).toBe("RATE_LIMITED");
+    expect(calls, "refused without reading the table").toEqual([]);
+    expect((await from("198.51.100.8", KEY)).charge).not.toBeNull();
   });
 
   it("with a key over its rate: 429 and no charge", async () => {
@@ -104,7 +116,18 @@ describe("a priced route (screenshot)", () => {
     expect(calls.at(-1)).toBe(`refund ${PRICES.screenshot}`);
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     await expect(undo(grant, { ...deps, refund: () => Promise.reject(new Error("DynamoDB down")) })).resolves.toBeUndefined();
-    expect(String(logged.mock.calls[0]?.[0])).toMatch(/refund failed/);
+    expect(String(logged.mock.calls[0]?.[0])).toMatch(/refunding a charge failed/);
+  });
+
+  it("does not hold the answer for a ledger that stopped answering: a refund that hangs is let go after 1.5 s", async () => {
+    const { deps } = fakeAccess();
+    const grant = await authorize(route, request({ authorization: `Bearer ${KEY}` }), deps);
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const started = Date.now();
+    await undo(grant, { ...deps, refund: () => new Promise(() => undefined) });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(String(logged.mock.calls[0]?.[0])).toMatch(/refunding a charge failed/);
   });
 });
 
