@@ -49,7 +49,7 @@ async function reconcile(check: boolean) {
   const { checkLedger } = await import("../lib/billing/invariants.js");
   const report = await checkLedger(Date.now(), graceMs);
   console.log(
-    `ledger: ${report.accounts} accounts, ${report.entries} usage entries, ${report.settlements} settlements, ${report.pending} charges in flight: ${report.problems.length ? `${report.problems.length} problems` : "sound"}`,
+    `ledger: ${report.accounts} accounts, ${report.entries} usage entries, ${report.settlements} settlements, ${report.pending} charges in flight, ${report.unconfirmed} settlements unconfirmed: ${report.problems.length ? `${report.problems.length} problems` : "sound"}`,
   );
   for (const problem of report.problems) console.log(`  ${problem}`);
   if (report.problems.length) process.exit(1);

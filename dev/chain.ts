@@ -15,7 +15,7 @@ import { LocalStackError, waitForPort } from "./ports.js";
 const LOCAL_CHAIN_ID = 84532;
 
 // anvil's well-known development accounts (mnemonic "test test ... junk"): public test keys, never money.
-const DEV_KEYS = {
+export const DEV_KEYS = {
   deployer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
   facilitator: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
   payTo: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",

@@ -1,7 +1,7 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { documents } from "./dynamodb.js";
-import { PENDING_PARTITION, USAGE_PREFIX } from "./keys.js";
+import { PENDING_PARTITION, UNCONFIRMED_PARTITION, USAGE_PREFIX } from "./keys.js";
 
 // The ledger's invariants, checked over the whole table (`npm run admin -- reconcile --check`):
 //   - every account's balance = credits (top-ups, bonus) - charges not refunded, and >= 0, and its
@@ -17,6 +17,8 @@ export interface LedgerReport {
   readonly entries: number;
   readonly settlements: number;
   readonly pending: number;
+  /** x402 settlements awaiting confirmation on chain. */
+  readonly unconfirmed: number;
   /** What does not hold, one line each; empty when the ledger is sound. */
   readonly problems: string[];
 }
@@ -45,10 +47,13 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
     }
     return found;
   };
-  const x402TopUps = new Map<string, number>();
+  // Top-up credits by transaction, and top-up settlements by transaction (with their account).
+  const credits = new Map<string, string[]>();
+  const topUpSettlements = new Map<string, string>();
   const settlementsByRequest = new Map<string, number>();
   let entries = 0;
   let pending = 0;
+  let unconfirmed = 0;
   for (const item of items) {
     if (item.pk.startsWith("ACCT#") && item.sk === "ACCT") {
       Object.assign(account(item.pk), { balance: Number(item.balance), totalSpent: Number(item.totalSpent) });
@@ -57,13 +62,20 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
       const amount = Number(item.amount);
       if (item.kind === "charge" && item.status === "charged") account(item.pk).charged += amount;
       if (item.status === "credited") account(item.pk).credited += amount;
-      if (item.kind === "topup" && item.endpoint === "topup") x402TopUps.set(String(item.requestId), 0);
+      if (item.kind === "topup" && item.endpoint === "topup") {
+        const transaction = String(item.transaction);
+        credits.set(transaction, [...(credits.get(transaction) ?? []), item.pk]);
+      }
     } else if (item.pk.startsWith("SETTLE#")) {
       settlementsByRequest.set(String(item.requestId), (settlementsByRequest.get(String(item.requestId)) ?? 0) + 1);
+      if (item.kind === "topup") topUpSettlements.set(item.pk.slice("SETTLE#".length), `ACCT#${item.accountId}`);
     } else if (item.pk === PENDING_PARTITION) {
       pending++;
       if (item.sk < new Date(now - graceMs).toISOString())
         problems.push(`charge ${item.requestId} of ${item.accountId} is neither delivered nor refunded past the grace period`);
+    } else if (item.pk === UNCONFIRMED_PARTITION) {
+      unconfirmed++;
+      if ((Number(item.validBefore) + 60) * 1000 + graceMs < now) problems.push(`settlement of request ${item.requestId} is unconfirmed past its validity`);
     }
   }
   for (const [pk, totals] of accounts) {
@@ -79,9 +91,13 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
     if (totals.totalSpent !== totals.charged) problems.push(`account ${id}: total spent ${totals.totalSpent} != charges ${totals.charged}`);
   }
   for (const [requestId, count] of settlementsByRequest) if (count > 1) problems.push(`request ${requestId} has ${count} settlements`);
-  for (const requestId of x402TopUps.keys()) {
-    if (settlementsByRequest.get(requestId) !== 1) problems.push(`top-up ${requestId} was credited without exactly one settlement`);
+  for (const [transaction, credited] of credits) {
+    if (!topUpSettlements.has(transaction)) problems.push(`a top-up was credited for transfer ${transaction}, which has no settlement`);
+    if (credited.length > 1) problems.push(`transfer ${transaction} was credited ${credited.length} times`);
+  }
+  for (const [transaction, pk] of topUpSettlements) {
+    if (credits.get(transaction)?.[0] !== pk) problems.push(`top-up transfer ${transaction} did not credit its account (${pk}) exactly once`);
   }
   const settlements = [...settlementsByRequest.values()].reduce((sum, count) => sum + count, 0);
-  return { accounts: accounts.size, entries, settlements, pending, problems };
+  return { accounts: accounts.size, entries, settlements, pending, unconfirmed, problems };
 }

@@ -11,6 +11,6 @@ it("the ledger is sound after the whole suite: balances = credits - charges, set
   });
   console.log(run.stdout.trim());
   expect(run.stderr).toBe("");
-  expect(run.stdout).toMatch(/^ledger: [1-9]\d* accounts, \d+ usage entries, \d+ settlements, \d+ charges in flight: sound$/m);
+  expect(run.stdout).toMatch(/^ledger: [1-9]\d* accounts, \d+ usage entries, \d+ settlements, \d+ charges in flight, 0 settlements unconfirmed: sound$/m);
   expect(run.status).toBe(0);
 });

@@ -3,35 +3,16 @@
 import { x402Client } from "@x402/core/client";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { createPublicClient, erc20Abi, http } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, inject, it } from "vitest";
+import { MAX_PRESENTATIONS } from "../../lib/payments/x402.js";
 import type { X402Body } from "../helpers/api.js";
 import { getItem } from "../helpers/ledger.js";
+import { decode, localPayer } from "../helpers/x402.js";
 
 const info = inject("devInfo");
 const base = inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
-const usdc = info.usdcAddress as `0x${string}`;
-const payer = privateKeyToAccount(info.payerPrivateKey as `0x${string}`);
-const chain = createPublicClient({ transport: http(info.rpcUrl) });
-const balanceOf = (address: string) => chain.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [address as `0x${string}`] });
-const decode = (header: string | null) => JSON.parse(Buffer.from(header!, "base64").toString("utf8")) as Record<string, any>;
-
-/** An x402 client paying from the dev payer; `sent` records the payment headers it sent. */
-function payingFetch() {
-  const sent: string[] = [];
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: payer });
-  // The local USDC is not one of the client's known assets: allow it, up to a dollar per payment.
-  client.setSpendControls({ allowedAssets: [{ network: info.network as `${string}:${string}`, asset: usdc, maxAmountPerPayment: "1000000" }] });
-  const recording: typeof fetch = async (input, init) => {
-    const signature = new Headers((input as Request).headers ?? init?.headers).get("payment-signature");
-    if (signature) sent.push(signature);
-    return fetch(input, init);
-  };
-  return { pay: wrapFetchWithPayment(recording, client), sent };
-}
+const { usdc, payer, balanceOf, payingFetch, paymentFor } = localPayer(info);
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
@@ -84,6 +65,7 @@ describe("paying with @x402/fetch", () => {
     expect(await balanceOf(info.payTo)).toBe(before[1]! + 5_000n);
     // Recorded for audit: payer, amount, transaction, request id.
     expect(await getItem(`SETTLE#${receipt.transaction}`, "SETTLE")).toMatchObject({
+      kind: "render",
       payer: payer.address,
       amount: 5_000,
       requestId: res.headers.get("x-request-id"),
@@ -120,13 +102,9 @@ describe("paying with @x402/fetch", () => {
   });
 
   it("one authorisation pays for one render, however it is re-serialised: five concurrent copies, one render, one transfer", async () => {
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: payer });
-    client.setSpendControls({ allowedAssets: [{ network: info.network as `${string}:${string}`, asset: usdc, maxAmountPerPayment: "1000000" }] });
     const name = crypto.randomUUID();
     const body = { url: `${inject("fixtureUrl")}/zoo/counted?name=${name}`, width: 320, deviceScaleFactor: 1 };
-    const quote = await post("/api/v1/screenshot", body);
-    const payment = (await client.createPaymentPayload(decode(quote.headers.get("payment-required")) as never)) as unknown as Record<string, any>;
+    const payment = decode(await paymentFor(await post("/api/v1/screenshot", body)));
     const { authorization, signature } = payment.payload;
     const reversed = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).reverse());
     const copies = [
@@ -170,6 +148,19 @@ describe("paying with @x402/fetch", () => {
     expect([await balanceOf(payer.address), await balanceOf(info.payTo)]).toEqual(before);
   });
 
+  it(`lets an authorisation whose renders failed be presented ${MAX_PRESENTATIONS} times in all, then refuses it`, async () => {
+    const body = { url: fixture("/not-found"), width: 320, deviceScaleFactor: 1 };
+    const header = await paymentFor(await post("/api/v1/screenshot", body));
+    const before = await balanceOf(payer.address);
+    for (let i = 0; i < MAX_PRESENTATIONS; i++) expect((await post("/api/v1/screenshot", body, { "payment-signature": header })).status).toBe(422);
+    const refused = await post("/api/v1/screenshot", body, { "payment-signature": header });
+    expect(refused.status).toBe(402);
+    expect(((await refused.json()) as X402Body).error).toMatch(`presented ${MAX_PRESENTATIONS} times for requests that failed; sign a new one`);
+    // Not even for a page that would render.
+    expect((await post("/api/v1/screenshot", { ...body, url: fixture("/simple") }, { "payment-signature": header })).status).toBe(402);
+    expect(await balanceOf(payer.address)).toBe(before);
+  });
+
   it("keeps /api/v1/usage for API keys: a payment there is 401", async () => {
     const { sent, pay } = payingFetch();
     await pay(`${base}/api/v1/screenshot`, {
@@ -183,7 +174,7 @@ describe("paying with @x402/fetch", () => {
 
   it("an x402 v1 client (x402-fetch) pays too, under the network name base-sepolia", async () => {
     const { wrapFetchWithPayment: wrapV1 } = await import("x402-fetch");
-    const { createWalletClient } = await import("viem");
+    const { createWalletClient, http } = await import("viem");
     const { baseSepolia } = await import("viem/chains");
     const wallet = createWalletClient({ account: payer, chain: baseSepolia, transport: http(info.rpcUrl) });
     const pay = wrapV1(fetch, wallet as never);
@@ -204,10 +195,7 @@ describe("paying with @x402/fetch", () => {
     const unpaid = await post("/api/v1/topup", { amount_cents: 500 }, { authorization: `Bearer ${key}` });
     expect(unpaid.status).toBe(402);
     expect(decode(unpaid.headers.get("payment-required")).accepts[0].amount).toBe("5000000");
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: payer });
-    client.setSpendControls({ allowedAssets: [{ network: info.network as `${string}:${string}`, asset: usdc, maxAmountPerPayment: "10000000" }] });
-    const pay = wrapFetchWithPayment(fetch, client);
+    const { pay, sent } = payingFetch();
     const before = await balanceOf(payer.address);
     const res = await pay(`${base}/api/v1/topup`, {
       method: "POST",
@@ -215,10 +203,22 @@ describe("paying with @x402/fetch", () => {
       body: '{"amount_cents":500}',
     });
     expect(res.status).toBe(200);
-    const report = (await res.json()) as { balance_micro_usd: number; recent_usage: { kind: string; endpoint: string; amount_micro_usd: number }[] };
+    const report = (await res.json()) as {
+      balance_micro_usd: number;
+      recent_usage: { kind: string; endpoint: string; amount_micro_usd: number }[];
+      topup: { status: string; transaction: string };
+    };
     expect(report.balance_micro_usd).toBe(250_000 + 5_000_000);
     expect(report.recent_usage[0]).toMatchObject({ kind: "topup", endpoint: "topup", amount_micro_usd: 5_000_000 });
+    expect(report.topup).toEqual({ status: "credited", transaction: decode(res.headers.get("payment-response")).transaction });
     expect(await balanceOf(payer.address)).toBe(before - 5_000_000n);
+    // The transfer is recorded once, as this account's top-up.
+    expect(await getItem(`SETTLE#${report.topup.transaction}`, "SETTLE")).toMatchObject({ kind: "topup", amount: 5_000_000 });
+    // The same payment presented again: refused, nothing credited.
+    const again = await post("/api/v1/topup", { amount_cents: 500 }, { authorization: `Bearer ${key}`, "payment-signature": sent[0]! });
+    expect(again.status).toBe(402);
+    const usage = await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } });
+    expect(((await usage.json()) as { balance_micro_usd: number }).balance_micro_usd).toBe(250_000 + 5_000_000);
     const small = await post("/api/v1/topup", { amount_cents: 499 }, { authorization: `Bearer ${key}` });
     expect(small.status).toBe(400);
   });

@@ -12,7 +12,13 @@ const authorization = {
 };
 const payload = { x402Version: 2, accepted: {}, payload: { signature: "0xabc", authorization } };
 const v1 = { ...payload, x402Version: 1 };
-const expected = { from: authorization.from, to: authorization.to, value: authorization.value, nonce: authorization.nonce, validBefore: authorization.validBefore };
+const expected = {
+  from: authorization.from,
+  to: authorization.to,
+  value: authorization.value,
+  nonce: authorization.nonce,
+  validBefore: authorization.validBefore,
+};
 
 describe("readPayment", () => {
   it("reads a v2 PAYMENT-SIGNATURE and a v1 X-PAYMENT header with their authorisation, and nothing when neither is sent", () => {
