@@ -72,6 +72,9 @@ function page(
       };
     case "/hang":
       return "hang";
+    case "/shell-never-loads":
+      // A script-rendered shell (no title, no headings) whose load event never comes: a frame that never finishes.
+      return { body: html(`<div id="app"></div><script>document.getElementById("app").dataset.ready = "no";</script><iframe src="/hang"></iframe>`) };
     case "/checker":
       // One-CSS-pixel stripes: any resampling would blur them into grey.
       return { body: html(`<div style="width:100%;height:100vh;background:repeating-linear-gradient(90deg,#000 0 1px,#fff 1px 2px)"></div>`) };

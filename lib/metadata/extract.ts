@@ -41,8 +41,10 @@ const SCRIPT_RENDERED_TEXT = 200;
 // The browser fallback of this free endpoint is kept short and few, so that it cannot take the
 // browser from paid renders: at most this long (page load included), and at most this many at once
 // per process (on Lambda one request per instance; the stack caps the function's concurrency). One
-// that finds no free slot within its budget answers with what the static HTML says.
+// that does not find a free slot while FALLBACK_MIN_MS of its budget is left answers with what the
+// static HTML says.
 const FALLBACK_BUDGET_MS = 10_000;
+const FALLBACK_MIN_MS = 4_000;
 const fallbackSlot = semaphore(2);
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml", ""]);
@@ -244,7 +246,7 @@ async function renderedWithinBudget(url: string, deadline: Deadline): Promise<{ 
   try {
     let release: () => void;
     try {
-      release = await fallbackSlot(signal);
+      release = await fallbackSlot(AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, at - Date.now() - FALLBACK_MIN_MS))]));
     } catch (error) {
       if (deadline.signal.aborted) throw error;
       log.warn("metadata: no browser free for the fallback; answering from the static HTML", { url });

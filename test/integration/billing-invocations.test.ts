@@ -13,9 +13,10 @@ let signupHandler: Handler;
 let closeBrowser: () => Promise<void>;
 
 const SIGNUP_LIMIT = 3;
+const AUTH_FAILURES = 5;
 
 beforeAll(async () => {
-  useSharedStackInProcess({ SIGNUP_LIMIT_PER_HOUR: String(SIGNUP_LIMIT) });
+  useSharedStackInProcess({ SIGNUP_LIMIT_PER_HOUR: String(SIGNUP_LIMIT), AUTH_FAILURES_PER_MINUTE: String(AUTH_FAILURES) });
   htmlHandler = (await import("../../functions/html-to-screenshot.js")).handler as Handler;
   signupHandler = (await import("../../functions/signup.js")).handler as Handler;
   closeBrowser = (await import("../../lib/render/browser.js")).closeBrowser;
@@ -68,4 +69,28 @@ describe("invocations", () => {
     }
     expect(statuses).toEqual([201, 201, 201, 429]);
   });
+
+  it("limits failed authentication per client IP: 401s, then 429 for the rest of the minute, a good key from that IP too; other IPs unaffected", async () => {
+    // The windows are whole minutes: start well inside one.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoMinute));
+    const signup = await signupHandler(
+      event("/api/v1/signup", { email: `auth-limit-${Date.now()}@billing.test` }, {}, "203.0.113.78"),
+      lambdaContext("signup", 256, 10),
+    );
+    const { api_key: key } = JSON.parse(signup.body!) as { api_key: string };
+    const ip = `198.51.100.${(Date.now() % 200) + 50}`;
+    const render = (authorization: string, sourceIp: string) =>
+      htmlHandler(
+        event("/api/v1/html-to-screenshot", { html: "<p>x</p>", width: 320, height: 100 }, { authorization }, sourceIp),
+        lambdaContext("html", 2048, 30),
+      );
+    const statuses: number[] = [];
+    for (let i = 0; i <= AUTH_FAILURES; i++) statuses.push((await render("Bearer shl_live_wrong", ip)).statusCode!);
+    expect(statuses).toEqual([...Array(AUTH_FAILURES).fill(401), 429]);
+    const refused = await render(`Bearer ${key}`, ip);
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers!["Retry-After"])).toBeGreaterThan(0);
+    expect((await render(`Bearer ${key}`, "198.51.100.9")).statusCode).toBe(200);
+  }, 60_000);
 });
