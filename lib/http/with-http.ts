@@ -115,7 +115,10 @@ function setDeadline(internal: Internal, at: number, reason: Error): void {
  *      the work succeeded; its onError refunds a charge or frees a payment, whatever failed.
  *      Validation comes first so nobody pays for a request that cannot succeed (docs/api.md).
  *   4. the handler: one lib call returning an HttpResponse, raced against the request's deadline
- *      (lib/deadline.ts): past it, the answer is the row's timeout code.
+ *      (lib/deadline.ts; X402_SETTLE_RESERVE_SECONDS earlier when paid with x402, so that settling
+ *      has its time): past it, the answer is the row's timeout code.
+ * The whole chain is raced once more against answerBy, so that nothing can keep the client from
+ * our JSON answer before the gateway's limit.
  */
 export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = undefined>(
   options: { route: Id; schema?: S; access?: AccessDependencies },
@@ -137,10 +140,10 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
   const httpContext: Middleware = {
     before: ({ event, context, internal }) => {
       internal.started = Date.now();
-      // The request's one deadline, fixed as it starts: the Lambda's time and the gateway's 30 s.
       internal.grant = null;
       internal.resource = resourceOf(event, route);
       // The request's one deadline, fixed as it starts: the Lambda's time and the gateway's 30 s.
+      // An x402 request's work ends earlier (access, below); its settling has until this one.
       internal.settleBy = requestDeadline(internal.started, context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
       setDeadline(internal, internal.settleBy, timeoutError(route));
     },

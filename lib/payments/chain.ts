@@ -29,7 +29,7 @@ export interface ExpectedTransfer {
   readonly value: string;
 }
 
-/** "paid": mined, to us, in full; "unused": not mined (yet); "elsewhere": the nonce was spent on another transfer. */
+/** "paid": mined, to us, in full; "unused": not mined (yet); "elsewhere": the nonce was spent on a transfer that does not pay us. */
 export type TransferState = { readonly state: "paid"; readonly transaction: string } | { readonly state: "unused" | "elsewhere" };
 
 let client: PublicClient | undefined;
@@ -57,8 +57,9 @@ export async function transferOf(expected: ExpectedTransfer): Promise<TransferSt
     fromBlock: latest > LOOKBACK_BLOCKS ? latest - LOOKBACK_BLOCKS : 0n,
     toBlock: latest,
   });
-  // Used, but so long ago that it cannot be this payment's transfer (which is at most minutes old).
-  if (!log) return { state: "elsewhere" };
+  // Used, but its transfer is not in the blocks searched: never guessed either way (a top-up could be
+  // lost or credited for nothing); the marker stays, and the ledger check names it to an operator.
+  if (!log) throw new Error(`the authorization of ${expected.from} was used, but its transfer is not in the last ${LOOKBACK_BLOCKS} blocks`);
   const receipt = await rpc.getTransactionReceipt({ hash: log.transactionHash });
   const paid = parseEventLogs({ abi: usdc, eventName: "Transfer", logs: receipt.logs }).some(
     (transfer) =>

@@ -181,7 +181,8 @@ export async function verifyPayment(
 
   const { from, nonce, validBefore } = sent.authorization;
   const id = createHash("sha256").update([requirements.network, requirements.asset, from, nonce].join("|").toLowerCase()).digest("hex");
-  await reserve(id, { requestId, payer: result.payer ?? from, amount, validBefore }, (reason) => paymentRequired(amount, resource, reason));
+  const refused = await reserve(id, { requestId, payer: result.payer ?? from, amount, validBefore });
+  if (refused) throw paymentRequired(amount, resource, refused);
   return { version: sent.version, payload: sent.payload, requirements, payer: result.payer ?? from, amount, authorization: sent.authorization, id, requestId };
 }
 
@@ -189,12 +190,9 @@ export async function verifyPayment(
  * Reserves authorisation `id` for `request`: only if it was never seen, or was released by requests
  * that failed fewer than MAX_PRESENTATIONS times (so a payment cannot be replayed without limit to
  * make us work for nothing). The reservation lasts until a day past the authorisation's validity.
+ * Null when reserved, else why not.
  */
-async function reserve(
-  id: string,
-  request: { requestId: string; payer: string; amount: number; validBefore: string },
-  refused: (reason: string) => AppError,
-): Promise<void> {
+async function reserve(id: string, request: { requestId: string; payer: string; amount: number; validBefore: string }): Promise<string | null> {
   const expiresAt = Number(BigInt(request.validBefore) + BigInt(RESERVATION_KEPT_SECONDS));
   try {
     await documents.send(
@@ -222,12 +220,11 @@ async function reserve(
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const old = error.Item;
-    throw refused(
-      old?.state?.S === "released"
-        ? `this authorization was presented ${old.presentations?.N} times for requests that failed; sign a new one`
-        : "this payment was already used",
-    );
+    return old?.state?.S === "released"
+      ? `this authorization was presented ${old.presentations?.N} times for requests that failed; sign a new one`
+      : "this payment was already used";
   }
+  return null;
 }
 
 /** Frees a payment whose work failed: its authorisation was never used and may be presented again (MAX_PRESENTATIONS in all). */
