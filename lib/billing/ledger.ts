@@ -158,28 +158,24 @@ export async function refundCharge(charge: Charge): Promise<boolean> {
 
 /** Adds `amount` to a balance (a top-up), with its usage entry; idempotent per reference. */
 export async function creditAccount(accountId: string, amount: number, credit: { reference: string; endpoint: string; at?: Date }): Promise<void> {
-  const at = credit.at ?? new Date();
-  await transact({
-    ClientRequestToken: token(credit.reference, "credit"),
-    TransactItems: [
-      {
-        Update: {
-          TableName: config.TABLE_NAME,
-          Key: accountKey(accountId),
-          UpdateExpression: "SET balance = balance + :amount",
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeValues: { ":amount": amount },
-        },
+  const entry = usageItem(accountId, credit.at ?? new Date(), credit.reference, { kind: "topup", endpoint: credit.endpoint, amount, status: "credited" });
+  await transact({ ClientRequestToken: token(credit.reference, "credit"), TransactItems: creditItems(accountId, entry) });
+}
+
+/** A credit of `entry.amount` to an account that exists, with its (new) usage entry: one transaction's items. */
+function creditItems(accountId: string, entry: UsageItem & Record<string, unknown>): TransactItem[] {
+  return [
+    {
+      Update: {
+        TableName: config.TABLE_NAME,
+        Key: accountKey(accountId),
+        UpdateExpression: "SET balance = balance + :amount",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":amount": entry.amount },
       },
-      {
-        Put: {
-          TableName: config.TABLE_NAME,
-          Item: usageItem(accountId, at, credit.reference, { kind: "topup", endpoint: credit.endpoint, amount, status: "credited" }),
-          ConditionExpression: "attribute_not_exists(pk)",
-        },
-      },
-    ],
-  });
+    },
+    { Put: { TableName: config.TABLE_NAME, Item: entry, ConditionExpression: "attribute_not_exists(pk)" } },
+  ];
 }
 
 /** One item of a transaction, as the document client takes it. */
@@ -227,21 +223,7 @@ export async function recordTransfer(transfer: Transfer, also: TransactItem[] = 
   ];
   if (accountId) {
     items.push(
-      {
-        Update: {
-          TableName: config.TABLE_NAME,
-          Key: accountKey(accountId),
-          UpdateExpression: "SET balance = balance + :amount",
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeValues: { ":amount": amount },
-        },
-      },
-      {
-        Put: {
-          TableName: config.TABLE_NAME,
-          Item: { ...usageItem(accountId, at, requestId, { kind: "topup", endpoint: "topup", amount, status: "credited" }), transaction },
-        },
-      },
+      ...creditItems(accountId, { ...usageItem(accountId, at, requestId, { kind: "topup", endpoint: "topup", amount, status: "credited" }), transaction }),
     );
   }
   // No idempotency token: the request and the reconciler may record the same transfer with other

@@ -10,7 +10,7 @@ import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { transferOf } from "./chain.js";
 import { getFacilitator } from "./facilitator.js";
-import { paymentRequired, type Resource, releasePayment, type VerifiedPayment } from "./x402.js";
+import { leaveReserved, paymentRequired, type Resource, releasePayment, type VerifiedPayment } from "./x402.js";
 
 // Settling an x402 payment so that whatever happens (a slow or failing facilitator, a transfer left
 // pending, the process killed, DynamoDB gone) no money is lost and none is taken twice:
@@ -119,19 +119,7 @@ async function open(payment: VerifiedPayment, purpose: Purpose, at: Date): Promi
     ...payment.authorization,
   };
   await transact({
-    TransactItems: [
-      { Put: { TableName: config.TABLE_NAME, Item: marker } },
-      {
-        Update: {
-          TableName: config.TABLE_NAME,
-          Key: paymentKey(payment.id),
-          UpdateExpression: "SET #state = :settling",
-          ConditionExpression: "requestId = :request AND #state = :reserved",
-          ExpressionAttributeNames: { "#state": "state" },
-          ExpressionAttributeValues: { ":settling": "settling", ":reserved": "reserved", ":request": payment.requestId },
-        },
-      },
-    ],
+    TransactItems: [{ Put: { TableName: config.TABLE_NAME, Item: marker } }, { Update: leaveReserved(payment, "settling") }],
   });
   return marker;
 }

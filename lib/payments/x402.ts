@@ -227,21 +227,27 @@ async function reserve(id: string, request: { requestId: string; payer: string; 
   return null;
 }
 
+/**
+ * The update that moves this request's own reservation of `payment` on from "reserved" to `state`
+ * ("released": free to be presented again; "settling": never released again, its transfer may be in flight).
+ */
+export function leaveReserved(payment: VerifiedPayment, state: "released" | "settling") {
+  return {
+    TableName: config.TABLE_NAME,
+    Key: paymentKey(payment.id),
+    UpdateExpression: "SET #state = :state",
+    ConditionExpression: "requestId = :request AND #state = :reserved",
+    ExpressionAttributeNames: { "#state": "state" },
+    ExpressionAttributeValues: { ":state": state, ":reserved": "reserved", ":request": payment.requestId },
+  };
+}
+
 /** Frees a payment whose work failed: its authorisation was never used and may be presented again (MAX_PRESENTATIONS in all). */
 export async function releasePayment(payment: VerifiedPayment): Promise<void> {
   try {
-    await documents.send(
-      new UpdateCommand({
-        TableName: config.TABLE_NAME,
-        Key: paymentKey(payment.id),
-        UpdateExpression: "SET #state = :released",
-        // Only this request's own reservation, and never once settling began (its transfer may be in flight).
-        ConditionExpression: "requestId = :request AND #state = :reserved",
-        ExpressionAttributeNames: { "#state": "state" },
-        ExpressionAttributeValues: { ":released": "released", ":reserved": "reserved", ":request": payment.requestId },
-      }),
-    );
+    await documents.send(new UpdateCommand(leaveReserved(payment, "released")));
   } catch (error) {
+    // Not this request's, or settling began: nothing to free.
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
 }
