@@ -72,6 +72,34 @@ function page(
       };
     case "/hang":
       return "hang";
+    case "/controls":
+      // For the page controls: boxes of known colours and places (400 px wide at 1x), a button that
+      // reveals a panel, media-dependent colours, and a title that says what the page reads.
+      return {
+        body: `<!doctype html><html><head><meta charset="utf-8"><title>controls</title><style>
+body { margin: 0 }
+#promo { width: 300px; height: 100px; background: #00aa00 }
+#target { width: 200px; height: 100px; margin-top: 50px; background: #ff0000 }
+#open { display: block; width: 100px; height: 30px; margin: 0; border: 0; padding: 0 }
+#panel { display: none; width: 300px; height: 60px; background: #ffff00 }
+#motion { width: 100px; height: 50px; background: #808080 }
+#chat { position: fixed; right: 0; bottom: 0; width: 100px; height: 100px; background: #0000ff }
+@media (prefers-reduced-motion: reduce) { #motion { background: #ff00ff } }
+@media print { #motion { background: #00ffff } }
+</style></head><body>
+<div id="promo"></div><div id="target"></div>
+<button id="open" onclick="document.getElementById('panel').style.display = 'block'">Open</button>
+<div id="panel"></div><div id="motion"></div><div id="chat"></div>
+<script>
+const facts = { tz: Intl.DateTimeFormat().resolvedOptions().timeZone, lang: navigator.language, ua: navigator.userAgent };
+const done = (more) => { Object.assign(facts, more); document.title = JSON.stringify(facts); const d = document.createElement("div"); d.id = "facts"; document.body.appendChild(d); };
+if (location.search.includes("geo")) navigator.geolocation.getCurrentPosition((p) => done({ lat: p.coords.latitude, lon: p.coords.longitude }), (e) => done({ geoError: e.message }));
+else done({});
+</script></body></html>`,
+      };
+    case "/load-never-comes":
+      // Parsed at once (DOMContentLoaded), but an image that never answers holds the load event off.
+      return { body: html(`<div style="width:100%;height:100vh;background:#ff0000"></div><img src="/zoo/hang">`) };
     case "/shell-never-loads":
       // A script-rendered shell (no title, no headings) whose load event never comes: a frame that never finishes.
       return { body: html(`<div id="app"></div><script>document.getElementById("app").dataset.ready = "no";</script><iframe src="/hang"></iframe>`) };

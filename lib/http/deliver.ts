@@ -37,6 +37,7 @@ export async function deliverCapture(capture: Capture, responseFormat: "binary" 
     url: capture.url,
     title: capture.title,
     truncated: capture.truncated,
+    ...(capture.clip ? { clip: capture.clip } : {}),
     renderMs: capture.renderMs,
   };
   // The envelope is measured as serialised, with the image it would carry.

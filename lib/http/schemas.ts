@@ -40,6 +40,33 @@ const httpUrl = z
     { error: "must be an absolute URL starting with http:// or https://" },
   );
 
+const cssSelector = () =>
+  z
+    .string({ error: "must be a CSS selector string" })
+    .trim()
+    .min(1, { error: "must be a non-empty CSS selector" })
+    .max(1024, { error: "must be at most 1024 characters" });
+
+const MAX_SELECTORS = 50;
+const selectorList = () =>
+  z.array(cssSelector(), { error: "must be a list of CSS selectors" }).max(MAX_SELECTORS, { error: `must hold at most ${MAX_SELECTORS} selectors` });
+
+/** Largest `css` and `js`, in UTF-8 bytes. */
+const MAX_INJECTED_BYTES = 100 * 1024;
+const injected = (what: string) =>
+  z
+    .string({ error: `must be a string of ${what}` })
+    .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_INJECTED_BYTES, { error: `must be at most ${MAX_INJECTED_BYTES / 1024} KB` });
+
+const TIME_ZONES = new Set([...Intl.supportedValuesOf("timeZone"), "UTC"]);
+const isLocale = (value: string) => {
+  try {
+    return /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/.test(value) && Intl.getCanonicalLocales(value).length === 1;
+  } catch {
+    return false;
+  }
+};
+
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
   format: oneOf(["png", "jpeg", "pdf"]).default("png"),
@@ -47,7 +74,8 @@ const renderFields = {
   height: integer(100, 16384).nullable().default(null),
   fullPage: boolean().default(false),
   darkMode: boolean().default(false),
-  deviceScaleFactor: number(1, 3).default(2),
+  deviceScaleFactor: number(1, 3).optional(),
+  device: oneOf(["iphone-15", "pixel-8", "ipad", "desktop-hd"]).optional(),
   quality: integer(1, 100).default(80),
   delay: integer(0, 10_000).default(0),
   style: oneOf(["mockup"]).optional(),
@@ -60,16 +88,53 @@ const renderFields = {
   shadow: boolean().default(true),
   frame: oneOf(["browser", "phone", "none"]).default("browser"),
   blockCookieBanners: boolean().default(false),
-  waitForSelector: z
-    .string({ error: "must be a CSS selector string" })
-    .trim()
-    .min(1, { error: "must be a non-empty CSS selector" })
-    .max(1024, { error: "must be at most 1024 characters" })
+  waitForSelector: cssSelector().optional(),
+  waitUntil: oneOf(["load", "domcontentloaded", "networkidle"]).default("load"),
+  selector: cssSelector().optional(),
+  clip: z
+    .strictObject(
+      { x: integer(0, 100_000), y: integer(0, 100_000), width: integer(1, 3840), height: integer(1, 16384) },
+      { error: "must be {x, y, width, height} in CSS px" },
+    )
     .optional(),
+  hideSelectors: selectorList().default([]),
+  removeSelectors: selectorList().default([]),
+  click: cssSelector().optional(),
+  css: injected("CSS").optional(),
+  js: injected("JavaScript").optional(),
+  timezone: z
+    .string({ error: 'must be an IANA time zone like "Europe/Paris"' })
+    .refine((v) => TIME_ZONES.has(v), { error: 'must be an IANA time zone like "Europe/Paris"' })
+    .optional(),
+  locale: z
+    .string({ error: 'must be a locale like "fr-FR"' })
+    .max(35, { error: "must be at most 35 characters" })
+    .refine(isLocale, { error: 'must be a locale like "fr-FR"' })
+    .optional(),
+  geolocation: z
+    .strictObject(
+      { latitude: number(-90, 90), longitude: number(-180, 180), accuracy: number(0, 100_000).optional() },
+      {
+        error: "must be {latitude, longitude, accuracy?}",
+      },
+    )
+    .optional(),
+  userAgent: z
+    .string({ error: "must be a string" })
+    .min(1, { error: "must not be empty" })
+    .max(512, { error: "must be at most 512 characters" })
+    .regex(/^[\x20-\x7e]+$/, { error: "must be printable ASCII" })
+    .optional(),
+  mediaType: oneOf(["screen", "print"]).default("screen"),
+  reducedMotion: boolean().default(false),
+  omitBackground: boolean().default(false),
   responseFormat: oneOf(["binary", "json"]).default("binary"),
 };
 
-type RenderFieldsIn = Pick<CaptureOptions, "format" | "style" | "frame" | "width" | "height" | "deviceScaleFactor">;
+type RenderFieldsIn = Pick<
+  CaptureOptions,
+  "format" | "style" | "frame" | "width" | "height" | "deviceScaleFactor" | "device" | "selector" | "clip" | "fullPage" | "omitBackground"
+>;
 
 // Refused before anybody pays: a mockup as PDF (a mockup is an image), and a viewport whose
 // capture alone would pass the output cap (lib/render/limits.ts); a full page is cut to fit it later.
@@ -77,6 +142,14 @@ const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
   if (body.style === "mockup" && body.format === "pdf") {
     ctx.addIssue({ code: "custom", path: ["format"], message: 'must be "png" or "jpeg" when style is "mockup"' });
   }
+  // Part of the page: one element or one rectangle, as an image, not framed.
+  const part = body.selector !== undefined ? "selector" : body.clip !== undefined ? "clip" : null;
+  if (body.selector !== undefined && body.clip !== undefined) ctx.addIssue({ code: "custom", path: ["clip"], message: "cannot be combined with selector" });
+  if (part && body.fullPage) ctx.addIssue({ code: "custom", path: ["fullPage"], message: `cannot be combined with ${part}` });
+  if (part && body.style === "mockup") ctx.addIssue({ code: "custom", path: ["style"], message: `cannot be combined with ${part}` });
+  if (part && body.format === "pdf") ctx.addIssue({ code: "custom", path: ["format"], message: `must be "png" or "jpeg" with ${part}` });
+  if (body.omitBackground && body.format !== "png")
+    ctx.addIssue({ code: "custom", path: ["omitBackground"], message: 'needs format "png" (JPEG and PDF have no transparency)' });
   const viewport = viewportFor(body);
   const pixels = outputPixels(viewport, viewport.height, body.style === "mockup");
   if (pixels > MAX_OUTPUT_PIXELS) {
@@ -104,7 +177,11 @@ export const htmlScreenshotRequest = z
       }),
     ...renderFields,
   })
-  .superRefine(renderRules);
+  .superRefine(renderRules)
+  .superRefine((body, ctx) => {
+    // A permission is granted to an origin, and an HTML document has none.
+    if (body.geolocation) ctx.addIssue({ code: "custom", path: ["geolocation"], message: "needs a URL (an HTML document has no origin to grant it to)" });
+  });
 type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
 
 // Render owns its options (lib/render/options.ts); the schemas must produce exactly what it takes.

@@ -1,14 +1,15 @@
 import type { Deadline } from "../deadline.js";
 import { cleanText, MAX_URL_CHARS } from "../text.js";
 import type { PageSession } from "./browser.js";
+import { assertValidSelectors, captureArea, emulate, selectorsOf } from "./controls.js";
 import { prepareCookieBanners } from "./cookie-banners.js";
 import { guardFailure, invalidUrl } from "./errors.js";
 import { maxCaptureHeight } from "./limits.js";
-import type { CaptureOptions, OutputFormat, RenderSource } from "./options.js";
+import type { CaptureOptions, Clip, OutputFormat, RenderSource } from "./options.js";
 import { withLoadedPage } from "./page-load.js";
-import { assertValidSelector, settle, trackRequests } from "./settle.js";
+import { settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
-import { viewportFor } from "./viewport.js";
+import { userAgentFor, viewportFor } from "./viewport.js";
 
 /** The page's title is cut to this many characters in answers (the final URL to MAX_URL_CHARS). */
 const MAX_TITLE_CHARS = 1_000;
@@ -26,6 +27,8 @@ export interface Capture {
   readonly title: string;
   /** The page was taller than MAX_CAPTURE_HEIGHT and was cut there. */
   readonly truncated: boolean;
+  /** The part captured (selector's element or clip), in CSS px of the document; null for the viewport or full page. */
+  readonly clip: Clip | null;
   readonly renderMs: number;
 }
 
@@ -38,7 +41,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
   const viewport = viewportFor(options);
 
   const prepare = async ({ page, userAgents }: PageSession) => {
-    await page.setUserAgent(viewport.mobile ? userAgents.mobile : userAgents.desktop);
+    await page.setUserAgent(userAgentFor(viewport, userAgents, options.userAgent));
     await page.setViewport({
       width: viewport.width,
       height: viewport.height,
@@ -46,34 +49,44 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
       isMobile: viewport.mobile,
       hasTouch: viewport.mobile,
     });
-    await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: options.darkMode ? "dark" : "light" }]);
+    await emulate(page, options, source);
     const requests = trackRequests(page);
-    if (options.waitForSelector) await assertValidSelector(page, options.waitForSelector);
+    await assertValidSelectors(page, selectorsOf(options));
     const consent = options.blockCookieBanners ? await prepareCookieBanners(page) : undefined;
     return { requests, consent };
   };
 
-  return withLoadedPage(source, deadline, prepare, async (loaded, { requests, consent }) => {
-    const settled = await settle(loaded, requests, consent, options, viewport.height, maxCaptureHeight(viewport, options.style === "mockup"));
-    const { page } = loaded;
-    // A later navigation that failed (refused by the guard, unreachable) leaves Chromium's error page.
-    if (page.url().startsWith("chrome-error:")) {
-      const last = loaded.lastDocument();
-      throw invalidUrl((last && guardFailure(last, loaded.guard)) ?? "the page navigated to an address that could not be loaded");
-    }
-    const finalUrl = source.kind === "url" ? page.url() : null;
-    const title = cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS);
-    const shot = await loaded.settled(() => shoot(page, viewport, settled.height, options, finalUrl ? new URL(finalUrl).host : null));
-    return {
-      body: shot.body,
-      format: options.format,
-      contentType: CONTENT_TYPES[options.format],
-      width: shot.width,
-      height: shot.height,
-      url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
-      title,
-      truncated: settled.truncated,
-      renderMs: Date.now() - started,
-    };
-  });
+  return withLoadedPage(
+    source,
+    deadline,
+    prepare,
+    async (loaded, { requests, consent }) => {
+      const settled = await settle(loaded, requests, consent, options, viewport.height, maxCaptureHeight(viewport, options.style === "mockup"));
+      const { page } = loaded;
+      // A later navigation that failed (refused by the guard, unreachable) leaves Chromium's error page.
+      if (page.url().startsWith("chrome-error:")) {
+        const last = loaded.lastDocument();
+        throw invalidUrl((last && guardFailure(last, loaded.guard)) ?? "the page navigated to an address that could not be loaded");
+      }
+      const finalUrl = source.kind === "url" ? page.url() : null;
+      const title = cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS);
+      const clip = await loaded.settled(() => captureArea(loaded, options));
+      const shot = await loaded.settled(() =>
+        shoot(page, viewport, clip ?? { x: 0, y: 0, width: viewport.width, height: settled.height }, options, finalUrl ? new URL(finalUrl).host : null),
+      );
+      return {
+        body: shot.body,
+        format: options.format,
+        contentType: CONTENT_TYPES[options.format],
+        width: shot.width,
+        height: shot.height,
+        url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
+        title,
+        truncated: settled.truncated,
+        clip,
+        renderMs: Date.now() - started,
+      };
+    },
+    options.waitUntil,
+  );
 }

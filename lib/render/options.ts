@@ -8,6 +8,11 @@ export type OutputFormat = "png" | "jpeg" | "pdf";
 
 type MockupFrame = "browser" | "phone" | "none";
 
+/** How far a page loads before the steps after it: its `load` event, DOMContentLoaded, or the network going idle. */
+export type WaitUntil = "load" | "domcontentloaded" | "networkidle";
+
+export type DeviceName = "iphone-15" | "pixel-8" | "ipad" | "desktop-hd";
+
 /** The capture options of a render request (everything but the source and the response form). */
 export interface CaptureOptions {
   readonly format: OutputFormat;
@@ -17,7 +22,10 @@ export interface CaptureOptions {
   readonly height: number | null;
   readonly fullPage: boolean;
   readonly darkMode: boolean;
-  readonly deviceScaleFactor: number;
+  /** 1 to 3; absent: the device's, or 2. */
+  readonly deviceScaleFactor?: number | undefined;
+  /** A device preset (lib/render/viewport.ts, DEVICES): its viewport, scale, mobile emulation and user agent; explicit fields win. */
+  readonly device?: DeviceName | undefined;
   /** JPEG only. */
   readonly quality: number;
   /** ms to wait after the page loaded. */
@@ -30,4 +38,41 @@ export interface CaptureOptions {
   readonly frame: MockupFrame;
   readonly blockCookieBanners: boolean;
   readonly waitForSelector?: string | undefined;
+  readonly waitUntil: WaitUntil;
+  // Page controls (lib/render/controls.ts; docs/api.md, "Page controls").
+  /** Capture only the first element matching this selector (its border box). */
+  readonly selector?: string | undefined;
+  /** Capture only this rectangle of the page, in CSS px. */
+  readonly clip?: Clip | undefined;
+  /** Hidden (visibility: hidden) / removed from layout (display: none), as CSS rules that also catch content loaded later. */
+  readonly hideSelectors: string[];
+  readonly removeSelectors: string[];
+  /** Clicked after load and cookie banners, then the page is let settle. */
+  readonly click?: string | undefined;
+  /** A stylesheet added to the page, and a script run in it (awaited if it returns a promise). */
+  readonly css?: string | undefined;
+  readonly js?: string | undefined;
+  /** An IANA time zone, a BCP 47 locale, a position (with the permission granted). */
+  readonly timezone?: string | undefined;
+  readonly locale?: string | undefined;
+  readonly geolocation?: Geolocation | undefined;
+  readonly userAgent?: string | undefined;
+  readonly mediaType: "screen" | "print";
+  readonly reducedMotion: boolean;
+  /** A transparent page background (PNG). */
+  readonly omitBackground: boolean;
+}
+
+/** A rectangle of the page in CSS px. */
+export interface Clip {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+interface Geolocation {
+  readonly latitude: number;
+  readonly longitude: number;
+  readonly accuracy?: number | undefined;
 }

@@ -3,7 +3,7 @@ import { config } from "../config.js";
 import { type Deadline, orTimeout } from "../deadline.js";
 import { type PageSession, withPage } from "./browser.js";
 import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
-import type { RenderSource } from "./options.js";
+import type { RenderSource, WaitUntil } from "./options.js";
 
 // Render's page-load API: a fresh page, prepared, loaded to its `load` event within the page-load
 // limit. Captures and metadata's browser fallback both load pages through it.
@@ -47,7 +47,10 @@ async function navigate(
   source: RenderSource,
   budgetMs: number,
   loadSeconds: number,
+  waitUntil: WaitUntil,
 ): Promise<() => string | undefined> {
+  // "networkidle": at most 2 connections for 500 ms, so a page that holds a socket open still loads.
+  const event = waitUntil === "networkidle" ? "networkidle2" : waitUntil;
   let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
   page.on("request", (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
@@ -56,8 +59,11 @@ async function navigate(
   try {
     const loading: Promise<HTTPResponse | null> =
       source.kind === "url"
-        ? page.goto(source.url, { waitUntil: "load", timeout: budgetMs })
-        : page.setContent(source.html, { waitUntil: "load", timeout: budgetMs }).then(() => null);
+        ? page.goto(source.url, { waitUntil: event, timeout: budgetMs })
+        : page
+            .setContent(source.html, { waitUntil: event === "networkidle2" ? "load" : event, timeout: budgetMs })
+            .then(() => (event === "networkidle2" ? page.waitForNetworkIdle({ idleTime: 500, concurrency: 2, timeout: budgetMs }) : undefined))
+            .then(() => null);
     // setContent writes the HTML with an evaluation that a script looping before `load` never lets
     // return, and puppeteer's timeout covers only the wait for `load`: the budget bounds both.
     response = await orTimeout(loading, budgetMs, (): never => {
@@ -75,7 +81,8 @@ async function navigate(
 
 /**
  * Runs `prepare` on a fresh page (viewport, user agent, what must be in place before the first
- * request), loads `source` within the page-load limit, then runs `fn` with the loaded page. The page
+ * request), loads `source` to `waitUntil` (its `load` event by default) within the page-load limit,
+ * then runs `fn` with the loaded page. The page
  * is closed whatever happens, and at once when the deadline's signal fires. Failures that are not
  * already ours become RENDER_ERROR.
  */
@@ -84,6 +91,7 @@ export function withLoadedPage<P, T>(
   deadline: Deadline,
   prepare: (session: PageSession) => Promise<P>,
   fn: (loaded: LoadedPage, prepared: P) => Promise<T>,
+  waitUntil: WaitUntil = "load",
 ): Promise<T> {
   return withPage(deadline.signal, async (session) => {
     const slotAt = Date.now();
@@ -92,7 +100,7 @@ export function withLoadedPage<P, T>(
     const loadSeconds = Math.round(budgetMs / 1000);
     const remaining = () => slotAt + budgetMs - Date.now();
     const prepared = await prepare(session);
-    const lastDocument = await navigate(session.page, session.guard, source, budgetMs, loadSeconds);
+    const lastDocument = await navigate(session.page, session.guard, source, budgetMs, loadSeconds, waitUntil);
     const { page } = session;
     // A page whose scripts never yield (an endless loop after load) never answers an evaluation:
     // each may run until the page-load limit plus the capture's reserve, then the render times out.

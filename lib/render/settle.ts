@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { HTTPRequest, Page } from "puppeteer-core";
 import { TimeoutError } from "puppeteer-core";
-import { invalidParams } from "../errors.js";
+import { applyControls } from "./controls.js";
 import { type ConsentState, dismissCookieBanners } from "./cookie-banners.js";
 import { renderTimeout } from "./errors.js";
 import type { CaptureOptions } from "./options.js";
 import type { LoadedPage } from "./page-load.js";
 
 // Settling: what happens between the `load` event and the capture (docs/api.md, "What a render
-// does"): network quiet, web fonts, cookie banners, waitForSelector, delay, and for a full page one
+// does"): network quiet, web fonts, cookie banners, the page controls (styles, click, script),
+// waitForSelector, delay, and for a full page one
 // scroll through it so lazy content loads. All within the page-load limit.
 
 // Caps of the courtesy waits after `load`; each ends the wait, never the render.
@@ -67,14 +68,6 @@ const DOCUMENT_HEIGHT = `Math.ceil(Math.max(document.documentElement.scrollHeigh
 
 const FONTS_READY = `document.fonts.ready.then(() => true)`;
 
-/** Refuses a waitForSelector that is not CSS before any loading (it would otherwise just time out). */
-export async function assertValidSelector(page: Page, selector: string) {
-  const valid = await page.evaluate(
-    `(() => { try { document.createDocumentFragment().querySelector(${JSON.stringify(selector)}); return true; } catch { return false; } })()`,
-  );
-  if (!valid) throw invalidParams(`Invalid request: waitForSelector: "${selector}" is not a valid CSS selector.`);
-}
-
 /** The height to capture in CSS px, and whether the page was cut (at MAX_CAPTURE_HEIGHT, or to keep within MAX_OUTPUT_PIXELS). */
 export interface Settled {
   readonly height: number;
@@ -86,7 +79,7 @@ export async function settle(
   loaded: LoadedPage,
   requests: RequestTracker,
   consent: ConsentState | undefined,
-  options: Pick<CaptureOptions, "waitForSelector" | "delay" | "fullPage">,
+  options: CaptureOptions,
   viewportHeight: number,
   maxHeight: number,
 ): Promise<Settled> {
@@ -94,6 +87,7 @@ export async function settle(
   await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
   await Promise.race([evaluate(FONTS_READY), sleep(Math.max(0, Math.min(FONTS_CAP_MS, remaining())))]);
   if (consent) await dismissCookieBanners(page, consent, Math.max(0, remaining()));
+  await applyControls(loaded, (capMs) => requests.quiet(capMs), options);
   if (options.waitForSelector) {
     const selector = options.waitForSelector;
     try {

@@ -2,7 +2,7 @@ import type { Page } from "puppeteer-core";
 import { translateRenderError } from "./errors.js";
 import { imageSize } from "./image-size.js";
 import { composeMockup } from "./mockup.js";
-import type { CaptureOptions, OutputFormat } from "./options.js";
+import type { CaptureOptions, Clip, OutputFormat } from "./options.js";
 import type { Viewport } from "./viewport.js";
 
 // Capture and encode: the settled page as PNG, JPEG or a one-page PDF, framed as a mockup if asked.
@@ -16,11 +16,11 @@ export interface Shot {
   readonly height: number;
 }
 
-/** Captures `height` CSS px of the page at `viewport` (all of the document with `fullPage`) in the requested form. */
-export async function shoot(page: Page, viewport: Viewport, height: number, options: CaptureOptions, host: string | null): Promise<Shot> {
+/** Captures `area` of the page (CSS px of the document: the viewport, the full page, an element or a clip) at `viewport` in the requested form. */
+export async function shoot(page: Page, viewport: Viewport, area: Clip, options: CaptureOptions, host: string | null): Promise<Shot> {
+  const { height } = area;
   try {
     if (options.format === "pdf") {
-      await page.emulateMediaType("screen");
       const pdf = await page.pdf({
         width: `${viewport.width}px`,
         height: `${height}px`,
@@ -36,11 +36,19 @@ export async function shoot(page: Page, viewport: Viewport, height: number, opti
         // A mockup composes a lossless capture; zlib's fast setting, since it is decoded at once.
         ...(mockup ? { type: "png" as const, optimizeForSpeed: true } : { type: options.format }),
         ...(!mockup && options.format === "jpeg" ? { quality: options.quality } : {}),
-        ...(options.fullPage ? { clip: { x: 0, y: 0, width: viewport.width, height }, captureBeyondViewport: true } : {}),
+        ...(options.fullPage || options.selector || options.clip ? { clip: { ...area }, captureBeyondViewport: true } : {}),
+        ...(options.omitBackground ? { omitBackground: true } : {}),
       }),
     );
-    const body = mockup ? await composeMockup(shot, viewport.width, height, { ...options, format: options.format === "jpeg" ? "jpeg" : "png", host }) : shot;
-    const size = imageSize(body) ?? { width: Math.round(viewport.width * viewport.deviceScaleFactor), height: Math.round(height * viewport.deviceScaleFactor) };
+    const body = mockup
+      ? await composeMockup(shot, viewport.width, height, {
+          ...options,
+          deviceScaleFactor: viewport.deviceScaleFactor,
+          format: options.format === "jpeg" ? "jpeg" : "png",
+          host,
+        })
+      : shot;
+    const size = imageSize(body) ?? { width: Math.round(area.width * viewport.deviceScaleFactor), height: Math.round(height * viewport.deviceScaleFactor) };
     return { body, ...size };
   } catch (error) {
     throw translateRenderError(error);

@@ -34,7 +34,6 @@ describe("screenshot request", () => {
       height: null,
       fullPage: false,
       darkMode: false,
-      deviceScaleFactor: 2,
       quality: 80,
       delay: 0,
       background: "gradient",
@@ -43,6 +42,12 @@ describe("screenshot request", () => {
       shadow: true,
       frame: "browser",
       blockCookieBanners: false,
+      waitUntil: "load",
+      hideSelectors: [],
+      removeSelectors: [],
+      mediaType: "screen",
+      reducedMotion: false,
+      omitBackground: false,
       responseFormat: "binary",
     });
   });
@@ -66,6 +71,20 @@ describe("screenshot request", () => {
       frame: "none",
       blockCookieBanners: true,
       waitForSelector: "#app > .ready",
+      waitUntil: "networkidle",
+      hideSelectors: [".chat"],
+      removeSelectors: ["#promo", "aside"],
+      click: "#accept",
+      css: "body { color: red }",
+      js: "document.title = 'x'",
+      timezone: "Europe/Paris",
+      locale: "fr-FR",
+      geolocation: { latitude: 48.85, longitude: 2.35, accuracy: 5 },
+      userAgent: "MyBot/1.0",
+      mediaType: "print",
+      reducedMotion: true,
+      omitBackground: false,
+      device: "ipad",
       responseFormat: "json",
     } as const;
     expect(validate(screenshotRequest, body)).toEqual(body);
@@ -163,7 +182,8 @@ describe("screenshot request", () => {
 describe("HTML screenshot request", () => {
   it("accepts every screenshot field except url, with the same defaults", () => {
     const parsed = validate(htmlScreenshotRequest, { html: "<h1>Hi</h1>", format: "jpeg", width: 800 });
-    expect(parsed).toMatchObject({ html: "<h1>Hi</h1>", format: "jpeg", width: 800, deviceScaleFactor: 2, quality: 80 });
+    expect(parsed).toMatchObject({ html: "<h1>Hi</h1>", format: "jpeg", width: 800, quality: 80, waitUntil: "load", hideSelectors: [] });
+    expect(parsed.deviceScaleFactor, "the viewport's default (2, or the device's)").toBeUndefined();
     expect(rejection(htmlScreenshotRequest, { html: "<p>x</p>", url: URL_OK })).toMatch(/unknown field "url"/);
   });
 

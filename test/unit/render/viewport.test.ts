@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_WIDTH, PHONE_VIEWPORT, viewportFor } from "../../../lib/render/viewport.js";
+import { DEFAULT_WIDTH, PHONE_VIEWPORT, userAgentFor, viewportFor } from "../../../lib/render/viewport.js";
 
 const base = { height: null, deviceScaleFactor: 2, frame: "browser" } as const;
 
@@ -27,5 +27,34 @@ describe("viewportFor", () => {
 
   it("ignores the phone frame when the request is not a mockup", () => {
     expect(viewportFor({ ...base, frame: "phone" })).toMatchObject({ width: 1280, height: 800, mobile: false });
+  });
+
+  it("gives a device preset's size, scale and emulation; the request's own fields win", () => {
+    expect(viewportFor({ height: null, frame: "browser", device: "iphone-15" })).toEqual({
+      width: 393,
+      height: 852,
+      deviceScaleFactor: 3,
+      mobile: true,
+      device: "iphone-15",
+    });
+    expect(viewportFor({ height: null, frame: "browser", device: "pixel-8" })).toMatchObject({ width: 412, height: 915, deviceScaleFactor: 2.625 });
+    expect(viewportFor({ height: null, frame: "browser", device: "ipad", deviceScaleFactor: 1 })).toMatchObject({
+      width: 820,
+      height: 1180,
+      deviceScaleFactor: 1,
+    });
+    // A width of its own keeps the device's proportions.
+    expect(viewportFor({ height: null, frame: "browser", device: "desktop-hd", width: 960 })).toMatchObject({ width: 960, height: 540, mobile: false });
+    expect(viewportFor({ height: null, frame: "browser" }).deviceScaleFactor).toBe(2);
+  });
+
+  it("sends the request's user agent, else the device's, else the browser's own as desktop or phone", () => {
+    const agents = { desktop: "Desktop Chrome", mobile: "Android Chrome" };
+    const iphone = viewportFor({ height: null, frame: "browser", device: "iphone-15" });
+    expect(userAgentFor(iphone, agents)).toMatch(/^Mozilla\/5\.0 \(iPhone; CPU iPhone OS/);
+    expect(userAgentFor(iphone, agents, "Mine/1")).toBe("Mine/1");
+    expect(userAgentFor(viewportFor({ height: null, frame: "browser", device: "pixel-8" }), agents)).toBe("Android Chrome");
+    expect(userAgentFor(viewportFor({ height: null, frame: "browser" }), agents)).toBe("Desktop Chrome");
+    expect(userAgentFor(viewportFor({ height: null, frame: "phone", style: "mockup" }), agents)).toBe("Android Chrome");
   });
 });

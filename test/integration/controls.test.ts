@@ -1,0 +1,184 @@
+// Page controls through the whole local stack: a fixture page of known boxes (test fixture
+// /controls: #promo green 300x100 at the top, #target red 200x100 at y 150, a button revealing a
+// yellow #panel, #motion grey that turns magenta with reduced motion and cyan in print, #chat blue
+// fixed at the bottom right), rendered 400x400 at 1x; the outputs decoded and looked at.
+import { describe, expect, inject, it } from "vitest";
+import { canaryHits, decode, type ErrorBody, postJson, rgb } from "../helpers/api.js";
+
+const page = (query = "") => `${inject("fixtureUrl")}/controls${query}`;
+const render = (fields: Record<string, unknown>, query = "") =>
+  postJson("/api/v1/screenshot", { url: page(query), width: 400, height: 400, deviceScaleFactor: 1, ...fields });
+const envelope = async (fields: Record<string, unknown>, query = "") => {
+  const res = await render({ ...fields, responseFormat: "json" }, query);
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await res.json()) as { width: number; height: number; title: string; clip?: Record<string, number>; image: string };
+};
+const image = async (fields: Record<string, unknown>, query = "") => {
+  const res = await render(fields, query);
+  expect(res.status, res.status === 200 ? "" : await res.clone().text()).toBe(200);
+  return decode(res);
+};
+const colour = (pixel: { r: number; g: number; b: number }) => `${pixel.r},${pixel.g},${pixel.b}`;
+const RED = "255,0,0";
+const GREEN = "0,170,0";
+const BLUE = "0,0,255";
+const WHITE = "255,255,255";
+
+describe("capturing a part of the page", () => {
+  it("selector: the element's border box at the deviceScaleFactor, showing the element, its box in the envelope", async () => {
+    const shot = await image({ selector: "#target", deviceScaleFactor: 2 });
+    expect([shot.width, shot.height]).toEqual([400, 200]);
+    expect(colour(rgb(shot, 10, 10))).toBe(RED);
+    expect(colour(rgb(shot, 390, 190))).toBe(RED);
+    const json = await envelope({ selector: "#target" });
+    expect(json.clip).toEqual({ x: 0, y: 150, width: 200, height: 100 });
+    expect([json.width, json.height]).toEqual([200, 100]);
+  });
+
+  it("clip: that rectangle in CSS px", async () => {
+    const shot = await image({ clip: { x: 0, y: 0, width: 50, height: 40 } });
+    expect([shot.width, shot.height]).toEqual([50, 40]);
+    expect(colour(rgb(shot, 25, 20))).toBe(GREEN);
+  });
+
+  it("an element that is not there: 422 SELECTOR_NOT_FOUND naming it", async () => {
+    const res = await render({ selector: "#nowhere" });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as ErrorBody).error).toEqual({ code: "SELECTOR_NOT_FOUND", message: 'selector: no element matches "#nowhere" on the page.' });
+  });
+});
+
+describe("changing the page before the capture", () => {
+  it("hideSelectors leaves the space, removeSelectors takes it away", async () => {
+    const plain = await image({});
+    expect(colour(rgb(plain, 350, 350))).toBe(BLUE);
+    expect(colour(rgb(plain, 10, 50))).toBe(GREEN);
+    const hidden = await image({ hideSelectors: ["#chat"] });
+    expect(colour(rgb(hidden, 350, 350))).toBe(WHITE);
+    expect(colour(rgb(hidden, 10, 160))).toBe(RED);
+    const removed = await image({ removeSelectors: ["#promo", "#chat"] });
+    // #target moves up by the promo's 100 px: it now starts at y 50.
+    expect(colour(rgb(removed, 10, 60))).toBe(RED);
+    expect(colour(rgb(removed, 350, 350))).toBe(WHITE);
+  });
+
+  it("hidden elements stay hidden on a full page", async () => {
+    const shot = await image({ fullPage: true, hideSelectors: ["#chat"] });
+    for (let y = 0; y < shot.height; y += 10) expect(colour(rgb(shot, 390, y))).not.toBe(BLUE);
+  });
+
+  it("css changes a pixel; js changes the DOM, and is awaited when it returns a promise", async () => {
+    expect(colour(rgb(await image({ css: "#target { background: #00ff00 !important }" }), 10, 160))).toBe("0,255,0");
+    const json = await envelope({
+      js: "document.getElementById('target').style.background = '#0000ff'; await new Promise((r) => setTimeout(r, 200)); document.title = 'after js';",
+    });
+    expect(json.title).toBe("after js");
+    const shot = await image({ js: "document.getElementById('target').style.background = '#0000ff'" });
+    expect(colour(rgb(shot, 10, 160))).toBe(BLUE);
+  });
+
+  it("click reveals what the page shows on a click", async () => {
+    expect(colour(rgb(await image({}), 10, 300))).not.toBe("255,255,0");
+    expect(colour(rgb(await image({ click: "#open" }), 10, 300))).toBe("255,255,0");
+    const missing = await render({ click: "#no-button" });
+    expect(missing.status).toBe(422);
+    expect(((await missing.json()) as ErrorBody).error.code).toBe("SELECTOR_NOT_FOUND");
+  });
+});
+
+describe("emulation", () => {
+  it("time zone, locale and user agent are what the page reads", async () => {
+    const json = await envelope({ timezone: "Asia/Tokyo", locale: "fr-FR", userAgent: "ShotlineTest/1.0", waitForSelector: "#facts" });
+    expect(JSON.parse(json.title)).toMatchObject({ tz: "Asia/Tokyo", lang: "fr-FR", ua: "ShotlineTest/1.0" });
+  });
+
+  it("geolocation is granted and reported to the page", async () => {
+    const json = await envelope({ geolocation: { latitude: 48.8584, longitude: 2.2945 }, waitForSelector: "#facts" }, "?geo");
+    expect(JSON.parse(json.title)).toMatchObject({ lat: 48.8584, lon: 2.2945 });
+  });
+
+  it("print media and reduced motion are visible in pixels; omitBackground gives transparent pixels", async () => {
+    // #motion sits below the 30 px button: y 280..330.
+    expect(colour(rgb(await image({}), 10, 300))).toBe("128,128,128");
+    expect(colour(rgb(await image({ reducedMotion: true }), 10, 300))).toBe("255,0,255");
+    expect(colour(rgb(await image({ mediaType: "print" }), 10, 300))).toBe("0,255,255");
+    const transparent = await image({ omitBackground: true });
+    expect(transparent.getPixelColor(380, 10) & 0xff).toBe(0);
+    expect((await image({})).getPixelColor(380, 10) & 0xff).toBe(255);
+  });
+});
+
+describe("devices and loading", () => {
+  it("a device preset gives its viewport, scale and user agent; explicit fields win; it works with the phone frame", async () => {
+    const iphone = await envelope({ device: "iphone-15", width: undefined, height: undefined, deviceScaleFactor: undefined, waitForSelector: "#facts" });
+    expect([iphone.width, iphone.height]).toEqual([393 * 3, 852 * 3]);
+    expect(JSON.parse(iphone.title).ua).toContain("iPhone");
+    const pixel = await envelope({ device: "pixel-8", width: undefined, height: undefined, deviceScaleFactor: 1, waitForSelector: "#facts" });
+    expect([pixel.width, pixel.height]).toEqual([412, 915]);
+    expect(JSON.parse(pixel.title).ua).toMatch(/Android .*Mobile Safari/);
+    const framed = await render({ device: "iphone-15", width: undefined, height: undefined, deviceScaleFactor: 1, style: "mockup", frame: "phone" });
+    expect(framed.status).toBe(200);
+    expect(framed.headers.get("content-type")).toBe("image/png");
+  });
+
+  it("waitUntil domcontentloaded captures a page whose load event never comes; load waits for it and times out", async () => {
+    const never = `${inject("fixtureUrl")}/load-never-comes`;
+    const early = await postJson("/api/v1/screenshot", { url: never, width: 400, height: 300, deviceScaleFactor: 1, waitUntil: "domcontentloaded" });
+    expect(early.status).toBe(200);
+    expect(colour(rgb(await decode(early), 10, 10))).toBe(RED);
+    const late = await postJson("/api/v1/screenshot", { url: never, width: 400, height: 300, deviceScaleFactor: 1 });
+    expect(late.status).toBe(504);
+    const idle = await render({ waitUntil: "networkidle" });
+    expect(idle.status).toBe(200);
+  });
+});
+
+describe("controls that cannot work", () => {
+  it.each([
+    [{ selector: "#target", clip: { x: 0, y: 0, width: 10, height: 10 } }, "clip: cannot be combined with selector"],
+    [{ selector: "#target", fullPage: true }, "fullPage: cannot be combined with selector"],
+    [{ clip: { x: 0, y: 0, width: 10, height: 10 }, style: "mockup" }, "style: cannot be combined with clip"],
+    [{ omitBackground: true, format: "jpeg" }, 'omitBackground: needs format "png"'],
+    [{ hideSelectors: ["#a", "div}body{display:none"] }, 'hideSelectors: "div}body{display:none" is not a valid CSS selector'],
+    [{ hideSelectors: Array.from({ length: 51 }, (_, i) => `#a${i}`) }, "hideSelectors: must hold at most 50 selectors"],
+    [{ timezone: "Mars/Olympus_Mons" }, "timezone: must be an IANA time zone"],
+    [{ locale: "not a locale" }, "locale: must be a locale"],
+    [{ geolocation: { latitude: 91, longitude: 0 } }, "geolocation.latitude: must be a number from -90 to 90"],
+    [{ userAgent: "bad\nagent" }, "userAgent: must be printable ASCII"],
+    [{ css: "/* 100 KB and a byte */".padEnd(100 * 1024 + 1, "a") }, "css: must be at most 100 KB"],
+    [{ device: "nokia-3310" }, 'device: must be one of "iphone-15", "pixel-8", "ipad", "desktop-hd"'],
+    [{ waitUntil: "never" }, 'waitUntil: must be one of "load", "domcontentloaded", "networkidle"'],
+  ])("%# %s: 400 naming the field", async (fields, message) => {
+    const res = await render(fields);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.message).toContain(message);
+  });
+
+  it("geolocation with HTML: 400 (no origin to grant it to)", async () => {
+    const res = await postJson("/api/v1/html-to-screenshot", { html: "<p>x</p>", geolocation: { latitude: 1, longitude: 1 } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.message).toContain("geolocation: needs a URL");
+  });
+});
+
+describe("hostile scripts", () => {
+  it("a script that throws: 400 with its message; one that never ends: RENDER_TIMEOUT at the page-load limit", async () => {
+    const thrown = await render({ js: "throw new Error('boom')" });
+    expect(thrown.status).toBe(400);
+    expect(((await thrown.json()) as ErrorBody).error.message).toMatch(/^Invalid request: js: the script failed: .*boom/);
+    const started = Date.now();
+    const endless = await render({ js: "await new Promise(() => {})" });
+    expect(endless.status).toBe(504);
+    expect(((await endless.json()) as ErrorBody).error.code).toBe("RENDER_TIMEOUT");
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it("a script still goes through the network guard: it cannot reach what the guard refuses", async () => {
+    const before = (await canaryHits()).length;
+    const json = await envelope({
+      js: `document.title = await fetch(${JSON.stringify(`${inject("canaryUrl")}/from-js`)}).then(() => "reached", () => "refused");`,
+    });
+    expect(json.title).toBe("refused");
+    expect((await canaryHits()).length).toBe(before);
+  });
+});
