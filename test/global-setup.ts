@@ -62,7 +62,8 @@ async function startShared(): Promise<Shared> {
   // Allowed through the guard but with nothing listening: a real "connection refused".
   const closedPort = await freePort();
   const dev = await startDev({
-    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},127.0.0.1:${closedPort}`,
+    // localhost:<fixtures port> is the same server as another origin (request controls' third party).
+    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},localhost:${new URL(fixtures.baseUrl).port},127.0.0.1:${closedPort}`,
     PAGE_LOAD_TIMEOUT_MS: String(TEST_PAGE_LOAD_MS),
     // Many test files share 127.0.0.1; per-account limits are tested with an account set to 10/s.
     RATE_LIMIT_PER_SECOND: "100",

@@ -219,6 +219,7 @@ export async function startFixtures(): Promise<Fixtures> {
   const hanging = new Set<http.ServerResponse>();
   // Things fixture pages report back (e.g. which consent button was clicked).
   const events: string[] = [];
+  const echoes: { id: string; what: string; host: string; cookie: string; authorization: string; extra: string; userAgent: string }[] = [];
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://fixture");
     if (url.pathname === "/__event") {
@@ -228,6 +229,41 @@ export async function startFixtures(): Promise<Fixtures> {
     }
     if (url.pathname === "/__events") {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(events));
+      return;
+    }
+    // /requests?id=X: a page that loads /echo from its own origin and from http://localhost:<port>
+    // (another origin), with a script and an image; /echo records what each request carried, and
+    // /__echo?id=X answers the records.
+    if (url.pathname === "/requests" || url.pathname === "/echo") {
+      const id = url.searchParams.get("id") ?? "";
+      echoes.push({
+        id,
+        what: url.pathname === "/requests" ? "document" : (url.searchParams.get("what") ?? ""),
+        host: request.headers.host ?? "",
+        cookie: request.headers.cookie ?? "",
+        authorization: request.headers.authorization ?? "",
+        extra: String(request.headers["x-extra"] ?? ""),
+        userAgent: request.headers["user-agent"] ?? "",
+      });
+      if (url.pathname === "/echo") {
+        response
+          .writeHead(200, { "content-type": url.searchParams.get("what") === "script" ? "text/javascript" : "image/png" })
+          .end(url.searchParams.get("what") === "script" ? "" : solidPng(1, 1, [0, 0, 0]));
+        return;
+      }
+      const port = request.socket.localPort;
+      const echo = (origin: string, what: string, tag: "img" | "script") =>
+        tag === "img" ? `<img src="${origin}/echo?id=${id}&what=${what}">` : `<script src="${origin}/echo?id=${id}&what=${what}"></script>`;
+      response
+        .writeHead(200, { "content-type": "text/html" })
+        .end(
+          `<!doctype html><html><body style="margin:0;background:#fff">${echo("", "same-image", "img")}${echo("", "same-script", "script")}${echo(`http://localhost:${port}`, "third-image", "img")}${echo("", "blocked-by-pattern", "img")}</body></html>`,
+        );
+      return;
+    }
+    if (url.pathname === "/__echo") {
+      const id = url.searchParams.get("id");
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(echoes.filter((e) => e.id === id)));
       return;
     }
     if (url.pathname.startsWith("/zoo/") && serveZoo(url.pathname, url.searchParams, request, response)) return;

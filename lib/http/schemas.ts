@@ -67,6 +67,64 @@ const isLocale = (value: string) => {
   }
 };
 
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\x20-\x7e\t]*$/;
+// Headers the browser or the HTTP layer owns, or that another field sets.
+const FORBIDDEN_HEADERS = new Set([
+  "host",
+  "content-length",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "te",
+  "upgrade",
+  "trailer",
+  "cookie",
+  "authorization",
+  "proxy-authorization",
+  "expect",
+]);
+const MAX_HEADERS = 50;
+const MAX_COOKIES = 50;
+
+const headers = z
+  .record(
+    z.string(),
+    z
+      .string({ error: "values must be strings" })
+      .max(4096, { error: "values must be at most 4096 characters" })
+      .regex(HEADER_VALUE, { error: "values must be printable ASCII without line breaks" }),
+    { error: "must be an object of header names to values" },
+  )
+  .refine((h) => Object.keys(h).length <= MAX_HEADERS, { error: `must hold at most ${MAX_HEADERS} headers` })
+  .refine((h) => Object.keys(h).every((name) => TOKEN.test(name) && name.length <= 256), { error: "names must be HTTP header names (at most 256 characters)" })
+  .refine((h) => !Object.keys(h).some((name) => FORBIDDEN_HEADERS.has(name.toLowerCase()) || name.toLowerCase().startsWith("proxy-")), {
+    error: `may not set ${[...FORBIDDEN_HEADERS].join(", ")} or proxy-* (use cookies and httpAuth)`,
+  });
+
+const cookie = z.strictObject(
+  {
+    name: z.string().regex(TOKEN, { error: "must be a cookie name" }).max(256, { error: "must be at most 256 characters" }),
+    value: z
+      .string({ error: "must be a string" })
+      .max(4096, { error: "must be at most 4096 characters" })
+      .regex(/^[\x21-\x7e\x20]*$/, { error: "must be printable ASCII" })
+      .refine((v) => !v.includes(";"), { error: 'must not contain ";"' }),
+    domain: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^\.?[A-Za-z0-9.-]+$/, { error: "must be a host name" })
+      .optional(),
+    path: z.string().startsWith("/", { error: 'must start with "/"' }).max(1024).optional(),
+    secure: boolean().optional(),
+    httpOnly: boolean().optional(),
+    sameSite: oneOf(["Strict", "Lax", "None"]).optional(),
+    expires: integer(0, 2 ** 31 - 1).optional(),
+  },
+  { error: "must be {name, value, domain?, path?, secure?, httpOnly?, sameSite?, expires?}" },
+);
+
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
   format: oneOf(["png", "jpeg", "pdf"]).default("png"),
@@ -128,6 +186,33 @@ const renderFields = {
   mediaType: oneOf(["screen", "print"]).default("screen"),
   reducedMotion: boolean().default(false),
   omitBackground: boolean().default(false),
+  headers: headers.default({}),
+  cookies: z
+    .array(cookie, { error: "must be a list of cookies" })
+    .max(MAX_COOKIES, { error: `must hold at most ${MAX_COOKIES} cookies` })
+    .default([]),
+  httpAuth: z
+    .strictObject(
+      {
+        username: z
+          .string()
+          .max(256)
+          .refine((v) => !v.includes(":"), { error: 'must not contain ":"' }),
+        password: z.string().max(256),
+      },
+      { error: "must be {username, password}" },
+    )
+    .optional(),
+  blockRequests: z
+    .array(z.string().min(1, { error: "must be non-empty URL patterns" }).max(2048, { error: "must be at most 2048 characters each" }), {
+      error: "must be a list of URL patterns",
+    })
+    .max(MAX_SELECTORS, { error: `must hold at most ${MAX_SELECTORS} patterns` })
+    .default([]),
+  blockResources: z
+    .array(oneOf(["image", "media", "font", "stylesheet", "script", "xhr", "fetch", "websocket", "eventsource", "manifest", "other"]))
+    .max(11)
+    .default([]),
   responseFormat: oneOf(["binary", "json"]).default("binary"),
 };
 
@@ -163,7 +248,19 @@ const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
 };
 
 /** Body of POST /api/v1/screenshot. */
-export const screenshotRequest = z.strictObject({ url: httpUrl, ...renderFields }).superRefine(renderRules);
+export const screenshotRequest = z
+  .strictObject({ url: httpUrl, ...renderFields })
+  .superRefine(renderRules)
+  .superRefine((body, ctx) => {
+    // A cookie goes to the target or a domain above it, never to a third party's.
+    const host = URL.canParse(body.url) ? new URL(body.url).hostname.toLowerCase() : "";
+    body.cookies.forEach((c, i) => {
+      const domain = c.domain?.replace(/^\./, "").toLowerCase();
+      if (domain !== undefined && host !== domain && !host.endsWith(`.${domain}`)) {
+        ctx.addIssue({ code: "custom", path: ["cookies", i, "domain"], message: `must be the URL's host (${host}) or a domain above it` });
+      }
+    });
+  });
 type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 /** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */
@@ -179,8 +276,14 @@ export const htmlScreenshotRequest = z
   })
   .superRefine(renderRules)
   .superRefine((body, ctx) => {
-    // A permission is granted to an origin, and an HTML document has none.
+    // A permission is granted to an origin, and credentials go to one: an HTML document has none.
     if (body.geolocation) ctx.addIssue({ code: "custom", path: ["geolocation"], message: "needs a URL (an HTML document has no origin to grant it to)" });
+    for (const field of ["headers", "cookies", "httpAuth"] as const) {
+      const set = body[field];
+      if (set && (Array.isArray(set) ? set.length : Object.keys(set).length)) {
+        ctx.addIssue({ code: "custom", path: [field], message: "needs a URL (an HTML document has no origin to send it to)" });
+      }
+    }
   });
 type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
 

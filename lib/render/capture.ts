@@ -7,6 +7,7 @@ import { guardFailure, invalidUrl } from "./errors.js";
 import { maxCaptureHeight } from "./limits.js";
 import type { CaptureOptions, Clip, OutputFormat, RenderSource } from "./options.js";
 import { withLoadedPage } from "./page-load.js";
+import { applyRequestControls } from "./requests.js";
 import { settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
 import { userAgentFor, viewportFor } from "./viewport.js";
@@ -50,6 +51,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
       hasTouch: viewport.mobile,
     });
     await emulate(page, options, source);
+    await applyRequestControls(page, options, source);
     const requests = trackRequests(page);
     await assertValidSelectors(page, selectorsOf(options));
     const consent = options.blockCookieBanners ? await prepareCookieBanners(page) : undefined;

@@ -61,6 +61,28 @@ export interface CaptureOptions {
   readonly reducedMotion: boolean;
   /** A transparent page background (PNG). */
   readonly omitBackground: boolean;
+  /** Extra request headers and basic auth, sent to the target's origin only; cookies for the target (lib/render/requests.ts). */
+  readonly headers: Record<string, string>;
+  readonly cookies: Cookie[];
+  readonly httpAuth?: { readonly username: string; readonly password: string } | undefined;
+  /** Requests not made: URL patterns (`*` a wildcard) and resource types. */
+  readonly blockRequests: string[];
+  readonly blockResources: BlockableResource[];
+}
+
+type BlockableResource = "image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "eventsource" | "manifest" | "other";
+
+interface Cookie {
+  readonly name: string;
+  readonly value: string;
+  /** Default: the target's host. */
+  readonly domain?: string | undefined;
+  readonly path?: string | undefined;
+  readonly secure?: boolean | undefined;
+  readonly httpOnly?: boolean | undefined;
+  readonly sameSite?: "Strict" | "Lax" | "None" | undefined;
+  /** Unix seconds. */
+  readonly expires?: number | undefined;
 }
 
 /** A rectangle of the page in CSS px. */

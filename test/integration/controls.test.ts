@@ -133,6 +133,58 @@ describe("devices and loading", () => {
   });
 });
 
+describe("request controls", () => {
+  type Echo = { what: string; host: string; cookie: string; authorization: string; extra: string; userAgent: string };
+  /** Renders /requests?id=<new id> with `fields`; returns what each request it made carried, by what it was. */
+  const requestsWith = async (fields: Record<string, unknown>) => {
+    const id = crypto.randomUUID();
+    const res = await postJson("/api/v1/screenshot", {
+      url: `${inject("fixtureUrl")}/requests?id=${id}`,
+      width: 320,
+      height: 200,
+      deviceScaleFactor: 1,
+      ...fields,
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const echoes = (await (await fetch(`${inject("fixtureUrl")}/__echo?id=${id}`)).json()) as Echo[];
+    return new Map(echoes.map((echo) => [echo.what, echo]));
+  };
+
+  it("headers, cookies and basic auth reach the target's origin, and not a third-party origin", async () => {
+    const seen = await requestsWith({
+      headers: { "X-Extra": "hello" },
+      cookies: [{ name: "session", value: "abc123" }],
+      httpAuth: { username: "ann", password: "s3cret" },
+      userAgent: "ShotlineTest/2.0",
+    });
+    const basic = `Basic ${Buffer.from("ann:s3cret").toString("base64")}`;
+    for (const what of ["document", "same-image", "same-script"]) {
+      expect(seen.get(what), what).toMatchObject({ extra: "hello", cookie: "session=abc123", authorization: basic, userAgent: "ShotlineTest/2.0" });
+    }
+    const third = seen.get("third-image")!;
+    expect(third.host).toMatch(/^localhost:/);
+    expect(third).toMatchObject({ extra: "", cookie: "", authorization: "" });
+  });
+
+  it("blockRequests and blockResources: what they match is never requested; the rest is, and the page itself always", async () => {
+    const plain = await requestsWith({});
+    expect([...plain.keys()].sort()).toEqual(["blocked-by-pattern", "document", "same-image", "same-script", "third-image"]);
+    const patterned = await requestsWith({ blockRequests: ["*what=blocked-*"] });
+    expect([...patterned.keys()].sort()).toEqual(["document", "same-image", "same-script", "third-image"]);
+    const noImages = await requestsWith({ blockResources: ["image"] });
+    expect([...noImages.keys()].sort()).toEqual(["document", "same-script"]);
+    const everything = await requestsWith({ blockRequests: ["*"] });
+    expect([...everything.keys()]).toEqual(["document"]);
+  });
+
+  it("refuses credentials for a third party or with HTML", async () => {
+    const elsewhere = await render({ cookies: [{ name: "a", value: "b", domain: "example.com" }] });
+    expect(((await elsewhere.json()) as ErrorBody).error.message).toContain("cookies.0.domain: must be the URL's host (127.0.0.1) or a domain above it");
+    const html = await postJson("/api/v1/html-to-screenshot", { html: "<p>x</p>", headers: { "X-A": "b" } });
+    expect(((await html.json()) as ErrorBody).error.message).toContain("headers: needs a URL");
+  });
+});
+
 describe("controls that cannot work", () => {
   it.each([
     [{ selector: "#target", clip: { x: 0, y: 0, width: 10, height: 10 } }, "clip: cannot be combined with selector"],
@@ -148,6 +200,12 @@ describe("controls that cannot work", () => {
     [{ css: "/* 100 KB and a byte */".padEnd(100 * 1024 + 1, "a") }, "css: must be at most 100 KB"],
     [{ device: "nokia-3310" }, 'device: must be one of "iphone-15", "pixel-8", "ipad", "desktop-hd"'],
     [{ waitUntil: "never" }, 'waitUntil: must be one of "load", "domcontentloaded", "networkidle"'],
+    [{ headers: { Host: "evil.example" } }, "headers: may not set host"],
+    [{ headers: { "X-A": "line\r\nbreak" } }, "headers.X-A: values must be printable ASCII without line breaks"],
+    [{ headers: { "bad name": "x" } }, "headers: names must be HTTP header names"],
+    [{ cookies: [{ name: "a", value: "b;c" }] }, 'cookies.0.value: must not contain ";"'],
+    [{ httpAuth: { username: "a:b", password: "c" } }, 'httpAuth.username: must not contain ":"'],
+    [{ blockResources: ["document"] }, "blockResources.0: must be one of"],
   ])("%# %s: 400 naming the field", async (fields, message) => {
     const res = await render(fields);
     expect(res.status).toBe(400);

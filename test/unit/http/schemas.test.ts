@@ -48,6 +48,10 @@ describe("screenshot request", () => {
       mediaType: "screen",
       reducedMotion: false,
       omitBackground: false,
+      headers: {},
+      cookies: [],
+      blockRequests: [],
+      blockResources: [],
       responseFormat: "binary",
     });
   });
@@ -85,6 +89,11 @@ describe("screenshot request", () => {
       reducedMotion: true,
       omitBackground: false,
       device: "ipad",
+      headers: { "X-Preview": "1" },
+      cookies: [{ name: "session", value: "abc", domain: "127.0.0.1", path: "/app", secure: true, httpOnly: true, sameSite: "Lax", expires: 2_000_000_000 }],
+      httpAuth: { username: "ann", password: "s3cret" },
+      blockRequests: ["*/ads/*"],
+      blockResources: ["media", "font"],
       responseFormat: "json",
     } as const;
     expect(validate(screenshotRequest, body)).toEqual(body);

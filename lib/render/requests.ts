@@ -1,0 +1,51 @@
+import type { Page } from "puppeteer-core";
+import { describeError, log } from "../log.js";
+import type { CaptureOptions, RenderSource } from "./options.js";
+
+// Request controls (docs/api.md, "Page controls"): cookies for the target, extra headers and basic
+// auth on the target's own origin only (credentials never go to a third party), and requests not
+// made at all (URL patterns, resource types). Whatever is let through still goes through the
+// render's network guard.
+
+/** A blockRequests pattern: `*` matches anything, everything else literally; matched against the whole URL. */
+const patternOf = (glob: string) =>
+  new RegExp(
+    `^${glob
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+    "i",
+  );
+
+/** Sets the request controls on a page before it loads; intercepts requests only when a control needs it. */
+export async function applyRequestControls(page: Page, options: CaptureOptions, source: RenderSource): Promise<void> {
+  // The schema refuses these with HTML (lib/http/schemas.ts): only a URL has an origin of its own.
+  if (source.kind !== "url") return applyBlocking(page, options, null, {});
+  const target = new URL(source.url);
+  if (options.cookies.length) {
+    await page.setCookie(...options.cookies.map(({ domain, path, ...cookie }) => ({ ...cookie, domain: domain ?? target.hostname, path: path ?? "/" })));
+  }
+  const extra: Record<string, string> = { ...options.headers };
+  if (options.httpAuth) extra.authorization = `Basic ${Buffer.from(`${options.httpAuth.username}:${options.httpAuth.password}`).toString("base64")}`;
+  return applyBlocking(page, options, target.origin, extra);
+}
+
+async function applyBlocking(page: Page, options: CaptureOptions, origin: string | null, extra: Record<string, string>): Promise<void> {
+  const patterns = options.blockRequests.map(patternOf);
+  const types = new Set<string>(options.blockResources);
+  const adds = Object.keys(extra).length > 0;
+  if (!adds && !patterns.length && !types.size) return;
+  await page.setRequestInterception(true);
+  page.on("request", (request) => {
+    if (request.isInterceptResolutionHandled()) return;
+    const url = request.url();
+    const settle = (work: Promise<void>) => work.catch((error: unknown) => log.debug("request control", { url, error: describeError(error) }));
+    // The page itself is never blocked: only what it loads.
+    const document = request.isNavigationRequest() && request.frame() === page.mainFrame();
+    if (!document && (types.has(request.resourceType()) || patterns.some((pattern) => pattern.test(url)))) return void settle(request.abort("blockedbyclient"));
+    if (adds && origin !== null && URL.canParse(url) && new URL(url).origin === origin) {
+      return void settle(request.continue({ headers: { ...request.headers(), ...extra } }));
+    }
+    void settle(request.continue());
+  });
+}
