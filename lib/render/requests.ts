@@ -20,17 +20,18 @@ const patternOf = (glob: string) =>
 /** Sets the request controls on a page before it loads; intercepts requests only when a control needs it. */
 export async function applyRequestControls(page: Page, options: CaptureOptions, source: RenderSource): Promise<void> {
   // The schema refuses these with HTML (lib/http/schemas.ts): only a URL has an origin of its own.
-  if (source.kind !== "url") return applyBlocking(page, options, null, {});
+  if (source.kind !== "url") return intercept(page, options, null, {});
   const target = new URL(source.url);
   if (options.cookies.length) {
     await page.setCookie(...options.cookies.map(({ domain, path, ...cookie }) => ({ ...cookie, domain: domain ?? target.hostname, path: path ?? "/" })));
   }
   const extra: Record<string, string> = { ...options.headers };
   if (options.httpAuth) extra.authorization = `Basic ${Buffer.from(`${options.httpAuth.username}:${options.httpAuth.password}`).toString("base64")}`;
-  return applyBlocking(page, options, target.origin, extra);
+  return intercept(page, options, target.origin, extra);
 }
 
-async function applyBlocking(page: Page, options: CaptureOptions, origin: string | null, extra: Record<string, string>): Promise<void> {
+/** Intercepts the page's requests when a control needs it: blocked ones aborted, `extra` headers added on `origin`. */
+async function intercept(page: Page, options: CaptureOptions, origin: string | null, extra: Record<string, string>): Promise<void> {
   const patterns = options.blockRequests.map(patternOf);
   const types = new Set<string>(options.blockResources);
   const adds = Object.keys(extra).length > 0;
