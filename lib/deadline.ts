@@ -8,17 +8,18 @@ const ANSWER_RESERVE_MS = 2_000;
 /** The last answer goes out this long before the gateway's or the Lambda's limit. */
 const LAST_ANSWER_MARGIN_MS = 500;
 
+/** Whichever ends first: the Lambda's remaining time, or the gateway's 30 s from the request's arrival. */
+const hardLimit = (now: number, remainingMs: number, arrivedAt: number) => Math.min(now + remainingMs, arrivedAt + GATEWAY_LIMIT_MS);
+
 /**
  * When a request must have answered, whatever still runs (epoch ms): whichever ends first, the
  * Lambda's remaining time or API Gateway's 30 s counted from `arrivedAt` (the event's
  * requestContext.timeEpoch: a cold start eats into it), less a margin.
  */
-export const answerBy = (now: number, remainingMs: number, arrivedAt: number): number =>
-  Math.min(now + remainingMs, arrivedAt + GATEWAY_LIMIT_MS) - LAST_ANSWER_MARGIN_MS;
+export const answerBy = (now: number, remainingMs: number, arrivedAt: number): number => hardLimit(now, remainingMs, arrivedAt) - LAST_ANSWER_MARGIN_MS;
 
-/** When the work of a request must be done (epoch ms): ANSWER_RESERVE_MS before it must have answered, so the client always gets our JSON answer. */
-export const requestDeadline = (now: number, remainingMs: number, arrivedAt: number): number =>
-  answerBy(now, remainingMs, arrivedAt) + LAST_ANSWER_MARGIN_MS - ANSWER_RESERVE_MS;
+/** When the work of a request must be done (epoch ms): ANSWER_RESERVE_MS before the hard limit, so the client always gets our JSON answer. */
+export const requestDeadline = (now: number, remainingMs: number, arrivedAt: number): number => hardLimit(now, remainingMs, arrivedAt) - ANSWER_RESERVE_MS;
 
 /** A signal that aborts at `deadline` with `reason`; `clear` stops its timer once the work is over. */
 export function whenAborted(deadline: number, reason: Error): { signal: AbortSignal; clear: () => void } {

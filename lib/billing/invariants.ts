@@ -1,14 +1,15 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { documents } from "./dynamodb.js";
-import { PENDING_PARTITION, UNCONFIRMED_PARTITION, USAGE_PREFIX } from "./keys.js";
+import { PENDING_PARTITION, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, USAGE_PREFIX } from "./keys.js";
 
 // The ledger's invariants, checked over the whole table (`npm run admin -- reconcile --check`):
 //   - every account's balance = credits (top-ups, bonus) - charges not refunded, and >= 0, and its
 //     total spent = those charges;
-//   - every x402 settlement belongs to one request, and every top-up paid with x402 to exactly one
-//     settlement (a transfer credits a balance once);
-//   - no charge older than the grace period is neither delivered nor refunded.
+//   - every x402 settlement (a transfer) belongs to one request; every top-up credit names a top-up
+//     transfer, and every top-up transfer credits its own account exactly once (by transaction hash);
+//   - no charge older than the grace period is neither delivered nor refunded, and no settlement is
+//     left unconfirmed past its authorisation's validity and the grace period.
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 
@@ -75,7 +76,8 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
         problems.push(`charge ${item.requestId} of ${item.accountId} is neither delivered nor refunded past the grace period`);
     } else if (item.pk === UNCONFIRMED_PARTITION) {
       unconfirmed++;
-      if ((Number(item.validBefore) + 60) * 1000 + graceMs < now) problems.push(`settlement of request ${item.requestId} is unconfirmed past its validity`);
+      if ((Number(item.validBefore) + UNCONFIRMED_SKEW_SECONDS) * 1000 + graceMs < now)
+        problems.push(`settlement of request ${item.requestId} is unconfirmed past its validity`);
     }
   }
   for (const [pk, totals] of accounts) {

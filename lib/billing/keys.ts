@@ -50,5 +50,8 @@ export const pendingKey = (at: Date, accountId: string, requestId: string): Tabl
 /** Partition of the x402 settlements a facilitator left pending, to be confirmed on chain by the reconciler. */
 export const UNCONFIRMED_PARTITION = "UNCONFIRMED";
 
+/** Past its authorisation's validBefore, a settlement still unconfirmed this much longer is decided unpaid (block times, clock skew). */
+export const UNCONFIRMED_SKEW_SECONDS = 60;
+
 /** The marker of a settlement awaiting confirmation on chain. */
 export const unconfirmedKey = (at: Date, paymentId: string): TableKey => ({ pk: UNCONFIRMED_PARTITION, sk: `${at.toISOString()}#${paymentId}` });

@@ -94,18 +94,17 @@ async function authenticated(authorization: string, sourceIp: string, deps: Acce
   try {
     return await deps.authenticate(authorization);
   } catch (error) {
-    if (!(error instanceof AppError) || error.code !== "UNAUTHORIZED") throw error;
-    try {
-      await deps.enforceRateLimit(`auth-failures:${sourceIp}`, config.AUTH_FAILURES_PER_MINUTE, AUTH_FAILURE_WINDOW_SECONDS);
-    } catch (limited) {
-      if (limited instanceof AppError && limited.code === "RATE_LIMITED") {
-        const windowEnd = (Math.floor(Date.now() / 1000 / AUTH_FAILURE_WINDOW_SECONDS) + 1) * AUTH_FAILURE_WINDOW_SECONDS * 1000;
-        refusedUntil.set(sourceIp, windowEnd);
-      }
-      throw limited;
-    }
+    if (error instanceof AppError && error.code === "UNAUTHORIZED") await countAuthFailure(sourceIp, deps);
     throw error;
   }
+}
+
+/** Counts a failed authentication of `sourceIp`; past the limit, 429, remembered here until its window ends (its Retry-After). */
+async function countAuthFailure(sourceIp: string, deps: AccessDependencies): Promise<void> {
+  await deps.enforceRateLimit(`auth-failures:${sourceIp}`, config.AUTH_FAILURES_PER_MINUTE, AUTH_FAILURE_WINDOW_SECONDS).catch((limited: unknown) => {
+    if (limited instanceof AppError && limited.code === "RATE_LIMITED") refusedUntil.set(sourceIp, Date.now() + Number(limited.headers["Retry-After"]) * 1000);
+    throw limited;
+  });
 }
 
 /**

@@ -128,6 +128,12 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
   const deps = options.access ?? realAccess;
   const rowHeaders: Record<string, string> = route.noStore ? { "Cache-Control": "no-store" } : {};
 
+  /** The answer for an error: its JSON body, with the row's headers. */
+  const errorResult = (error: unknown, requestId: string) => {
+    const answer = errorResponse(error, requestId);
+    return toApiGatewayResult({ ...answer, headers: { ...rowHeaders, ...answer.headers } }, requestId);
+  };
+
   const accessLog = ({ event, response, internal }: MiddyRequest) =>
     log.info("request", {
       requestId: event.requestContext.requestId,
@@ -153,8 +159,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     },
     onError: (request) => {
       request.internal.clearDeadline?.();
-      const answer = errorResponse(request.error, request.event.requestContext.requestId);
-      request.response = toApiGatewayResult({ ...answer, headers: { ...rowHeaders, ...answer.headers } }, request.event.requestContext.requestId);
+      request.response = errorResult(request.error, request.event.requestContext.requestId);
       accessLog(request);
     },
   };
@@ -233,8 +238,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     const stopAt = answerBy(Date.now(), context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
     return orTimeout(pipeline(event, context), stopAt - Date.now(), () => {
       log.error("request did not finish in time; answered without it", { requestId, path: event.rawPath });
-      const answer = errorResponse(timeoutError(route), requestId);
-      return toApiGatewayResult({ ...answer, headers: { ...rowHeaders, ...answer.headers } }, requestId);
+      return errorResult(timeoutError(route), requestId);
     });
   };
 }

@@ -1,8 +1,9 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { SettleResponse } from "@x402/core/types";
 import { documents, transact } from "../billing/dynamodb.js";
-import { paymentKey, type TableKey, UNCONFIRMED_PARTITION, unconfirmedKey } from "../billing/keys.js";
+import { paymentKey, type TableKey, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, unconfirmedKey } from "../billing/keys.js";
 import { recordTransfer, type TransactItem } from "../billing/ledger.js";
 import { config } from "../config.js";
 import { orTimeout } from "../deadline.js";
@@ -10,7 +11,7 @@ import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { transferOf } from "./chain.js";
 import { getFacilitator } from "./facilitator.js";
-import { leaveReserved, paymentRequired, type Resource, releasePayment, type VerifiedPayment } from "./x402.js";
+import { encode, leaveReserved, paymentRequired, type Resource, releasePayment, type VerifiedPayment } from "./x402.js";
 
 // Settling an x402 payment so that whatever happens (a slow or failing facilitator, a transfer left
 // pending, the process killed, DynamoDB gone) no money is lost and none is taken twice:
@@ -33,8 +34,6 @@ const MIN_SETTLE_MS = 1_000;
 const CHAIN_POLL_MS = 1_000;
 /** The end of the settling time kept for asking the chain, when the facilitator has not answered by then (at most a quarter of it). */
 const CHAIN_CHECK_MS = 2_000;
-/** Past an authorisation's validBefore, this much more before it counts as never used (block times, clock skew). */
-const VALIDITY_SKEW_SECONDS = 60;
 
 /** What a payment buys: a render (the output), or credit on an account. */
 export type Purpose = { readonly kind: "render" } | { readonly kind: "topup"; readonly accountId: string };
@@ -62,8 +61,6 @@ interface Marker extends TableKey {
   readonly validBefore: string;
   readonly transaction?: string;
 }
-
-const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64");
 
 /** Where every answer's receipt goes: PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1). */
 const receipt = (payment: VerifiedPayment, response: SettleResponse) => ({
@@ -135,7 +132,7 @@ async function paidBy(marker: Marker, until: number): Promise<string | null> {
     });
     if (found?.state === "paid") return found.transaction;
     if (found?.state === "elsewhere") return null;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(CHAIN_POLL_MS, Math.max(0, until - Date.now()))));
+    await sleep(Math.min(CHAIN_POLL_MS, Math.max(0, until - Date.now())));
   }
 }
 
@@ -245,7 +242,7 @@ export async function confirmSettlements(now: number, signal?: AbortSignal): Pro
         if (found.state === "paid") {
           await confirm(marker, found.transaction);
           confirmed++;
-        } else if (found.state === "elsewhere" || BigInt(Math.floor(now / 1000)) > BigInt(marker.validBefore) + BigInt(VALIDITY_SKEW_SECONDS)) {
+        } else if (found.state === "elsewhere" || BigInt(Math.floor(now / 1000)) > BigInt(marker.validBefore) + BigInt(UNCONFIRMED_SKEW_SECONDS)) {
           log.warn("an x402 payment was never settled", { requestId: marker.requestId, payer: marker.payer, amount: marker.amount, state: found.state });
           await transact({ TransactItems: closing(marker, "expired") });
           expired++;

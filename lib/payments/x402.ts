@@ -8,7 +8,7 @@ import { formatUsd } from "../billing/money.js";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
-import { type Facilitator, getFacilitator } from "./facilitator.js";
+import { getFacilitator } from "./facilitator.js";
 
 // x402: pay per request in USDC, no account. A priced request without Authorization gets 402 with
 // the requirements for its own price, both as x402 v2 (PAYMENT-REQUIRED header) and v1 (body
@@ -16,7 +16,8 @@ import { type Facilitator, getFacilitator } from "./facilitator.js";
 // the work and settle only after it succeeded, so a failed render costs the payer nothing.
 
 const MAX_TIMEOUT_SECONDS = 120;
-const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64");
+/** An x402 header value: base64 JSON. */
+export const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64");
 
 /** The resource being paid for. */
 export interface Resource {
@@ -169,14 +170,13 @@ export async function verifyPayment(
     throw paymentRequired(amount, resource, `the authorization is valid for longer than ${MAX_VALID_FOR_SECONDS} s`);
   }
   const requirements = (sent.version === 2 ? requirementsV2(amount) : requirementsV1(amount, resource)) as PaymentRequirements;
-  let result: Awaited<ReturnType<Facilitator["verify"]>>;
-  try {
-    result = await getFacilitator().verify(sent.payload, requirements);
-  } catch (error) {
-    // A payload the facilitator cannot even read, or a facilitator that answers 4xx: the payment is refused, not our failure.
-    log.warn("payment verification failed", { requestId, error: describeError(error) });
-    throw paymentRequired(amount, resource, "the payment could not be verified");
-  }
+  const result = await getFacilitator()
+    .verify(sent.payload, requirements)
+    .catch((error: unknown) => {
+      // A payload the facilitator cannot even read, or a facilitator that answers 4xx: the payment is refused, not our failure.
+      log.warn("payment verification failed", { requestId, error: describeError(error) });
+      throw paymentRequired(amount, resource, "the payment could not be verified");
+    });
   if (!result.isValid) throw paymentRequired(amount, resource, result.invalidReason ?? "the payment is not valid");
 
   const { from, nonce, validBefore } = sent.authorization;

@@ -16,10 +16,12 @@ const notFound = (field: string, selector: string) => new AppError("SELECTOR_NOT
 
 /** Every selector a request sends, by field, so that one that is not CSS is refused before the page loads. */
 export function selectorsOf(options: CaptureOptions): [field: string, selector: string][] {
-  const fields = { waitForSelector: [options.waitForSelector], selector: [options.selector], click: [options.click] };
-  return [...Object.entries({ ...fields, hideSelectors: options.hideSelectors, removeSelectors: options.removeSelectors })].flatMap(([field, selectors]) =>
-    selectors.flatMap((selector) => (selector ? [[field, selector] as [string, string]] : [])),
-  );
+  const single = { waitForSelector: options.waitForSelector, selector: options.selector, click: options.click };
+  return [
+    ...Object.entries(single).flatMap(([field, selector]): [string, string][] => (selector ? [[field, selector]] : [])),
+    ...options.hideSelectors.map((selector): [string, string] => ["hideSelectors", selector]),
+    ...options.removeSelectors.map((selector): [string, string] => ["removeSelectors", selector]),
+  ];
 }
 
 /** Refuses (400) a selector that is not valid CSS: it would otherwise time out, match nothing, or break out of the stylesheet it goes into. */
