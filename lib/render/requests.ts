@@ -7,15 +7,36 @@ import type { CaptureOptions, RenderSource } from "./options.js";
 // made at all (URL patterns, resource types). Whatever is let through still goes through the
 // render's network guard.
 
-/** A blockRequests pattern: `*` matches anything, everything else literally; matched against the whole URL. */
-const patternOf = (glob: string) =>
-  new RegExp(
-    `^${glob
-      .split("*")
-      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*")}$`,
-    "i",
-  );
+/**
+ * Whether `url` matches a blockRequests `pattern` (whole URL, case-insensitive; `*` matches any run
+ * of characters, everything else itself). Linear in the lengths, whatever the pattern: a regular
+ * expression of many `.*` backtracks without end on a long URL the page chose, blocking the process.
+ */
+export function matchesPattern(pattern: string, url: string): boolean {
+  const p = pattern.toLowerCase();
+  const u = url.toLowerCase();
+  let i = 0;
+  let j = 0;
+  // Where the last `*` was, and where in the URL its match would next be extended.
+  let star = -1;
+  let resume = 0;
+  while (j < u.length) {
+    if (i < p.length && p[i] !== "*" && p[i] === u[j]) {
+      i++;
+      j++;
+    } else if (i < p.length && p[i] === "*") {
+      star = i++;
+      resume = j;
+    } else if (star >= 0) {
+      i = star + 1;
+      j = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p[i] === "*") i++;
+  return i === p.length;
+}
 
 /** Sets the request controls on a page before it loads; intercepts requests only when a control needs it. */
 export async function applyRequestControls(page: Page, options: CaptureOptions, source: RenderSource): Promise<void> {
@@ -32,7 +53,7 @@ export async function applyRequestControls(page: Page, options: CaptureOptions, 
 
 /** Intercepts the page's requests when a control needs it: blocked ones aborted, `extra` headers added on `origin`. */
 async function intercept(page: Page, options: CaptureOptions, origin: string | null, extra: Record<string, string>): Promise<void> {
-  const patterns = options.blockRequests.map(patternOf);
+  const patterns = options.blockRequests;
   const types = new Set<string>(options.blockResources);
   const adds = Object.keys(extra).length > 0;
   if (!adds && !patterns.length && !types.size) return;
@@ -43,7 +64,8 @@ async function intercept(page: Page, options: CaptureOptions, origin: string | n
     const settle = (work: Promise<void>) => work.catch((error: unknown) => log.debug("request control", { url, error: describeError(error) }));
     // The page itself is never blocked: only what it loads.
     const document = request.isNavigationRequest() && request.frame() === page.mainFrame();
-    if (!document && (types.has(request.resourceType()) || patterns.some((pattern) => pattern.test(url)))) return void settle(request.abort("blockedbyclient"));
+    if (!document && (types.has(request.resourceType()) || patterns.some((pattern) => matchesPattern(pattern, url))))
+      return void settle(request.abort("blockedbyclient"));
     if (adds && origin !== null && URL.canParse(url) && new URL(url).origin === origin) {
       return void settle(request.continue({ headers: { ...request.headers(), ...extra } }));
     }
