@@ -30,6 +30,8 @@ const envSchema = z.object({
   CHROMIUM_BIN_DIR: z.string().min(1).optional(),
   // Set on Lambda to the fonts layer (/opt/fonts); unset: fonts are built into the temp dir.
   FONTS_DIR: z.string().min(1).optional(),
+  // Set on Lambda to the filter-lists layer (/opt/filter-lists); unset: the engines are built into the temp dir.
+  FILTER_LISTS_DIR: z.string().min(1).optional(),
   // Where autoconsent's content script and rules are copied next to the handler on Lambda; unset: node_modules.
   AUTOCONSENT_DIR: z.string().min(1).optional(),
   // Where the dashboard's files are (copied next to the handler on Lambda); default: the repo's dashboard/.

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 const FUNCTION_ROOT = "/var/task";
 
 /** Where each layer is mounted in a function (/opt/<folder>). */
-export const LAYER_MOUNTS = { chromium: "/opt/chromium", fonts: "/opt/fonts" } as const;
+export const LAYER_MOUNTS = { chromium: "/opt/chromium", fonts: "/opt/fonts", filterLists: "/opt/filter-lists" } as const;
 
 /** Files copied next to a function's handler: `from` the repository, `to` under the function's root. */
 export const COPIED_FILES = {

@@ -53,9 +53,14 @@ export function Api({ stack, app }: StackContext) {
       copyFiles: COPIED_FILES.dashboard.map((file) => ({ ...file })),
     },
   };
-  // A rendering function: the Chromium and fonts layers, and autoconsent's files next to the handler.
+  // A rendering function: the Chromium, fonts and filter-lists layers, and autoconsent's files next to the handler.
   const browser: Grant = {
-    environment: { CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium, FONTS_DIR: LAYER_MOUNTS.fonts, AUTOCONSENT_DIR: copiedDir("autoconsent") },
+    environment: {
+      CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium,
+      FONTS_DIR: LAYER_MOUNTS.fonts,
+      FILTER_LISTS_DIR: LAYER_MOUNTS.filterLists,
+      AUTOCONSENT_DIR: copiedDir("autoconsent"),
+    },
     permissions: [],
     copyFiles: COPIED_FILES.autoconsent.map((file) => ({ ...file })),
   };
@@ -75,7 +80,7 @@ export function Api({ stack, app }: StackContext) {
       ...(copyFiles.length ? { copyFiles } : {}),
       ...(row.cap && reserveConcurrency() ? { reservedConcurrentExecutions: row.cap.concurrency } : {}),
       // Chromium unpacks ~200 MB into /tmp at cold start.
-      ...(row.browser ? { layers: [layers.chromium, layers.fonts], diskSize: 1024 } : {}),
+      ...(row.browser ? { layers: [layers.chromium, layers.fonts, layers.filterLists], diskSize: 1024 } : {}),
     };
   };
 

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { Architecture, Code, LayerVersion } from "aws-cdk-lib/aws-lambda";
 import type { StackContext } from "sst/constructs";
+import { buildFilterEngines } from "../lib/render/filter-build.js";
 import { buildFonts } from "../lib/render/fonts.js";
 
 const buildDir = path.resolve(".build", "layers");
@@ -24,7 +25,14 @@ export function buildFontsLayer(): string {
   return root;
 }
 
-/** The Chromium binary and the fonts, as layers for the functions that render. */
+/** The ad and tracker filter engines, built from the installed lists (lib/render/filter-lists.ts). */
+export function buildFilterListsLayer(): string {
+  const root = path.join(buildDir, "filter-lists");
+  buildFilterEngines(path.join(root, "filter-lists"));
+  return root;
+}
+
+/** The Chromium binary, the fonts and the filter engines, as layers for the functions that render. */
 export function Layers({ stack }: StackContext) {
   const chromium = new LayerVersion(stack, "Chromium", {
     code: Code.fromAsset(buildChromiumLayer()),
@@ -36,5 +44,10 @@ export function Layers({ stack }: StackContext) {
     compatibleArchitectures: [Architecture.X86_64],
     description: "Noto Color Emoji + Noto Sans SC at /opt/fonts",
   });
-  return { chromium, fonts };
+  const filterLists = new LayerVersion(stack, "FilterLists", {
+    code: Code.fromAsset(buildFilterListsLayer()),
+    compatibleArchitectures: [Architecture.X86_64],
+    description: "AdGuard Base and Tracking Protection as Ghostery filter engines at /opt/filter-lists",
+  });
+  return { chromium, fonts, filterLists };
 }

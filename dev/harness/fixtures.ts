@@ -232,9 +232,10 @@ export async function startFixtures(): Promise<Fixtures> {
       return;
     }
     // /requests?id=X: a page that loads /echo from its own origin and from http://localhost:<port>
-    // (another origin), with a script and an image; /echo records what each request carried, and
-    // /__echo?id=X answers the records.
-    if (url.pathname === "/requests" || url.pathname === "/echo") {
+    // (another origin), with a script and an image, and an ad script and a tracking pixel at paths
+    // the shipped filter lists block (AdGuard Base: "/ad-provider.", Tracking Protection:
+    // "/webtrack.js"); /echo... records what each request carried, and /__echo?id=X answers the records.
+    if (url.pathname === "/requests" || url.pathname.startsWith("/echo")) {
       const id = url.searchParams.get("id") ?? "";
       echoes.push({
         id,
@@ -245,19 +246,19 @@ export async function startFixtures(): Promise<Fixtures> {
         extra: String(request.headers["x-extra"] ?? ""),
         userAgent: request.headers["user-agent"] ?? "",
       });
-      if (url.pathname === "/echo") {
+      if (url.pathname !== "/requests") {
         response
           .writeHead(200, { "content-type": url.searchParams.get("what") === "script" ? "text/javascript" : "image/png" })
           .end(url.searchParams.get("what") === "script" ? "" : solidPng(1, 1, [0, 0, 0]));
         return;
       }
       const port = request.socket.localPort;
-      const echo = (origin: string, what: string, tag: "img" | "script") =>
-        tag === "img" ? `<img src="${origin}/echo?id=${id}&what=${what}">` : `<script src="${origin}/echo?id=${id}&what=${what}"></script>`;
+      const echo = (origin: string, what: string, tag: "img" | "script", file = "") =>
+        tag === "img" ? `<img src="${origin}/echo${file}?id=${id}&what=${what}">` : `<script src="${origin}/echo${file}?id=${id}&what=${what}"></script>`;
       response
         .writeHead(200, { "content-type": "text/html" })
         .end(
-          `<!doctype html><html><body style="margin:0;background:#fff">${echo("", "same-image", "img")}${echo("", "same-script", "script")}${echo(`http://localhost:${port}`, "third-image", "img")}${echo("", "blocked-by-pattern", "img")}</body></html>`,
+          `<!doctype html><html><body style="margin:0;background:#fff">${echo("", "same-image", "img")}${echo("", "same-script", "script")}${echo(`http://localhost:${port}`, "third-image", "img")}${echo("", "blocked-by-pattern", "img")}${echo("", "ad", "script", "/ad-provider.js")}${echo("", "tracker", "img", "/webtrack.js")}</body></html>`,
         );
       return;
     }

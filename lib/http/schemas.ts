@@ -213,6 +213,8 @@ const renderFields = {
     .array(oneOf(["image", "media", "font", "stylesheet", "script", "xhr", "fetch", "websocket", "eventsource", "manifest", "other"]))
     .max(11)
     .default([]),
+  blockAds: boolean().default(false),
+  blockTrackers: boolean().default(false),
   responseFormat: oneOf(["binary", "json"]).default("binary"),
 };
 

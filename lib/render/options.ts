@@ -68,6 +68,9 @@ export interface CaptureOptions {
   /** Requests not made: URL patterns (`*` a wildcard) and resource types. */
   readonly blockRequests: string[];
   readonly blockResources: BlockableResource[];
+  /** Requests the shipped ad / tracker filter lists block (lib/render/filter-lists.ts). */
+  readonly blockAds: boolean;
+  readonly blockTrackers: boolean;
 }
 
 type BlockableResource = "image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "eventsource" | "manifest" | "other";

@@ -1,11 +1,13 @@
 import type { Page } from "puppeteer-core";
 import { describeError, log } from "../log.js";
+import type { FilterList } from "./filter-build.js";
+import { blockedByLists, loadFilterLists } from "./filter-lists.js";
 import type { CaptureOptions, RenderSource } from "./options.js";
 
 // Request controls (docs/api.md, "Page controls"): cookies for the target, extra headers and basic
 // auth on the target's own origin only (credentials never go to a third party), and requests not
-// made at all (URL patterns, resource types). Whatever is let through still goes through the
-// render's network guard.
+// made at all (URL patterns, resource types, the ad and tracker lists). Whatever is let through
+// still goes through the render's network guard.
 
 /**
  * Whether `url` matches a blockRequests `pattern` (whole URL, case-insensitive; `*` matches any run
@@ -55,8 +57,10 @@ export async function applyRequestControls(page: Page, options: CaptureOptions, 
 async function intercept(page: Page, options: CaptureOptions, origin: string | null, extra: Record<string, string>): Promise<void> {
   const patterns = options.blockRequests;
   const types = new Set<string>(options.blockResources);
+  const lists: FilterList[] = [...(options.blockAds ? ["ads" as const] : []), ...(options.blockTrackers ? ["trackers" as const] : [])];
   const adds = Object.keys(extra).length > 0;
-  if (!adds && !patterns.length && !types.size) return;
+  if (!adds && !patterns.length && !types.size && !lists.length) return;
+  loadFilterLists(lists);
   await page.setRequestInterception(true);
   page.on("request", (request) => {
     if (request.isInterceptResolutionHandled()) return;
@@ -64,8 +68,9 @@ async function intercept(page: Page, options: CaptureOptions, origin: string | n
     const settle = (work: Promise<void>) => work.catch((error: unknown) => log.debug("request control", { url, error: describeError(error) }));
     // The page itself is never blocked: only what it loads.
     const document = request.isNavigationRequest() && request.frame() === page.mainFrame();
-    if (!document && (types.has(request.resourceType()) || patterns.some((pattern) => matchesPattern(pattern, url))))
-      return void settle(request.abort("blockedbyclient"));
+    const type = request.resourceType();
+    const blocked = !document && (types.has(type) || patterns.some((pattern) => matchesPattern(pattern, url)) || blockedByLists(lists, url, type, page.url()));
+    if (blocked) return void settle(request.abort("blockedbyclient"));
     if (adds && origin !== null && URL.canParse(url) && new URL(url).origin === origin) {
       return void settle(request.continue({ headers: { ...request.headers(), ...extra } }));
     }

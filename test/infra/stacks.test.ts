@@ -2,7 +2,7 @@
 // and asserts the CloudFormation it would deploy. AWS itself cannot run here; this is the closest check.
 
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
@@ -189,13 +189,18 @@ describe("Api stack", () => {
     for (const file of ["index.html", "dashboard.css", "dashboard.js"]) expect(existsSync(path.join(dir!, "dashboard", file)), file).toBe(true);
   });
 
-  it("gives the rendering functions the Chromium and fonts layers, their locations, and autoconsent's files", () => {
+  it("gives the rendering functions the Chromium, fonts and filter-lists layers, their locations, and autoconsent's files", () => {
     for (const route of routes) {
       const props = fn(`functions/${route.id}.handler`);
       const variables = (props.Environment as { Variables: Record<string, unknown> }).Variables;
       if (route.browser) {
-        expect(props.Layers, route.id).toHaveLength(2);
-        expect(variables).toMatchObject({ CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium, FONTS_DIR: LAYER_MOUNTS.fonts, AUTOCONSENT_DIR: "/var/task/autoconsent" });
+        expect(props.Layers, route.id).toHaveLength(3);
+        expect(variables).toMatchObject({
+          CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium,
+          FONTS_DIR: LAYER_MOUNTS.fonts,
+          FILTER_LISTS_DIR: LAYER_MOUNTS.filterLists,
+          AUTOCONSENT_DIR: "/var/task/autoconsent",
+        });
         expect((props.EphemeralStorage as { Size: number }).Size).toBeGreaterThanOrEqual(1024);
       } else {
         expect(props.Layers, route.id).toBeUndefined();
@@ -206,18 +211,20 @@ describe("Api stack", () => {
 });
 
 describe("Layers stack", () => {
-  it("builds a Chromium layer from the installed @sparticuz/chromium and a fonts layer with emoji and CJK", () => {
-    layers.resourceCountIs("AWS::Lambda::LayerVersion", 2);
+  it("builds a Chromium layer from the installed @sparticuz/chromium, a fonts layer with emoji and CJK, and the filter engines", () => {
+    layers.resourceCountIs("AWS::Lambda::LayerVersion", 3);
     const chromium = readdirSync(path.join(".build", "layers", "chromium", "chromium"));
     expect(chromium).toEqual(expect.arrayContaining(["chromium.br", "fonts.tar.br", "swiftshader.tar.br", "al2023.tar.br"]));
     const fonts = readdirSync(path.join(".build", "layers", "fonts", "fonts"));
     expect(fonts.some((f) => f.startsWith("noto-color-emoji") && f.endsWith(".ttf"))).toBe(true);
     expect(fonts.filter((f) => f.startsWith("noto-sans-sc") && f.endsWith(".ttf")).length).toBeGreaterThan(50);
+    const engines = path.join(".build", "layers", "filter-lists", "filter-lists");
+    for (const list of ["ads", "trackers"]) expect(statSync(path.join(engines, `${list}.engine`)).size, list).toBeGreaterThan(1_000_000);
   });
 });
 
 describe("the bundled render function", () => {
-  it("renders emoji and CJK from its bundle, with Chromium, fonts and autoconsent where the deployed environment points", async () => {
+  it("renders emoji and CJK from its bundle, with Chromium, fonts, filter lists and autoconsent where the deployed environment points", async () => {
     // SST's build output for html-to-screenshot (artifact folders are named by function id hash).
     const artifacts = path.join(".sst", "artifacts");
     const dir = readdirSync(artifacts)
@@ -229,7 +236,14 @@ describe("the bundled render function", () => {
     // The layers' folders stand in for /opt/chromium and /opt/fonts; FONTCONFIG_PATH is what
     // @sparticuz/chromium sets on Lambda, here a fonts.conf listing the fonts layer.
     const fontconfig = writeFontconfig(path.join(outdir, "fontconfig"), [fontsDir]);
-    const body = JSON.stringify({ html: "<p style='font-size:40px'>Hi 你好 😀</p>", width: 400, height: 100, deviceScaleFactor: 1, blockCookieBanners: true });
+    const body = JSON.stringify({
+      html: "<p style='font-size:40px'>Hi 你好 😀</p>",
+      width: 400,
+      height: 100,
+      deviceScaleFactor: 1,
+      blockCookieBanners: true,
+      blockAds: true,
+    });
     // The ledger is the local stack's DynamoDB Local, with the test account's key (AWS itself cannot run here).
     const info = inject("devInfo");
     const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir!, "html-to-screenshot", body, inject("apiKey")], {
@@ -244,6 +258,7 @@ describe("the bundled render function", () => {
         CHROMIUM_BIN_DIR: path.resolve(".build", "layers", "chromium", "chromium"),
         FONTS_DIR: fontsDir,
         FONTCONFIG_PATH: fontconfig,
+        FILTER_LISTS_DIR: path.resolve(".build", "layers", "filter-lists", "filter-lists"),
         AUTOCONSENT_DIR: path.join(dir!, "autoconsent"),
         LOG_LEVEL: "error",
       },
