@@ -4,12 +4,15 @@
 //   floor            a bare puppeteer-core script on a warm browser of the same Chromium: newPage, goto, screenshot
 //   capture_website  the npm package capture-website pointed at the same Chromium binary
 //   mockup           the service with style "mockup" (browser frame, gradient, shadow) on the same pages
-// Then metadata (bench/metadata.ts): our extraction vs metascraper and open-graph-scraper.
+//   ads / ads_blocked  an article with 12 ad slots (each ad answered after 300 ms), without and with blockAds
+// Then the filter engines' cold cost (bench/filter-lists.ts), and metadata (bench/metadata.ts): our
+// extraction vs metascraper and open-graph-scraper.
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
 import puppeteer from "puppeteer-core";
 import { quietChromium } from "../dev/harness/browser.js";
 import { fundedKey, spawnDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
+import { benchFilterLists } from "./filter-lists.js";
 import { benchMetadata } from "./metadata.js";
 import { type Sample, stats, writeResults } from "./stats.js";
 
@@ -89,6 +92,19 @@ async function main() {
     }
   }
 
+  // blockAds on an ad-heavy page, the two alternating (which goes first swaps each round).
+  const adScenarios = { ads: () => screenshot("/ad-heavy"), ads_blocked: () => screenshot("/ad-heavy", { blockAds: true }) };
+  const adSamples: Record<keyof typeof adScenarios, Sample> = { ads: [], ads_blocked: [] };
+  await adScenarios.ads();
+  await adScenarios.ads_blocked();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of round % 2 ? (["ads", "ads_blocked"] as const) : (["ads_blocked", "ads"] as const)) {
+      const started = performance.now();
+      await adScenarios[name]();
+      adSamples[name].push(performance.now() - started);
+    }
+  }
+
   const results = {
     machine: { cpus: (await import("node:os")).cpus().length, node: process.version },
     viewport: VIEWPORT,
@@ -97,12 +113,16 @@ async function main() {
     floor: stats(samples.floor),
     capture_website: stats(samples.capture_website),
     mockup: stats(samples.mockup),
+    ads: stats(adSamples.ads),
+    ads_blocked: stats(adSamples.ads_blocked),
+    filter_lists: benchFilterLists(),
     cold_first_ms: coldFirstMs,
     ratios: {} as Record<string, number>,
   };
   results.ratios.service_vs_floor = Number((results.service.p50_ms / results.floor.p50_ms).toFixed(2));
   results.ratios.capture_website_vs_service = Number((results.capture_website.p50_ms / results.service.p50_ms).toFixed(2));
   results.ratios.mockup_vs_plain = Number((results.mockup.p50_ms / results.service.p50_ms).toFixed(2));
+  results.ratios.ads_vs_blockads = Number((results.ads.p50_ms / results.ads_blocked.p50_ms).toFixed(2));
   const metadata = await benchMetadata({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, metadata.ratios);
 
@@ -116,6 +136,13 @@ async function main() {
     `service_vs_floor ${results.ratios.service_vs_floor} (target <= 1.25)   capture_website_vs_service ${results.ratios.capture_website_vs_service} (target >= 2)`,
   );
   console.log(`mockup_vs_plain ${results.ratios.mockup_vs_plain} (target <= 1.5)`);
+  console.log(
+    `ad-heavy page p50 ${results.ads.p50_ms} ms, with blockAds ${results.ads_blocked.p50_ms} ms: ${results.ads.p50_ms - results.ads_blocked.p50_ms} ms saved (ads_vs_blockads ${results.ratios.ads_vs_blockads})`,
+  );
+  const { build_ms, load_ms } = results.filter_lists;
+  console.log(
+    `filter engines, fresh process: build ads ${build_ms.ads} ms, trackers ${build_ms.trackers} ms (at deploy); load ads ${load_ms.ads} ms, trackers ${load_ms.trackers} ms (first use per instance)`,
+  );
   metadata.print();
   console.log(`written to ${out}`);
 
