@@ -70,14 +70,15 @@ function page(
         body: html(`<div id="box" style="width:100%;height:100vh;background:#ffffff"></div>
 <script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; document.getElementById("box").style.background = "#0000ff"; document.body.appendChild(d); }, 1000);</script>`),
       };
-    // An article with ad slots (the bench's blockAds page): scripts and images from /adserver/, at a
+    // An article with ad slots (the bench's blockAds page): scripts, images and a frame from /adserver/, at a
     // path the ad list blocks ("/ad-provider."), each answered after 300 ms as an ad auction is.
     case "/ad-heavy": {
       const slots = Array.from({ length: Number(query.get("n") ?? 12) }, (_, i) => i);
       const ads = slots.map(
         (i) => `<script async src="/adserver/ad-provider.js?slot=${i}"></script><img src="/adserver/ad-provider.png?slot=${i}" width="300" height="50">`,
       );
-      return { body: html(`<h1>Article</h1><p style="height:600px;background:#eeeeee">Text</p>${ads.join("")}`, "<title>Ads</title>") };
+      const frame = `<iframe src="/adserver/ad-provider.html" width="300" height="100" style="border:0"></iframe>`;
+      return { body: html(`<h1>Article</h1><p style="height:600px;background:#eeeeee">Text</p>${ads.join("")}${frame}`, "<title>Ads</title>") };
     }
     case "/hang":
       return "hang";
@@ -277,11 +278,12 @@ export async function startFixtures(): Promise<Fixtures> {
       return;
     }
     if (url.pathname.startsWith("/adserver/")) {
-      const script = url.pathname.endsWith(".js");
-      setTimeout(
-        () => response.writeHead(200, { "content-type": script ? "text/javascript" : "image/png" }).end(script ? "" : solidPng(300, 50, [255, 200, 0])),
-        300,
-      );
+      const [type, body] = url.pathname.endsWith(".js")
+        ? ["text/javascript", ""]
+        : url.pathname.endsWith(".html")
+          ? ["text/html", html("", "<style>body{background:#ffc800}</style>")]
+          : ["image/png", solidPng(300, 50, [255, 200, 0])];
+      setTimeout(() => response.writeHead(200, { "content-type": type }).end(body), 300);
       return;
     }
     if (url.pathname.startsWith("/zoo/") && serveZoo(url.pathname, url.searchParams, request, response)) return;

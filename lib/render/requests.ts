@@ -1,4 +1,4 @@
-import type { Page } from "puppeteer-core";
+import type { HTTPRequest, Page } from "puppeteer-core";
 import { describeError, log } from "../log.js";
 import type { FilterList } from "./filter-build.js";
 import { blockedByLists, loadFilterLists } from "./filter-lists.js";
@@ -53,6 +53,21 @@ export async function applyRequestControls(page: Page, options: CaptureOptions, 
   return intercept(page, options, target.origin, extra);
 }
 
+/** A transparent 1x1 GIF. */
+const EMPTY_GIF = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
+
+/**
+ * Answers a blocked request without the network: an image gets a transparent pixel and a frame an
+ * empty page, so the capture shows an empty slot where the page would otherwise draw a broken-image
+ * icon or the browser's "blocked" error page; anything else fails, as a blocked request does.
+ */
+function standIn(request: HTTPRequest): Promise<void> {
+  const type = request.resourceType();
+  if (type === "image") return request.respond({ status: 200, contentType: "image/gif", body: EMPTY_GIF });
+  if (type === "document") return request.respond({ status: 200, contentType: "text/html", body: "" });
+  return request.abort("blockedbyclient");
+}
+
 /** Intercepts the page's requests when a control needs it: blocked ones aborted, `extra` headers added on `origin`. */
 async function intercept(page: Page, options: CaptureOptions, origin: string | null, extra: Record<string, string>): Promise<void> {
   const patterns = options.blockRequests;
@@ -70,7 +85,7 @@ async function intercept(page: Page, options: CaptureOptions, origin: string | n
     const document = request.isNavigationRequest() && request.frame() === page.mainFrame();
     const type = request.resourceType();
     const blocked = !document && (types.has(type) || patterns.some((pattern) => matchesPattern(pattern, url)) || blockedByLists(lists, url, type, page.url()));
-    if (blocked) return void settle(request.abort("blockedbyclient"));
+    if (blocked) return void settle(standIn(request));
     if (adds && origin !== null && URL.canParse(url) && new URL(url).origin === origin) {
       return void settle(request.continue({ headers: { ...request.headers(), ...extra } }));
     }

@@ -191,6 +191,15 @@ describe("request controls", () => {
     expect(echoes.map((echo) => echo.what)).toEqual(["image"]);
   });
 
+  it("a blocked image or frame leaves an empty slot, not a broken-image icon or the browser's error page", async () => {
+    const js = `const frame = document.querySelector("iframe");
+      document.title = JSON.stringify([[...document.images].map((img) => img.naturalWidth), frame.contentDocument?.body?.innerHTML ?? "error page"]);`;
+    const res = await postJson("/api/v1/screenshot", { url: `${inject("fixtureUrl")}/ad-heavy?n=2`, blockAds: true, js, responseFormat: "json" });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // A transparent pixel where the ads were (a broken image has width 0), and an empty page in the frame.
+    expect(JSON.parse(((await res.json()) as { title: string }).title)).toEqual([[1, 1], ""]);
+  });
+
   it("refuses credentials for a third party or with HTML", async () => {
     const elsewhere = await render({ cookies: [{ name: "a", value: "b", domain: "example.com" }] });
     expect(((await elsewhere.json()) as ErrorBody).error.message).toContain("cookies.0.domain: must be the URL's host (127.0.0.1) or a domain above it");
