@@ -52,6 +52,8 @@ describe("screenshot request", () => {
       cookies: [],
       blockRequests: [],
       blockResources: [],
+      blockAds: false,
+      blockTrackers: false,
       responseFormat: "binary",
     });
   });
@@ -94,6 +96,8 @@ describe("screenshot request", () => {
       httpAuth: { username: "ann", password: "s3cret" },
       blockRequests: ["*/ads/*"],
       blockResources: ["media", "font"],
+      blockAds: true,
+      blockTrackers: true,
       responseFormat: "json",
     } as const;
     expect(validate(screenshotRequest, body)).toEqual(body);
