@@ -18,6 +18,12 @@ export const COPIED_FILES = {
     { from: "node_modules/@duckduckgo/autoconsent/dist/autoconsent.playwright.js", to: "autoconsent/autoconsent.playwright.js" },
     { from: "node_modules/@duckduckgo/autoconsent/rules/compact-rules.json", to: "autoconsent/compact-rules.json" },
   ],
+  // sharp (libvips: stitching tiles of very tall captures) with its linux-x64 binaries and its
+  // dependencies, as node_modules next to the handler: it is native, so the bundle leaves it external.
+  sharp: ["sharp", "@img/sharp-linux-x64", "@img/sharp-libvips-linux-x64", "@img/colour", "detect-libc", "semver"].map((pkg) => ({
+    from: `node_modules/${pkg}`,
+    to: `node_modules/${pkg}`,
+  })),
   // The dashboard's sources, assembled into one page by lib/http/dashboard-page.ts.
   dashboard: ["index.html", "dashboard.css", "dashboard.js"].map((file) => ({ from: `dashboard/${file}`, to: `dashboard/${file}` })),
 } as const;

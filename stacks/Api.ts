@@ -62,7 +62,7 @@ export function Api({ stack, app }: StackContext) {
       AUTOCONSENT_DIR: copiedDir("autoconsent"),
     },
     permissions: [],
-    copyFiles: COPIED_FILES.autoconsent.map((file) => ({ ...file })),
+    copyFiles: [...COPIED_FILES.autoconsent, ...COPIED_FILES.sharp].map((file) => ({ ...file })),
   };
 
   const functionFor = (row: FunctionRow & { cap?: Cap | null }): FunctionProps => {
@@ -74,7 +74,8 @@ export function Api({ stack, app }: StackContext) {
       architecture: "x86_64",
       memorySize: row.memoryMB,
       timeout: row.timeoutSeconds,
-      nodejs: { format: "esm", minify: true, sourcemap: true },
+      // sharp is copied in (COPIED_FILES): left external, and not installed by SST (which would fetch an old sharp).
+      nodejs: { format: "esm", minify: true, sourcemap: true, esbuild: { external: ["sharp"] } },
       environment: Object.assign({ STAGE: app.stage, SHOTLINE_VERSION: packageVersion() }, ...granted.map((grant) => grant.environment)),
       permissions: granted.flatMap((grant) => grant.permissions),
       ...(copyFiles.length ? { copyFiles } : {}),

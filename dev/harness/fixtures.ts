@@ -41,6 +41,30 @@ export function solidPng(width: number, height: number, [r, g, b]: [number, numb
   ]);
 }
 
+/** The colours of /bands' bands (and /columns'), in order: far enough apart to tell any two apart in a JPEG. */
+export const BAND_COLOURS = [
+  "#e6194b",
+  "#3cb44b",
+  "#ffe119",
+  "#4363d8",
+  "#f58231",
+  "#911eb4",
+  "#46f0f0",
+  "#f032e6",
+  "#bcf60c",
+  "#fabebe",
+  "#008080",
+  "#e6beff",
+  "#9a6324",
+  "#fffac8",
+  "#800000",
+  "#aaffc3",
+  "#808000",
+  "#ffd8b1",
+  "#000075",
+  "#808080",
+];
+
 const html = (body: string, head = "") =>
   `<!doctype html><html><head><meta charset="utf-8">${head}<style>html,body{margin:0}</style></head><body>${body}</body></html>`;
 
@@ -79,6 +103,22 @@ function page(
       );
       const frame = `<iframe src="/adserver/ad-provider.html" width="300" height="100" style="border:0"></iframe>`;
       return { body: html(`<h1>Article</h1><p style="height:600px;background:#eeeeee">Text</p>${ads.join("")}${frame}`, "<title>Ads</title>") };
+    }
+    // /bands?n=20: numbered 1000 px bands, each its own colour (BAND_COLOURS), under a 40 px fixed header;
+    // /columns?w=3840: four columns, each its own colour, 2000 px tall.
+    case "/bands": {
+      const bands = BAND_COLOURS.slice(0, Number(query.get("n") ?? 20)).map((c, i) => `<div class="b" style="background:${c}">${i + 1}</div>`);
+      return {
+        body: html(
+          `<div style="position:fixed;top:0;left:0;right:0;height:40px;background:#111111;z-index:9"></div>${bands.join("")}`,
+          "<style>.b{height:1000px;font:bold 200px sans-serif;color:#fff}</style>",
+        ),
+      };
+    }
+    case "/columns": {
+      const width = Number(query.get("w") ?? 3840);
+      const columns = BAND_COLOURS.slice(0, 4).map((c) => `<div style="width:${width / 4}px;height:2000px;background:${c}"></div>`);
+      return { body: html(`<div style="display:flex">${columns.join("")}</div>`) };
     }
     case "/hang":
       return "hang";

@@ -3,9 +3,11 @@ import { translateRenderError } from "./errors.js";
 import { imageSize } from "./image-size.js";
 import { composeMockup } from "./mockup.js";
 import type { CaptureOptions, Clip, OutputFormat } from "./options.js";
+import { captureTiles, needsTiles } from "./tiles.js";
 import type { Viewport } from "./viewport.js";
 
-// Capture and encode: the settled page as PNG, JPEG or a one-page PDF, framed as a mockup if asked.
+// Capture and encode: the settled page as PNG, JPEG or a one-page PDF, framed as a mockup if asked;
+// areas past Chromium's one-piece limit in tiles (lib/render/tiles.ts).
 
 export const CONTENT_TYPES: Record<OutputFormat, string> = { png: "image/png", jpeg: "image/jpeg", pdf: "application/pdf" };
 
@@ -31,12 +33,21 @@ export async function shoot(page: Page, viewport: Viewport, area: Clip, options:
       return { body: Buffer.from(pdf), width: viewport.width, height };
     }
     const mockup = options.style === "mockup";
+    const part = options.fullPage || options.selector !== undefined || options.clip !== undefined;
+    if (!mockup && part && needsTiles(area, viewport.deviceScaleFactor)) {
+      const body = await captureTiles(page, area, viewport.deviceScaleFactor, {
+        format: options.format,
+        quality: options.quality,
+        omitBackground: options.omitBackground,
+      });
+      return { body, width: Math.round(area.width * viewport.deviceScaleFactor), height: Math.round(height * viewport.deviceScaleFactor) };
+    }
     const shot = Buffer.from(
       await page.screenshot({
         // A mockup composes a lossless capture; zlib's fast setting, since it is decoded at once.
         ...(mockup ? { type: "png" as const, optimizeForSpeed: true } : { type: options.format }),
         ...(!mockup && options.format === "jpeg" ? { quality: options.quality } : {}),
-        ...(options.fullPage || options.selector || options.clip ? { clip: { ...area }, captureBeyondViewport: true } : {}),
+        ...(part ? { clip: { ...area }, captureBeyondViewport: true } : {}),
         ...(options.omitBackground ? { omitBackground: true } : {}),
       }),
     );

@@ -11,7 +11,7 @@ import { App, getStack } from "sst/constructs";
 import { initProject } from "sst/project.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
-import { LAYER_MOUNTS } from "../../lib/packaging.js";
+import { COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
 import { writeFontconfig } from "../../lib/render/fonts.js";
 import { httpRoutes, routes } from "../../lib/routes.js";
 import sstConfig from "../../sst.config.js";
@@ -224,7 +224,7 @@ describe("Layers stack", () => {
 });
 
 describe("the bundled render function", () => {
-  it("renders emoji and CJK from its bundle, with Chromium, fonts, filter lists and autoconsent where the deployed environment points", async () => {
+  it("renders emoji and CJK from its bundle, with Chromium, fonts, filter lists, autoconsent and sharp where the deployed environment points", async () => {
     // SST's build output for html-to-screenshot (artifact folders are named by function id hash).
     const artifacts = path.join(".sst", "artifacts");
     const dir = readdirSync(artifacts)
@@ -232,15 +232,19 @@ describe("the bundled render function", () => {
       .find((d) => existsSync(path.join(d, "functions", "html-to-screenshot.mjs")));
     expect(dir).toBeDefined();
     expect(existsSync(path.join(dir!, "autoconsent", "autoconsent.playwright.js"))).toBe(true);
+    // sharp and its native parts next to the handler (Lambda has no node_modules of ours otherwise).
+    for (const { to } of COPIED_FILES.sharp) expect(existsSync(path.join(dir!, to, "package.json")), to).toBe(true);
     const fontsDir = path.resolve(".build", "layers", "fonts", "fonts");
     // The layers' folders stand in for /opt/chromium and /opt/fonts; FONTCONFIG_PATH is what
     // @sparticuz/chromium sets on Lambda, here a fonts.conf listing the fonts layer.
     const fontconfig = writeFontconfig(path.join(outdir, "fontconfig"), [fontsDir]);
+    // 9,000 px tall, past Chromium's one-piece limit: captured in tiles, stitched by the sharp copied next to the handler.
     const body = JSON.stringify({
-      html: "<p style='font-size:40px'>Hi 你好 😀</p>",
+      html: "<p style='font-size:40px;margin:0'>Hi 你好 😀</p><div style='height:9000px;background:#0000ff'></div>",
       width: 400,
       height: 100,
       deviceScaleFactor: 1,
+      fullPage: true,
       blockCookieBanners: true,
       blockAds: true,
     });
@@ -270,6 +274,8 @@ describe("the bundled render function", () => {
     expect(result.headers["Content-Type"]).toBe("image/png");
     const image = await Jimp.read(Buffer.from(result.body, "base64"));
     expect(image.bitmap.width).toBe(400);
+    expect(image.bitmap.height).toBeGreaterThan(9000);
+    expect(image.getPixelColor(200, 9000)).toBe(0x0000ffff);
     let yellow = 0;
     image.scan((_x, _y, i) => {
       const [r, g, b] = image.bitmap.data.subarray(i, i + 3);

@@ -1,0 +1,65 @@
+import type { Page } from "puppeteer-core";
+import type { Clip } from "./options.js";
+
+// Chromium captures at most 8,192 device pixels along either side in one piece: past that the image
+// starts over (a 20,000 px page at 1x came back with bands 9-20 repeating bands 1-12; at 2x from
+// 4,096 CSS px, at 3x from 2,731; a 3840 px wide page at 3x repeated its left side on the right).
+// Larger areas are captured in tiles within that limit and stitched with sharp (libvips), which
+// also encodes the whole. Fixed elements stay where the page puts them: each tile is a clip of the
+// same layout (captureBeyondViewport), not a scrolled viewport, so a fixed header appears once.
+
+/** Device pixels along either side of one capture that Chromium gets right (measured at 1x, 2x, 3x). */
+export const MAX_TILE_SIDE = 8192;
+
+/** Device pixels of one tile at most: its decoded RGBA stays near 64 MB. */
+const MAX_TILE_PIXELS = 16_000_000;
+
+/** Whether `area` (CSS px) at `scale` is too large for one capture. */
+export const needsTiles = (area: Clip, scale: number): boolean =>
+  Math.round(area.width * scale) > MAX_TILE_SIDE || Math.round(area.height * scale) > MAX_TILE_SIDE;
+
+/** The largest CSS length at most `limit` device px whose device length is whole at `scale` (tiles meet on pixel edges). */
+function alignedLength(limit: number, scale: number): number {
+  const most = Math.floor(limit / scale);
+  for (let length = most; length > most / 2; length--) {
+    if (Math.abs(length * scale - Math.round(length * scale)) < 1e-6) return length;
+  }
+  return most;
+}
+
+/** The tiles covering `area` (CSS px), row by row, each within MAX_TILE_SIDE and MAX_TILE_PIXELS at `scale`. */
+export function tilesFor(area: Clip, scale: number): Clip[] {
+  const tileWidth = alignedLength(Math.min(MAX_TILE_SIDE, area.width * scale), scale) || area.width;
+  const tileHeight = alignedLength(Math.min(MAX_TILE_SIDE, MAX_TILE_PIXELS / Math.round(tileWidth * scale)), scale);
+  const tiles: Clip[] = [];
+  for (let y = 0; y < area.height; y += tileHeight) {
+    for (let x = 0; x < area.width; x += tileWidth) {
+      tiles.push({ x: area.x + x, y: area.y + y, width: Math.min(tileWidth, area.width - x), height: Math.min(tileHeight, area.height - y) });
+    }
+  }
+  return tiles;
+}
+
+export interface TiledOptions {
+  readonly format: "png" | "jpeg";
+  readonly quality: number;
+  readonly omitBackground: boolean;
+}
+
+/** Captures `area` of the page in tiles and stitches them into one image of `area` x `scale` device px. */
+export async function captureTiles(page: Page, area: Clip, scale: number, options: TiledOptions): Promise<Buffer> {
+  const { default: sharp } = await import("sharp");
+  const layers: { input: Buffer; left: number; top: number }[] = [];
+  for (const tile of tilesFor(area, scale)) {
+    // Lossless tiles (zlib's fast setting: they are decoded at once); the whole is encoded once.
+    const input = Buffer.from(
+      await page.screenshot({ type: "png", optimizeForSpeed: true, clip: tile, captureBeyondViewport: true, omitBackground: options.omitBackground }),
+    );
+    layers.push({ input, left: Math.round((tile.x - area.x) * scale), top: Math.round((tile.y - area.y) * scale) });
+  }
+  const canvas = sharp({
+    create: { width: Math.round(area.width * scale), height: Math.round(area.height * scale), channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
+    limitInputPixels: false,
+  }).composite(layers);
+  return options.format === "jpeg" ? canvas.flatten({ background: "#ffffff" }).jpeg({ quality: options.quality }).toBuffer() : canvas.png().toBuffer();
+}

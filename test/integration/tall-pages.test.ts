@@ -1,0 +1,71 @@
+// Captures past Chromium's one-piece limit (8,192 device px a side): every band of a 20,000 px page
+// at its place at 1x, 2x and 3x, the fixed header once at the top, and a 3840 px wide page at 3x.
+import sharp from "sharp";
+import { describe, expect, inject, it } from "vitest";
+import { BAND_COLOURS } from "../../dev/harness/fixtures.js";
+import { postJson } from "../helpers/api.js";
+
+const hex = (colour: string) => [1, 3, 5].map((i) => Number.parseInt(colour.slice(i, i + 2), 16));
+
+async function pixels(res: Response) {
+  expect(res.status, res.status === 200 ? "" : await res.clone().text()).toBe(200);
+  const { data, info } = await sharp(Buffer.from(await res.arrayBuffer()), { limitInputPixels: false })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const at = (x: number, y: number) => {
+    const offset = (Math.round(y) * info.width + Math.round(x)) * info.channels;
+    return [data[offset]!, data[offset + 1]!, data[offset + 2]!];
+  };
+  return { width: info.width, height: info.height, at };
+}
+
+/** Within `tolerance` of `colour` on every channel (JPEG allows some). */
+const near = (pixel: number[], colour: string, tolerance = 6) => hex(colour).every((value, i) => Math.abs(value - pixel[i]!) <= tolerance);
+
+describe("a 20,000 px page, full page", () => {
+  it.each([1, 2, 3])("at %ix: every band at its place, on both sides of every tile edge, the fixed header once", async (scale) => {
+    const res = await postJson("/api/v1/screenshot", { url: `${inject("fixtureUrl")}/bands?n=20`, width: 400, deviceScaleFactor: scale, fullPage: true });
+    const image = await pixels(res);
+    expect([image.width, image.height]).toEqual([400 * scale, 20_000 * scale]);
+    const wrong: string[] = [];
+    for (let band = 0; band < 20; band++) {
+      // Rows through the band (below the number's glyphs), and each band's first and last rows (tile edges fall inside bands at 2x and 3x).
+      for (const y of [band * 1000 + 300, band * 1000 + 700, band * 1000 + 999, band * 1000 + (band === 0 ? 41 : 1)]) {
+        for (const x of [5, 390]) if (!near(image.at(x * scale, y * scale), BAND_COLOURS[band]!)) wrong.push(`band ${band + 1} at (${x}, ${y})`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(near(image.at(200 * scale, 20 * scale), "#111111"), "the fixed header at the top").toBe(true);
+  });
+
+  it("as JPEG at 2x too", async () => {
+    const res = await postJson("/api/v1/screenshot", {
+      url: `${inject("fixtureUrl")}/bands?n=20`,
+      width: 400,
+      deviceScaleFactor: 2,
+      fullPage: true,
+      format: "jpeg",
+    });
+    expect(res.headers.get("content-type")).toBe("image/jpeg");
+    const image = await pixels(res);
+    expect([image.width, image.height]).toEqual([800, 40_000]);
+    for (let band = 0; band < 20; band++) expect(near(image.at(400, (band * 1000 + 500) * 2), BAND_COLOURS[band]!, 12), `band ${band + 1}`).toBe(true);
+  });
+});
+
+describe("a 3840 px wide page at 3x (11,520 device px)", () => {
+  it("keeps every column at its place", async () => {
+    const res = await postJson("/api/v1/screenshot", {
+      url: `${inject("fixtureUrl")}/columns?w=3840`,
+      width: 3840,
+      height: 600,
+      deviceScaleFactor: 3,
+      fullPage: true,
+    });
+    const image = await pixels(res);
+    expect([image.width, image.height]).toEqual([11_520, 6000]);
+    for (let column = 0; column < 4; column++) {
+      for (const y of [10, 3000, 5990]) expect(near(image.at((column * 960 + 480) * 3, y), BAND_COLOURS[column]!), `column ${column + 1} at ${y}`).toBe(true);
+    }
+  });
+});
