@@ -3,7 +3,7 @@ import type { Capture } from "../render/capture.js";
 import { storeOutput } from "../storage/outputs.js";
 import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 
-const EXTENSIONS = { png: "png", jpeg: "jpg", pdf: "pdf" } as const;
+const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf" } as const;
 
 /**
  * The largest answer returned inline, measured as sent (binary bodies travel base64-encoded, a

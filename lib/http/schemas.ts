@@ -127,7 +127,7 @@ const cookie = z.strictObject(
 
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
-  format: oneOf(["png", "jpeg", "pdf"]).default("png"),
+  format: oneOf(["png", "jpeg", "webp", "avif", "pdf"]).default("png"),
   width: integer(320, 3840).optional(),
   height: integer(100, 16384).nullable().default(null),
   fullPage: boolean().default(false),
@@ -227,16 +227,17 @@ type RenderFieldsIn = Pick<
 // capture alone would pass the output cap (lib/render/limits.ts); a full page is cut to fit it later.
 const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
   if (body.style === "mockup" && body.format === "pdf") {
-    ctx.addIssue({ code: "custom", path: ["format"], message: 'must be "png" or "jpeg" when style is "mockup"' });
+    ctx.addIssue({ code: "custom", path: ["format"], message: 'must be an image format ("png", "jpeg", "webp" or "avif") when style is "mockup"' });
   }
   // Part of the page: one element or one rectangle, as an image, not framed.
   const part = body.selector !== undefined ? "selector" : body.clip !== undefined ? "clip" : null;
   if (body.selector !== undefined && body.clip !== undefined) ctx.addIssue({ code: "custom", path: ["clip"], message: "cannot be combined with selector" });
   if (part && body.fullPage) ctx.addIssue({ code: "custom", path: ["fullPage"], message: `cannot be combined with ${part}` });
   if (part && body.style === "mockup") ctx.addIssue({ code: "custom", path: ["style"], message: `cannot be combined with ${part}` });
-  if (part && body.format === "pdf") ctx.addIssue({ code: "custom", path: ["format"], message: `must be "png" or "jpeg" with ${part}` });
-  if (body.omitBackground && body.format !== "png")
-    ctx.addIssue({ code: "custom", path: ["omitBackground"], message: 'needs format "png" (JPEG and PDF have no transparency)' });
+  if (part && body.format === "pdf")
+    ctx.addIssue({ code: "custom", path: ["format"], message: `must be an image format ("png", "jpeg", "webp" or "avif") with ${part}` });
+  if (body.omitBackground && (body.format === "jpeg" || body.format === "pdf"))
+    ctx.addIssue({ code: "custom", path: ["omitBackground"], message: 'needs format "png", "webp" or "avif" (JPEG and PDF have no transparency)' });
   const viewport = viewportFor(body);
   const pixels = outputPixels(viewport, viewport.height, body.style === "mockup");
   if (pixels > MAX_OUTPUT_PIXELS) {

@@ -63,7 +63,7 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
     deadline,
     prepare,
     async (loaded, { requests, consent }) => {
-      const settled = await settle(loaded, requests, consent, options, viewport.height, maxCaptureHeight(viewport, options.style === "mockup"));
+      const settled = await settle(loaded, requests, consent, options, viewport.height, maxCaptureHeight(viewport, options.style === "mockup", options.format));
       const { page } = loaded;
       // A later navigation that failed (refused by the guard, unreachable) leaves Chromium's error page.
       if (page.url().startsWith("chrome-error:")) {

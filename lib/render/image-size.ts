@@ -1,4 +1,4 @@
-/** Pixel size of a PNG or JPEG, read from its header; null for anything else. */
+/** Pixel size of a PNG, JPEG, WebP or AVIF, read from its header; null for anything else. */
 export function imageSize(image: Buffer): { width: number; height: number } | null {
   // PNG: signature, then the IHDR chunk with width and height.
   if (image.length >= 24 && image.readUInt32BE(0) === 0x89504e47) {
@@ -15,6 +15,21 @@ export function imageSize(image: Buffer): { width: number; height: number } | nu
       if (isStartOfFrame) return { width: image.readUInt16BE(offset + 7), height: image.readUInt16BE(offset + 5) };
       offset += 2 + length;
     }
+  }
+  // WebP: RIFF....WEBP, then a VP8X (canvas size), VP8L (lossless) or VP8 (lossy) chunk.
+  if (image.length >= 30 && image.toString("latin1", 0, 4) === "RIFF" && image.toString("latin1", 8, 12) === "WEBP") {
+    const chunk = image.toString("latin1", 12, 16);
+    if (chunk === "VP8X") return { width: image.readUIntLE(24, 3) + 1, height: image.readUIntLE(27, 3) + 1 };
+    if (chunk === "VP8L") {
+      const bits = image.readUInt32LE(21);
+      return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+    }
+    if (chunk === "VP8 ") return { width: image.readUInt16LE(26) & 0x3fff, height: image.readUInt16LE(28) & 0x3fff };
+  }
+  // AVIF (HEIF): the image spatial extents property ("ispe": version/flags, width, height).
+  if (image.length >= 12 && image.toString("latin1", 4, 8) === "ftyp") {
+    const ispe = image.indexOf("ispe", 0, "latin1");
+    if (ispe > 0 && ispe + 16 <= image.length) return { width: image.readUInt32BE(ispe + 8), height: image.readUInt32BE(ispe + 12) };
   }
   return null;
 }

@@ -1,3 +1,4 @@
+import type { OutputFormat } from "./options.js";
 import type { Viewport } from "./viewport.js";
 
 // Caps on what one render may produce (docs/api.md, "Limits"), so that no request can ask a 2 GB
@@ -13,8 +14,12 @@ export const MAX_CAPTURE_HEIGHT = 20_000;
 export const outputPixels = (viewport: Viewport, cssHeight: number, mockup: boolean): number =>
   Math.round(viewport.width * viewport.deviceScaleFactor) * Math.round(cssHeight * viewport.deviceScaleFactor) * (mockup ? 2 : 1);
 
-/** The tallest capture, in CSS px, that keeps within MAX_CAPTURE_HEIGHT and MAX_OUTPUT_PIXELS at `viewport`. */
-export function maxCaptureHeight(viewport: Viewport, mockup: boolean): number {
+/** WebP cannot be taller than this (device px); AVIF is held to it too (encoding it past that takes many seconds). */
+const MAX_WEBP_AVIF_SIDE = 16_383;
+
+/** The tallest capture, in CSS px, that keeps within MAX_CAPTURE_HEIGHT and MAX_OUTPUT_PIXELS at `viewport` (and MAX_WEBP_AVIF_SIDE in those formats). */
+export function maxCaptureHeight(viewport: Viewport, mockup: boolean, format: OutputFormat = "png"): number {
   const perRow = Math.round(viewport.width * viewport.deviceScaleFactor) * viewport.deviceScaleFactor * (mockup ? 2 : 1);
-  return Math.min(MAX_CAPTURE_HEIGHT, Math.floor(MAX_OUTPUT_PIXELS / perRow));
+  const byFormat = format === "webp" || format === "avif" ? Math.floor(MAX_WEBP_AVIF_SIDE / viewport.deviceScaleFactor) : MAX_CAPTURE_HEIGHT;
+  return Math.min(MAX_CAPTURE_HEIGHT, byFormat, Math.floor(MAX_OUTPUT_PIXELS / perRow));
 }

@@ -1,5 +1,7 @@
 import type { Page } from "puppeteer-core";
 import { withComposerPage } from "./browser.js";
+import { chromiumFormat, finishEncoding } from "./encode.js";
+import type { ImageFormat } from "./options.js";
 
 // Mockups are composed as an HTML/CSS template in a browser that is already running (the composer,
 // see browser.ts): the capture as an image at its own device scale (so no resampling blur), inside a
@@ -16,7 +18,7 @@ export interface MockupOptions {
   readonly shadow: boolean;
   readonly frame: "browser" | "phone" | "none";
   readonly darkMode: boolean;
-  readonly format: "png" | "jpeg";
+  readonly format: ImageFormat;
   readonly quality: number;
   readonly deviceScaleFactor: number;
   /** The page's host for the browser bar; null for HTML input (no address to show). */
@@ -156,11 +158,7 @@ export async function composeMockup(capture: Buffer, width: number, height: numb
     const backdrop = await backdropFor(page, width, height, options);
     await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor });
     await page.setContent(mockupHtml(`data:image/png;base64,${capture.toString("base64")}`, width, height, options, backdrop), { waitUntil: "load" });
-    return Buffer.from(
-      await page.screenshot({
-        type: options.format,
-        ...(options.format === "jpeg" ? { quality: options.quality } : { optimizeForSpeed: true }),
-      }),
-    );
-  });
+    const type = chromiumFormat(options.format);
+    return Buffer.from(await page.screenshot({ type, ...(type === "png" ? { optimizeForSpeed: true } : { quality: options.quality }) }));
+  }).then((image) => finishEncoding(image, options.format, options.quality));
 }

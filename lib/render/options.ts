@@ -4,7 +4,10 @@
 /** What to render: a URL, or a raw HTML document. */
 export type RenderSource = { kind: "url"; url: string } | { kind: "html"; html: string };
 
-export type OutputFormat = "png" | "jpeg" | "pdf";
+export type OutputFormat = "png" | "jpeg" | "webp" | "avif" | "pdf";
+
+/** The formats that are images. */
+export type ImageFormat = Exclude<OutputFormat, "pdf">;
 
 type MockupFrame = "browser" | "phone" | "none";
 
@@ -26,7 +29,7 @@ export interface CaptureOptions {
   readonly deviceScaleFactor?: number | undefined;
   /** A device preset (lib/render/viewport.ts, DEVICES): its viewport, scale, mobile emulation and user agent; explicit fields win. */
   readonly device?: DeviceName | undefined;
-  /** JPEG only. */
+  /** JPEG, WebP and AVIF. */
   readonly quality: number;
   /** ms to wait after the page loaded. */
   readonly delay: number;

@@ -1,4 +1,5 @@
 import type { Page } from "puppeteer-core";
+import { chromiumFormat, finishEncoding } from "./encode.js";
 import { translateRenderError } from "./errors.js";
 import { imageSize } from "./image-size.js";
 import { composeMockup } from "./mockup.js";
@@ -6,10 +7,16 @@ import type { CaptureOptions, Clip, OutputFormat } from "./options.js";
 import { captureTiles, needsTiles } from "./tiles.js";
 import type { Viewport } from "./viewport.js";
 
-// Capture and encode: the settled page as PNG, JPEG or a one-page PDF, framed as a mockup if asked;
+// Capture and encode: the settled page as PNG, JPEG, WebP, AVIF or a one-page PDF, framed as a mockup if asked;
 // areas past Chromium's one-piece limit in tiles (lib/render/tiles.ts).
 
-export const CONTENT_TYPES: Record<OutputFormat, string> = { png: "image/png", jpeg: "image/jpeg", pdf: "application/pdf" };
+export const CONTENT_TYPES: Record<OutputFormat, string> = {
+  png: "image/png",
+  jpeg: "image/jpeg",
+  webp: "image/webp",
+  avif: "image/avif",
+  pdf: "application/pdf",
+};
 
 /** The encoded output and its size: pixels for images, CSS pixels of the page for PDF. */
 export interface Shot {
@@ -42,23 +49,20 @@ export async function shoot(page: Page, viewport: Viewport, area: Clip, options:
       });
       return { body, width: Math.round(area.width * viewport.deviceScaleFactor), height: Math.round(height * viewport.deviceScaleFactor) };
     }
+    // A mockup composes a lossless capture (zlib's fast setting, since it is decoded at once).
+    const type = mockup ? "png" : chromiumFormat(options.format);
     const shot = Buffer.from(
       await page.screenshot({
-        // A mockup composes a lossless capture; zlib's fast setting, since it is decoded at once.
-        ...(mockup ? { type: "png" as const, optimizeForSpeed: true } : { type: options.format }),
-        ...(!mockup && options.format === "jpeg" ? { quality: options.quality } : {}),
+        type,
+        ...(mockup ? { optimizeForSpeed: true } : {}),
+        ...(type === "jpeg" || type === "webp" ? { quality: options.quality } : {}),
         ...(part ? { clip: { ...area }, captureBeyondViewport: true } : {}),
         ...(options.omitBackground ? { omitBackground: true } : {}),
       }),
     );
     const body = mockup
-      ? await composeMockup(shot, viewport.width, height, {
-          ...options,
-          deviceScaleFactor: viewport.deviceScaleFactor,
-          format: options.format === "jpeg" ? "jpeg" : "png",
-          host,
-        })
-      : shot;
+      ? await composeMockup(shot, viewport.width, height, { ...options, format: options.format, deviceScaleFactor: viewport.deviceScaleFactor, host })
+      : await finishEncoding(shot, options.format, options.quality);
     const size = imageSize(body) ?? { width: Math.round(area.width * viewport.deviceScaleFactor), height: Math.round(height * viewport.deviceScaleFactor) };
     return { body, ...size };
   } catch (error) {

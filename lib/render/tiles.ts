@@ -1,5 +1,6 @@
 import type { Page } from "puppeteer-core";
-import type { Clip } from "./options.js";
+import { encodeWith, loadSharp } from "./encode.js";
+import type { Clip, ImageFormat } from "./options.js";
 
 // Chromium captures at most 8,192 device pixels along either side in one piece: past that the image
 // starts over (a 20,000 px page at 1x came back with bands 9-20 repeating bands 1-12; at 2x from
@@ -41,14 +42,14 @@ export function tilesFor(area: Clip, scale: number): Clip[] {
 }
 
 export interface TiledOptions {
-  readonly format: "png" | "jpeg";
+  readonly format: ImageFormat;
   readonly quality: number;
   readonly omitBackground: boolean;
 }
 
 /** Captures `area` of the page in tiles and stitches them into one image of `area` x `scale` device px. */
 export async function captureTiles(page: Page, area: Clip, scale: number, options: TiledOptions): Promise<Buffer> {
-  const { default: sharp } = await import("sharp");
+  const sharp = await loadSharp();
   const layers: { input: Buffer; left: number; top: number }[] = [];
   for (const tile of tilesFor(area, scale)) {
     // Lossless tiles (zlib's fast setting: they are decoded at once); the whole is encoded once.
@@ -61,5 +62,5 @@ export async function captureTiles(page: Page, area: Clip, scale: number, option
     create: { width: Math.round(area.width * scale), height: Math.round(area.height * scale), channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
     limitInputPixels: false,
   }).composite(layers);
-  return options.format === "jpeg" ? canvas.flatten({ background: "#ffffff" }).jpeg({ quality: options.quality }).toBuffer() : canvas.png().toBuffer();
+  return encodeWith(canvas, options.format, options.quality);
 }

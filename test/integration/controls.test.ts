@@ -213,7 +213,7 @@ describe("controls that cannot work", () => {
     [{ selector: "#target", clip: { x: 0, y: 0, width: 10, height: 10 } }, "clip: cannot be combined with selector"],
     [{ selector: "#target", fullPage: true }, "fullPage: cannot be combined with selector"],
     [{ clip: { x: 0, y: 0, width: 10, height: 10 }, style: "mockup" }, "style: cannot be combined with clip"],
-    [{ omitBackground: true, format: "jpeg" }, 'omitBackground: needs format "png"'],
+    [{ omitBackground: true, format: "jpeg" }, 'omitBackground: needs format "png", "webp" or "avif"'],
     [{ hideSelectors: ["#a", "div}body{display:none"] }, 'hideSelectors: "div}body{display:none" is not a valid CSS selector'],
     [{ hideSelectors: Array.from({ length: 51 }, (_, i) => `#a${i}`) }, "hideSelectors: must hold at most 50 selectors"],
     [{ timezone: "Mars/Olympus_Mons" }, "timezone: must be an IANA time zone"],

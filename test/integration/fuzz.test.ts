@@ -90,7 +90,7 @@ const plausibleRender = () => {
     {
       url: mostly(fc.constantFrom(`${fixture}/`, `${fixture}/zoo/subresources`, `${fixture}/zoo/dialogs`, `${fixture}/zoo/control-title`), "", "nope", 7),
       html: mostly(fc.constantFrom("<h1>hi</h1>", "<body style='background:#0f0'>", "<title>\ud800</title>x"), "", null),
-      format: mostly(fc.constantFrom("png", "jpeg", "pdf"), "gif"),
+      format: mostly(fc.constantFrom("png", "jpeg", "webp", "avif", "pdf"), "gif"),
       // Sizes that render in well under the test stack's 5 s page-load limit on a busy 2-core
       // machine (the zoo covers the heavy ones); the invalid values are the rules' edges.
       width: mostly(fc.integer({ min: 320, max: 1280 }), 319, 3841, 1.5),

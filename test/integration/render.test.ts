@@ -178,12 +178,23 @@ describe("render errors", () => {
       const stale = path.join(tmpdir(), "shotline-chrome-4194303");
       mkdirSync(stale, { recursive: true });
       const pending = shootHere({ url: fixture("/hang") });
+      // The page browser of that stack (its profile folder is named after the stack's pid), once it
+      // runs and has the page (a fixed wait was too short on a busy machine).
+      const browserPids = () => {
+        try {
+          return execFileSync("pgrep", ["-f", `shotline-chrome-${dev.child.pid}-pages`], { encoding: "utf8" })
+            .trim()
+            .split("\n")
+            .map(Number);
+        } catch {
+          return []; // pgrep exits 1 when nothing matches
+        }
+      };
       await new Promise((r) => setTimeout(r, 1000));
-      // The page browser of that stack: its profile folder is named after the stack's pid.
-      const pids = execFileSync("pgrep", ["-f", `shotline-chrome-${dev.child.pid}-pages`], { encoding: "utf8" })
-        .trim()
-        .split("\n")
-        .map(Number);
+      for (let waited = 0; browserPids().length === 0 && waited < 20_000; waited += 200) await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 500));
+      const pids = browserPids();
+      expect(pids.length).toBeGreaterThan(0);
       for (const pid of pids) process.kill(pid, "SIGKILL");
       const res = await pending;
       expect(res.status).toBe(500);

@@ -53,6 +53,23 @@ describe("a 20,000 px page, full page", () => {
   });
 });
 
+describe("WebP and AVIF (at most 16,383 px tall)", () => {
+  it.each(["webp", "avif"])("%s: a 20,000 px page at 1x is cut at 16,383 px, marked truncated, every band up to there at its place", async (format) => {
+    const res = await postJson("/api/v1/screenshot", {
+      url: `${inject("fixtureUrl")}/bands?n=20`,
+      width: 400,
+      deviceScaleFactor: 1,
+      fullPage: true,
+      format,
+      quality: 90,
+    });
+    expect(res.headers.get("x-truncated")).toBe("true");
+    const image = await pixels(res);
+    expect([image.width, image.height]).toEqual([400, 16_383]);
+    for (let band = 0; band < 16; band++) expect(near(image.at(200, band * 1000 + 500), BAND_COLOURS[band]!, 12), `band ${band + 1}`).toBe(true);
+  });
+});
+
 describe("a 3840 px wide page at 3x (11,520 device px)", () => {
   it("keeps every column at its place", async () => {
     const res = await postJson("/api/v1/screenshot", {

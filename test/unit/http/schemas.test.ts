@@ -111,7 +111,7 @@ describe("screenshot request", () => {
     ["url", "javascript:alert(1)", "https://example.com/b", /url: must be an absolute URL/],
     ["url", 42, "https://example.com/c", /url: must be a string/],
     ["url", `https://example.com/${"a".repeat(9000)}`, "https://example.com/d", /url: must be at most 8192 characters/],
-    ["format", "gif", "jpeg", /format: must be one of "png", "jpeg", "pdf"/],
+    ["format", "gif", "jpeg", /format: must be one of "png", "jpeg", "webp", "avif", "pdf"/],
     ["width", 319, 320, /width: must be an integer from 320 to 3840/],
     ["width", 3841, 3840, /width: must be an integer from 320 to 3840/],
     ["width", 1000.5, 1000, /width: must be an integer/],
@@ -177,7 +177,9 @@ describe("screenshot request", () => {
   });
 
   it("rejects a PDF mockup and accepts PNG and JPEG mockups and plain PDFs", () => {
-    expect(rejection(screenshotRequest, { url: URL_OK, style: "mockup", format: "pdf" })).toMatch(/format: must be "png" or "jpeg" when style is "mockup"/);
+    expect(rejection(screenshotRequest, { url: URL_OK, style: "mockup", format: "pdf" })).toMatch(
+      /format: must be an image format \("png", "jpeg", "webp" or "avif"\) when style is "mockup"/,
+    );
     expect(validate(screenshotRequest, { url: URL_OK, style: "mockup", format: "jpeg" }).format).toBe("jpeg");
     expect(validate(screenshotRequest, { url: URL_OK, format: "pdf" }).format).toBe("pdf");
   });
@@ -214,7 +216,7 @@ describe("HTML screenshot request", () => {
   });
 
   it("rejects a PDF mockup here too", () => {
-    expect(rejection(htmlScreenshotRequest, { html: "<p>x</p>", style: "mockup", format: "pdf" })).toMatch(/format: must be "png" or "jpeg"/);
+    expect(rejection(htmlScreenshotRequest, { html: "<p>x</p>", style: "mockup", format: "pdf" })).toMatch(/format: must be an image format/);
   });
 });
 
