@@ -33,6 +33,7 @@ export async function deliverCapture(capture: Capture, responseFormat: "binary" 
     contentType: capture.contentType,
     width: capture.width,
     height: capture.height,
+    ...(capture.pages !== undefined ? { pages: capture.pages } : {}),
     bytes: capture.body.length,
     url: capture.url,
     title: capture.title,

@@ -2,6 +2,7 @@ import { z } from "zod";
 
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
+import { MAX_PDF_PAGES } from "../render/pdf.js";
 import { viewportFor } from "../render/viewport.js";
 import { MAX_URL_CHARS } from "../text.js";
 
@@ -125,6 +126,55 @@ const cookie = z.strictObject(
   { error: "must be {name, value, domain?, path?, secure?, httpOnly?, sameSite?, expires?}" },
 );
 
+// A print margin: a CSS length Chromium takes, at most 50 mm (so the paper keeps room for the page).
+const PRINT_LENGTH = /^(?:0|(\d{1,4}(?:\.\d{1,4})?)(px|in|cm|mm))$/;
+const MM_PER_UNIT: Record<string, number> = { px: 25.4 / 96, in: 25.4, cm: 10, mm: 1 };
+const MAX_MARGIN_MM = 50;
+const printLength = z.string({ error: 'must be a length like "10mm", "0.5in", "1cm" or "24px"' }).refine(
+  (v) => {
+    const [, amount, unit] = PRINT_LENGTH.exec(v) ?? [];
+    return v === "0" || (amount !== undefined && Number(amount) * MM_PER_UNIT[unit!]! <= MAX_MARGIN_MM);
+  },
+  { error: `must be a length like "10mm", "0.5in", "1cm" or "24px", at most ${MAX_MARGIN_MM} mm` },
+);
+
+// "1-5, 8, 11-13": pages from 1 to MAX_PDF_PAGES, each range low to high.
+const pageRanges = z
+  .string({ error: 'must be page ranges like "1-5, 8, 11-13"' })
+  .max(200, { error: "must be at most 200 characters" })
+  .refine(
+    (v) =>
+      v.split(",").every((range) => {
+        const match = /^\s*(\d{1,3})(?:\s*-\s*(\d{1,3}))?\s*$/.exec(range);
+        if (!match) return false;
+        const [first, last = first] = [Number(match[1]), match[2] === undefined ? undefined : Number(match[2])];
+        return first >= 1 && first <= last && last <= MAX_PDF_PAGES;
+      }),
+    { error: `must be page ranges like "1-5, 8, 11-13", pages 1 to ${MAX_PDF_PAGES}, each range low to high` },
+  );
+
+const pdfOptions = z.strictObject(
+  {
+    paper: oneOf(["A4", "A3", "A5", "Letter", "Legal", "Tabloid"]).optional(),
+    landscape: boolean().optional(),
+    margin: z
+      .union(
+        [
+          printLength,
+          z.strictObject({ top: printLength.optional(), right: printLength.optional(), bottom: printLength.optional(), left: printLength.optional() }),
+        ],
+        {
+          error: 'must be a length like "10mm" or {top?, right?, bottom?, left?}',
+        },
+      )
+      .optional(),
+    scale: number(0.1, 2).optional(),
+    printBackground: boolean().optional(),
+    pageRanges: pageRanges.optional(),
+  },
+  { error: "must be {paper?, landscape?, margin?, scale?, printBackground?, pageRanges?}" },
+);
+
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
   format: oneOf(["png", "jpeg", "webp", "avif", "pdf"]).default("png"),
@@ -135,6 +185,9 @@ const renderFields = {
   deviceScaleFactor: number(1, 3).optional(),
   device: oneOf(["iphone-15", "pixel-8", "ipad", "desktop-hd"]).optional(),
   quality: integer(1, 100).default(80),
+  imageWidth: integer(1, 8192).optional(),
+  imageHeight: integer(1, 8192).optional(),
+  fit: oneOf(["cover", "contain", "inside"]).optional(),
   delay: integer(0, 10_000).default(0),
   style: oneOf(["mockup"]).optional(),
   background: z
@@ -183,7 +236,8 @@ const renderFields = {
     .max(512, { error: "must be at most 512 characters" })
     .regex(/^[\x20-\x7e]+$/, { error: "must be printable ASCII" })
     .optional(),
-  mediaType: oneOf(["screen", "print"]).default("screen"),
+  mediaType: oneOf(["screen", "print"]).optional(),
+  pdf: pdfOptions.optional(),
   reducedMotion: boolean().default(false),
   omitBackground: boolean().default(false),
   headers: headers.default({}),
@@ -220,7 +274,21 @@ const renderFields = {
 
 type RenderFieldsIn = Pick<
   CaptureOptions,
-  "format" | "style" | "frame" | "width" | "height" | "deviceScaleFactor" | "device" | "selector" | "clip" | "fullPage" | "omitBackground"
+  | "format"
+  | "style"
+  | "frame"
+  | "width"
+  | "height"
+  | "deviceScaleFactor"
+  | "device"
+  | "selector"
+  | "clip"
+  | "fullPage"
+  | "omitBackground"
+  | "imageWidth"
+  | "imageHeight"
+  | "fit"
+  | "pdf"
 >;
 
 // Refused before anybody pays: a mockup as PDF (a mockup is an image), and a viewport whose
@@ -238,6 +306,17 @@ const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
     ctx.addIssue({ code: "custom", path: ["format"], message: `must be an image format ("png", "jpeg", "webp" or "avif") with ${part}` });
   if (body.omitBackground && (body.format === "jpeg" || body.format === "pdf"))
     ctx.addIssue({ code: "custom", path: ["omitBackground"], message: 'needs format "png", "webp" or "avif" (JPEG and PDF have no transparency)' });
+  const thumbnail = body.imageWidth !== undefined ? "imageWidth" : body.imageHeight !== undefined ? "imageHeight" : null;
+  if (thumbnail && body.format === "pdf")
+    ctx.addIssue({ code: "custom", path: ["format"], message: `must be an image format ("png", "jpeg", "webp" or "avif") with ${thumbnail}` });
+  if (body.fit !== undefined && !thumbnail) ctx.addIssue({ code: "custom", path: ["fit"], message: "needs imageWidth or imageHeight" });
+  if (body.pdf !== undefined && body.format !== "pdf") ctx.addIssue({ code: "custom", path: ["pdf"], message: 'needs format "pdf"' });
+  // Without paper the PDF is the capture on one page: the paged options have nothing to act on.
+  for (const field of ["landscape", "margin", "scale", "pageRanges"] as const) {
+    if (body.pdf && body.pdf.paper === undefined && body.pdf[field] !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["pdf", field], message: "needs pdf.paper (without it the PDF is one page sized to the capture)" });
+    }
+  }
   const viewport = viewportFor(body);
   const pixels = outputPixels(viewport, viewport.height, body.style === "mockup");
   if (pixels > MAX_OUTPUT_PIXELS) {

@@ -7,6 +7,7 @@ import { guardFailure, invalidUrl } from "./errors.js";
 import { maxCaptureHeight } from "./limits.js";
 import type { CaptureOptions, Clip, OutputFormat, RenderSource } from "./options.js";
 import { withLoadedPage } from "./page-load.js";
+import { isPaged } from "./pdf.js";
 import { applyRequestControls } from "./requests.js";
 import { settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
@@ -26,7 +27,9 @@ export interface Capture {
   /** The final URL after redirects; null for HTML input. */
   readonly url: string | null;
   readonly title: string;
-  /** The page was taller than MAX_CAPTURE_HEIGHT and was cut there. */
+  /** PDF pages. */
+  readonly pages?: number | undefined;
+  /** The page was taller than MAX_CAPTURE_HEIGHT (a paged PDF longer than MAX_PDF_PAGES) and was cut there. */
   readonly truncated: boolean;
   /** The part captured (selector's element or clip), in CSS px of the document; null for the viewport or full page. */
   readonly clip: Clip | null;
@@ -40,6 +43,7 @@ export interface Capture {
 export async function capture(source: RenderSource, options: CaptureOptions, deadline: Deadline): Promise<Capture> {
   const started = Date.now();
   const viewport = viewportFor(options);
+  const paged = isPaged(options);
 
   const prepare = async ({ page, userAgents }: PageSession) => {
     await page.setUserAgent(userAgentFor(viewport, userAgents, options.userAgent));
@@ -63,7 +67,15 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
     deadline,
     prepare,
     async (loaded, { requests, consent }) => {
-      const settled = await settle(loaded, requests, consent, options, viewport.height, maxCaptureHeight(viewport, options.style === "mockup", options.format));
+      // A paged PDF holds the whole document: it is scrolled through like a full page, so lazy content loads.
+      const settled = await settle(
+        loaded,
+        requests,
+        consent,
+        { ...options, fullPage: options.fullPage || paged },
+        viewport.height,
+        maxCaptureHeight(viewport, options.style === "mockup", options.format),
+      );
       const { page } = loaded;
       // A later navigation that failed (refused by the guard, unreachable) leaves Chromium's error page.
       if (page.url().startsWith("chrome-error:")) {
@@ -84,7 +96,8 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
         height: shot.height,
         url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
         title,
-        truncated: settled.truncated,
+        pages: shot.pages,
+        truncated: paged ? shot.truncated === true : settled.truncated,
         clip,
         renderMs: Date.now() - started,
       };

@@ -4,6 +4,7 @@ import { AppError, invalidParams } from "../errors.js";
 import { renderTimeout } from "./errors.js";
 import type { CaptureOptions, Clip, RenderSource } from "./options.js";
 import type { LoadedPage } from "./page-load.js";
+import { mediaTypeOf } from "./pdf.js";
 
 // Page controls (docs/api.md, "Page controls"), each a small step that capture() and settle() call:
 // emulation before the page loads; styles, a click and a script after it; the part to capture.
@@ -56,7 +57,7 @@ export async function emulate(page: Page, options: CaptureOptions, source: Rende
   // session stays attached (its emulation ends with it) and closes with the page.
   const session = await page.createCDPSession();
   await session.send("Emulation.setEmulatedMedia", {
-    media: options.mediaType,
+    media: mediaTypeOf(options),
     features: [
       { name: "prefers-color-scheme", value: options.darkMode ? "dark" : "light" },
       { name: "prefers-reduced-motion", value: options.reducedMotion ? "reduce" : "no-preference" },

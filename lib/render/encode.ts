@@ -1,21 +1,29 @@
 import type { Sharp } from "sharp";
-import type { ImageFormat } from "./options.js";
+import type { CaptureOptions, ImageFormat } from "./options.js";
 
-// Image encoding past what Chromium's screenshot does (PNG, JPEG, WebP): AVIF, and the stitched
-// tiles of very large captures, with sharp (libvips), loaded only when needed (it is native and
-// large: most renders never touch it).
+// Image encoding past what Chromium's screenshot does (PNG, JPEG, WebP): AVIF, thumbnails
+// (`imageWidth` / `imageHeight` / `fit`), and the stitched tiles of very large captures, with sharp
+// (libvips), loaded only when needed (it is native and large: most renders never touch it).
+
+/** What finishing an image capture takes from the request. */
+export type ImageOutput = Pick<CaptureOptions, "quality" | "imageWidth" | "imageHeight" | "fit"> & { readonly format: ImageFormat };
 
 /** The formats Chromium encodes itself. */
 export type ChromiumFormat = Exclude<ImageFormat, "avif">;
 
-/** The format to ask Chromium for when the output is `format`: lossless PNG where sharp encodes the result. */
-export const chromiumFormat = (format: ImageFormat): ChromiumFormat => (format === "avif" ? "png" : format);
+const resizes = (output: ImageOutput) => output.imageWidth !== undefined || output.imageHeight !== undefined;
+
+/** Whether sharp has work after Chromium's capture: an AVIF, or a thumbnail. */
+const needsSharp = (output: ImageOutput) => output.format === "avif" || resizes(output);
+
+/** The format to ask Chromium for: the output's own, or lossless PNG where sharp still has work to do. */
+export const chromiumFormat = (output: ImageOutput): ChromiumFormat => (output.format === "avif" || needsSharp(output) ? "png" : output.format);
 
 /** sharp, loaded on first use. */
 export const loadSharp = async () => (await import("sharp")).default;
 
 /** Encodes `image` as `format` at `quality` (JPEG, WebP, AVIF); JPEG is flattened on white. */
-export function encodeWith(image: Sharp, format: ImageFormat, quality: number): Promise<Buffer> {
+function encodeWith(image: Sharp, format: ImageFormat, quality: number): Promise<Buffer> {
   switch (format) {
     case "png":
       return image.png().toBuffer();
@@ -29,9 +37,41 @@ export function encodeWith(image: Sharp, format: ImageFormat, quality: number): 
   }
 }
 
-/** `png` re-encoded as `format` when Chromium could not produce it (AVIF); as it is otherwise. */
-export async function finishEncoding(png: Buffer, format: ImageFormat, quality: number): Promise<Buffer> {
-  if (format !== "avif") return png;
+/** The thumbnail's box for a `width` x `height` capture (docs/api.md, "Thumbnails"). */
+export function thumbnailSize(width: number, height: number, output: ImageOutput): { width: number; height: number } {
+  const { imageWidth, imageHeight, fit = "cover" } = output;
+  // Both given with cover or contain: exactly that box.
+  if (imageWidth !== undefined && imageHeight !== undefined && fit !== "inside") return { width: imageWidth, height: imageHeight };
+  // Otherwise the capture's aspect, within what was given, never enlarged.
+  const scale = Math.min(1, (imageWidth ?? Number.POSITIVE_INFINITY) / width, (imageHeight ?? Number.POSITIVE_INFINITY) / height);
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
+/**
+ * The capture made into the output: `image` as Chromium encoded it (in chromiumFormat(output)) or a
+ * sharp pipeline (stitched tiles), resized to the thumbnail if one was asked for, encoded as the
+ * output's format. A Chromium image already in its final form is returned as it is.
+ */
+export async function finishImage(image: Buffer | Sharp, output: ImageOutput): Promise<Buffer> {
+  if (Buffer.isBuffer(image) && !needsSharp(output)) return image;
   const sharp = await loadSharp();
-  return encodeWith(sharp(png, { limitInputPixels: false }), format, quality);
+  let pipeline = Buffer.isBuffer(image) ? sharp(image, { limitInputPixels: false }) : image;
+  if (resizes(output)) {
+    // sharp resizes before it composites: a stitched canvas is made pixels first.
+    if (!Buffer.isBuffer(image)) {
+      const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
+      pipeline = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels }, limitInputPixels: false });
+    }
+    const { width = 0, height = 0 } = await pipeline.metadata();
+    // Lanczos 3 (sharp's default kernel); cover crops from the top (a page's top is what it is about);
+    // contain letterboxes, centred, transparent (white in JPEG).
+    const contain = output.fit === "contain";
+    pipeline = pipeline.resize({
+      ...thumbnailSize(width, height, output),
+      fit: contain ? "contain" : "cover",
+      position: contain ? "centre" : "top",
+      background: output.format === "jpeg" ? "#ffffff" : { r: 0, g: 0, b: 0, alpha: 0 },
+    });
+  }
+  return encodeWith(pipeline, output.format, output.quality);
 }

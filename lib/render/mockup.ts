@@ -1,7 +1,6 @@
 import type { Page } from "puppeteer-core";
 import { withComposerPage } from "./browser.js";
-import { chromiumFormat, finishEncoding } from "./encode.js";
-import type { ImageFormat } from "./options.js";
+import { chromiumFormat, type ImageOutput } from "./encode.js";
 
 // Mockups are composed as an HTML/CSS template in a browser that is already running (the composer,
 // see browser.ts): the capture as an image at its own device scale (so no resampling blur), inside a
@@ -11,15 +10,13 @@ import type { ImageFormat } from "./options.js";
 // scaled up, and cached per layout: rasterizing a large blur and gradient at full scale was most of
 // a mockup's cost.
 
-export interface MockupOptions {
+export interface MockupOptions extends ImageOutput {
   readonly background: string;
   readonly padding: number;
   readonly borderRadius: number;
   readonly shadow: boolean;
   readonly frame: "browser" | "phone" | "none";
   readonly darkMode: boolean;
-  readonly format: ImageFormat;
-  readonly quality: number;
   readonly deviceScaleFactor: number;
   /** The page's host for the browser bar; null for HTML input (no address to show). */
   readonly host: string | null;
@@ -151,14 +148,14 @@ async function backdropFor(page: Page, width: number, height: number, options: M
   return url;
 }
 
-/** Composes `capture` (a PNG of `width` x `height` CSS px at the device scale) into the mockup. */
+/** Composes `capture` (a PNG of `width` x `height` CSS px at the device scale) into the mockup, encoded in chromiumFormat(options). */
 export async function composeMockup(capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer> {
   const layout = mockupLayout(width, height, options);
   return withComposerPage(async (page) => {
     const backdrop = await backdropFor(page, width, height, options);
     await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor });
     await page.setContent(mockupHtml(`data:image/png;base64,${capture.toString("base64")}`, width, height, options, backdrop), { waitUntil: "load" });
-    const type = chromiumFormat(options.format);
+    const type = chromiumFormat(options);
     return Buffer.from(await page.screenshot({ type, ...(type === "png" ? { optimizeForSpeed: true } : { quality: options.quality }) }));
-  }).then((image) => finishEncoding(image, options.format, options.quality));
+  });
 }

@@ -31,6 +31,10 @@ export interface CaptureOptions {
   readonly device?: DeviceName | undefined;
   /** JPEG, WebP and AVIF. */
   readonly quality: number;
+  /** A thumbnail of the image (lib/render/encode.ts): its width and/or height in px, and how the capture fits a box of both (default cover). */
+  readonly imageWidth?: number | undefined;
+  readonly imageHeight?: number | undefined;
+  readonly fit?: "cover" | "contain" | "inside" | undefined;
   /** ms to wait after the page loaded. */
   readonly delay: number;
   readonly style?: "mockup" | undefined;
@@ -60,7 +64,10 @@ export interface CaptureOptions {
   readonly locale?: string | undefined;
   readonly geolocation?: Geolocation | undefined;
   readonly userAgent?: string | undefined;
-  readonly mediaType: "screen" | "print";
+  /** Absent: print for a paged PDF, screen otherwise. */
+  readonly mediaType?: "screen" | "print" | undefined;
+  /** PDF options (lib/render/pdf.ts): with `paper`, a paged document; without, the one page sized to the capture. */
+  readonly pdf?: PdfOptions | undefined;
   readonly reducedMotion: boolean;
   /** A transparent page background (PNG). */
   readonly omitBackground: boolean;
@@ -89,6 +96,30 @@ interface Cookie {
   readonly sameSite?: "Strict" | "Lax" | "None" | undefined;
   /** Unix seconds. */
   readonly expires?: number | undefined;
+}
+
+export type Paper = "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
+
+/** A CSS length of the print margin: "10mm", "0.5in", "1cm", "24px" or "0". */
+type PrintLength = string;
+
+export interface PdfOptions {
+  readonly paper?: Paper | undefined;
+  // The rest need `paper` (defaults in lib/render/pdf.ts), but printBackground (default true).
+  readonly landscape?: boolean | undefined;
+  readonly margin?:
+    | PrintLength
+    | {
+        readonly top?: PrintLength | undefined;
+        readonly right?: PrintLength | undefined;
+        readonly bottom?: PrintLength | undefined;
+        readonly left?: PrintLength | undefined;
+      }
+    | undefined;
+  readonly scale?: number | undefined;
+  readonly printBackground?: boolean | undefined;
+  /** Chromium's form: "1-5, 8, 11-13". */
+  readonly pageRanges?: string | undefined;
 }
 
 /** A rectangle of the page in CSS px. */

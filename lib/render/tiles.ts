@@ -1,6 +1,7 @@
 import type { Page } from "puppeteer-core";
-import { encodeWith, loadSharp } from "./encode.js";
-import type { Clip, ImageFormat } from "./options.js";
+import type { Sharp } from "sharp";
+import { loadSharp } from "./encode.js";
+import type { Clip } from "./options.js";
 
 // Chromium captures at most 8,192 device pixels along either side in one piece: past that the image
 // starts over (a 20,000 px page at 1x came back with bands 9-20 repeating bands 1-12; at 2x from
@@ -41,26 +42,17 @@ export function tilesFor(area: Clip, scale: number): Clip[] {
   return tiles;
 }
 
-export interface TiledOptions {
-  readonly format: ImageFormat;
-  readonly quality: number;
-  readonly omitBackground: boolean;
-}
-
-/** Captures `area` of the page in tiles and stitches them into one image of `area` x `scale` device px. */
-export async function captureTiles(page: Page, area: Clip, scale: number, options: TiledOptions): Promise<Buffer> {
+/** Captures `area` of the page in tiles and stitches them into one image of `area` x `scale` device px, not yet encoded (lib/render/encode.ts). */
+export async function captureTiles(page: Page, area: Clip, scale: number, omitBackground: boolean): Promise<Sharp> {
   const sharp = await loadSharp();
   const layers: { input: Buffer; left: number; top: number }[] = [];
   for (const tile of tilesFor(area, scale)) {
     // Lossless tiles (zlib's fast setting: they are decoded at once); the whole is encoded once.
-    const input = Buffer.from(
-      await page.screenshot({ type: "png", optimizeForSpeed: true, clip: tile, captureBeyondViewport: true, omitBackground: options.omitBackground }),
-    );
+    const input = Buffer.from(await page.screenshot({ type: "png", optimizeForSpeed: true, clip: tile, captureBeyondViewport: true, omitBackground }));
     layers.push({ input, left: Math.round((tile.x - area.x) * scale), top: Math.round((tile.y - area.y) * scale) });
   }
-  const canvas = sharp({
+  return sharp({
     create: { width: Math.round(area.width * scale), height: Math.round(area.height * scale), channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
     limitInputPixels: false,
   }).composite(layers);
-  return encodeWith(canvas, options.format, options.quality);
 }

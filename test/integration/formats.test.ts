@@ -1,7 +1,8 @@
 // WebP (Chromium encodes it) and AVIF (sharp, after capture): right signature and header, the same
 // pixels as the PNG of the same page within a tolerance, in mockups too, transparent with omitBackground.
 import sharp from "sharp";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { BAND_COLOURS } from "../../dev/harness/fixtures.js";
 import { postJson } from "../helpers/api.js";
 
 // A page of four flat colour blocks, so lossy formats keep each block's colour.
@@ -13,7 +14,7 @@ const render = (fields: Record<string, unknown>) =>
 async function decoded(res: Response) {
   expect(res.status, res.status === 200 ? "" : await res.clone().text()).toBe(200);
   const body = Buffer.from(await res.arrayBuffer());
-  const { data, info } = await sharp(body).raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(body, { limitInputPixels: false }).raw().toBuffer({ resolveWithObject: true });
   const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x + 1) * info.channels)];
   return { body, width: info.width, height: info.height, channels: info.channels, at };
 }
@@ -69,5 +70,76 @@ describe("image formats", () => {
     expect(image.channels).toBe(4);
     expect(image.at(350, 150)[3], "transparent outside the box").toBeLessThan(10);
     expect(image.at(50, 50)[3], "opaque inside").toBeGreaterThan(245);
+  });
+});
+
+// The four-block page is 800x600 at 2x: red | green over blue | yellow.
+const RED = [0xe6, 0x19, 0x4b];
+const GREEN = [0x3c, 0xb4, 0x4b];
+const BLUE = [0x43, 0x63, 0xd8];
+const close = (pixel: number[], colour: number[], tolerance = 12) => colour.every((value, i) => Math.abs(value - pixel[i]!) <= tolerance);
+
+describe("thumbnails (imageWidth / imageHeight / fit)", () => {
+  it("cover: exactly the box, cropped from the top; the JSON envelope reports the thumbnail's pixels", async () => {
+    const res = await render({ imageWidth: 200, imageHeight: 100, responseFormat: "json" });
+    const json = (await res.json()) as { width: number; height: number; image: string };
+    expect([json.width, json.height]).toEqual([200, 100]);
+    const image = await decoded(new Response(Buffer.from(json.image, "base64")));
+    expect([image.width, image.height]).toEqual([200, 100]);
+    // Scaled by 1/4 to 200x150, then the top 100 rows kept: red | green down to row 75, blue below.
+    // (Cropped from the middle, row 60 would be blue.)
+    expect(close(image.at(50, 60), RED)).toBe(true);
+    expect(close(image.at(150, 60), GREEN)).toBe(true);
+    expect(close(image.at(50, 95), BLUE)).toBe(true);
+  });
+
+  it("contain: the whole capture in the box, letterboxed transparent; inside: the capture's aspect, no bars", async () => {
+    const contained = await decoded(await render({ imageWidth: 200, imageHeight: 300, fit: "contain" }));
+    expect([contained.width, contained.height]).toEqual([200, 300]);
+    expect(contained.at(100, 10)[3], "the bar above").toBe(0);
+    expect(close(contained.at(50, 100), RED) && close(contained.at(50, 200), BLUE)).toBe(true);
+    const inside = await decoded(await render({ imageWidth: 200, imageHeight: 300, fit: "inside" }));
+    expect([inside.width, inside.height]).toEqual([200, 150]);
+  });
+
+  it("one side keeps the aspect and never enlarges", async () => {
+    const half = await decoded(await render({ imageHeight: 300, format: "webp" }));
+    expect([half.width, half.height]).toEqual([400, 300]);
+    const same = await decoded(await render({ imageWidth: 5000 }));
+    expect([same.width, same.height]).toEqual([800, 600]);
+  });
+
+  it("downscales with a real filter: fine stripes become their average, not one of their colours", async () => {
+    // 1 px black and white columns at 1x, a quarter of them kept by a naive (nearest) resize.
+    const stripes = "<body style='margin:0;height:100vh;background:repeating-linear-gradient(90deg,#000 0 1px,#fff 1px 2px)'></body>";
+    const res = await postJson("/api/v1/html-to-screenshot", { html: stripes, width: 400, height: 200, deviceScaleFactor: 1, imageWidth: 100 });
+    const image = await decoded(res);
+    expect([image.width, image.height]).toEqual([100, 50]);
+    for (const x of [10, 37, 50, 83]) {
+      expect(image.at(x, 25)[0]).toBeGreaterThan(90);
+      expect(image.at(x, 25)[0]).toBeLessThan(165);
+    }
+  });
+
+  it("a mockup's thumbnail, as AVIF", async () => {
+    const res = await render({ style: "mockup", padding: 20, format: "avif", imageWidth: 440, responseFormat: "json" });
+    const json = (await res.json()) as { width: number; height: number; format: string };
+    // The 880x760 mockup at half its size.
+    expect([json.width, json.height, json.format]).toEqual([440, 380, "avif"]);
+  });
+
+  it("a tiled 20,000 px page at 2x, made a thumbnail after the tiles are stitched: every band at its place", async () => {
+    const res = await postJson("/api/v1/screenshot", {
+      url: `${inject("fixtureUrl")}/bands?n=20`,
+      width: 400,
+      deviceScaleFactor: 2,
+      fullPage: true,
+      imageWidth: 100,
+      format: "jpeg",
+    });
+    const image = await decoded(res);
+    expect([image.width, image.height]).toEqual([100, 5000]);
+    const hex = (colour: string) => [1, 3, 5].map((i) => Number.parseInt(colour.slice(i, i + 2), 16));
+    for (let band = 0; band < 20; band++) expect(close(image.at(5, band * 250 + 200), hex(BAND_COLOURS[band]!)), `band ${band + 1}`).toBe(true);
   });
 });

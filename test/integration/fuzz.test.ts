@@ -24,6 +24,10 @@ const RENDER_KEYS = [
   "darkMode",
   "deviceScaleFactor",
   "quality",
+  "imageWidth",
+  "imageHeight",
+  "fit",
+  "pdf",
   "delay",
   "style",
   "background",
@@ -99,6 +103,7 @@ const plausibleRender = () => {
       darkMode: fc.boolean(),
       deviceScaleFactor: mostly(fc.constantFrom(1, 1.5, 2), 0.5, 3.5),
       quality: mostly(fc.integer({ min: 1, max: 100 }), 0, 101),
+      imageWidth: mostly(fc.integer({ min: 1, max: 2000 }), 0, 8193, "200"),
       delay: mostly(fc.integer({ min: 0, max: 300 }), -1, 10_001),
       style: mostly(fc.constant("mockup"), "fancy"),
       background: mostly(fc.constantFrom("gradient", "#1e293b"), "red"),
@@ -110,10 +115,35 @@ const plausibleRender = () => {
   );
 };
 
+/** A paged PDF of a small document, often valid (pages past the document are a legitimate 422). */
+const plausiblePdf = () =>
+  fc.record({
+    html: fc.constantFrom("<h1>hi</h1>", "<p style='break-after:page'>1</p><p>2</p>"),
+    format: mostly(fc.constant("pdf"), "png"),
+    pdf: mostly(
+      fc.record(
+        {
+          paper: fc.constantFrom("A4", "Letter", "A5"),
+          landscape: fc.boolean(),
+          margin: fc.constantFrom("0", "10mm", "1in", { top: "1cm" }),
+          scale: fc.constantFrom(0.5, 1, 2),
+          pageRanges: fc.constantFrom("1", "1-3", "2, 4"),
+          printBackground: fc.boolean(),
+        },
+        { requiredKeys: ["paper"] },
+      ),
+      { paper: "A9" },
+      { margin: "1km" },
+      { scale: 1 },
+    ),
+    responseFormat: fc.constantFrom("binary", "json"),
+  });
+
 const renderBody = () =>
   fc.oneof(
     plausibleRender().map(({ html: _, ...body }) => body),
     plausibleRender().map(({ url: _, ...body }) => body),
+    plausiblePdf(),
     fc.dictionary(fc.constantFrom(...RENDER_KEYS), fc.oneof(anyValue, urlLike(), fc.constantFrom("<h1>hi</h1>", "<body style='background:#0f0'>", "\ud800")), {
       maxKeys: 8,
     }),

@@ -45,7 +45,6 @@ describe("screenshot request", () => {
       waitUntil: "load",
       hideSelectors: [],
       removeSelectors: [],
-      mediaType: "screen",
       reducedMotion: false,
       omitBackground: false,
       headers: {},
@@ -68,6 +67,9 @@ describe("screenshot request", () => {
       darkMode: true,
       deviceScaleFactor: 1.5,
       quality: 1,
+      imageWidth: 1200,
+      imageHeight: 630,
+      fit: "contain",
       delay: 10_000,
       style: "mockup",
       background: "#1E293B",
@@ -124,6 +126,10 @@ describe("screenshot request", () => {
     ["deviceScaleFactor", 3.5, 3, /deviceScaleFactor: must be a number from 1 to 3/],
     ["quality", 0, 1, /quality: must be an integer from 1 to 100/],
     ["quality", 101, 100, /quality: must be an integer from 1 to 100/],
+    ["imageWidth", 0, 1, /imageWidth: must be an integer from 1 to 8192/],
+    ["imageWidth", 8193, 8192, /imageWidth: must be an integer from 1 to 8192/],
+    ["imageHeight", 600.5, 600, /imageHeight: must be an integer/],
+    ["imageHeight", "600", 600, /imageHeight: must be an integer/],
     ["delay", -1, 0, /delay: must be an integer from 0 to 10000/],
     ["delay", 10_001, 10_000, /delay: must be an integer from 0 to 10000/],
     ["style", "fancy", "mockup", /style: must be one of "mockup"/],
@@ -182,6 +188,46 @@ describe("screenshot request", () => {
     );
     expect(validate(screenshotRequest, { url: URL_OK, style: "mockup", format: "jpeg" }).format).toBe("jpeg");
     expect(validate(screenshotRequest, { url: URL_OK, format: "pdf" }).format).toBe("pdf");
+  });
+
+  it("a thumbnail is an image: imageWidth/imageHeight with PDF, fit without a size, and an unknown fit are refused", () => {
+    expect(rejection(screenshotRequest, { url: URL_OK, format: "pdf", imageWidth: 400 })).toMatch(
+      /format: must be an image format \("png", "jpeg", "webp" or "avif"\) with imageWidth/,
+    );
+    expect(rejection(screenshotRequest, { url: URL_OK, format: "pdf", imageHeight: 400 })).toMatch(/with imageHeight/);
+    expect(rejection(screenshotRequest, { url: URL_OK, fit: "inside" })).toMatch(/fit: needs imageWidth or imageHeight/);
+    expect(rejection(screenshotRequest, { url: URL_OK, imageWidth: 400, fit: "fill" })).toMatch(/fit: must be one of "cover", "contain", "inside"/);
+    expect(validate(htmlScreenshotRequest, { html: "<p>x</p>", imageHeight: 300, fit: "inside", style: "mockup", format: "avif" })).toMatchObject({
+      imageHeight: 300,
+      fit: "inside",
+    });
+  });
+
+  it("pdf: paged options need paper and format pdf; each field has its rule", () => {
+    const pdf = (fields: Record<string, unknown>, format = "pdf") => rejection(screenshotRequest, { url: URL_OK, format, pdf: fields });
+    expect(pdf({ paper: "A4" }, "png")).toMatch(/: pdf: needs format "pdf"\.$/);
+    for (const field of ["landscape", "margin", "scale", "pageRanges"]) {
+      const value = { landscape: true, margin: "1cm", scale: 0.5, pageRanges: "1" }[field];
+      expect(pdf({ [field]: value })).toMatch(new RegExp(`pdf\\.${field}: needs pdf\\.paper`));
+    }
+    expect(pdf({ paper: "a4" })).toMatch(/pdf\.paper: must be one of "A4", "A3", "A5", "Letter", "Legal", "Tabloid"/);
+    expect(pdf({ paper: "A4", scale: 3 })).toMatch(/pdf\.scale: must be a number from 0.1 to 2/);
+    expect(pdf({ paper: "A4", landscape: "yes" })).toMatch(/pdf\.landscape: must be true or false/);
+    for (const margin of ["60mm", "3in", "calc(1px)", "10", "-1mm", "1e3px", { top: "1km" }, 5]) {
+      expect(pdf({ paper: "A4", margin }), JSON.stringify(margin)).toMatch(/pdf\.margin(\.top)?: must be a length like "10mm"/);
+    }
+    for (const pageRanges of ["0", "5-3", "1-101", "1,,2", "1-", "a", "1;2", "9".repeat(300)]) {
+      expect(pdf({ paper: "A4", pageRanges }), pageRanges).toMatch(/pdf\.pageRanges: must be/);
+    }
+    expect(pdf({ paper: "A4", orientation: "landscape" })).toMatch(
+      /pdf: must be \{paper\?, landscape\?, margin\?, scale\?, printBackground\?, pageRanges\?\}|unknown field/,
+    );
+    const paged = { paper: "Letter", landscape: true, margin: { top: "0.5in", left: "24px" }, scale: 0.1, printBackground: false, pageRanges: "1-5, 8, 11-13" };
+    expect(validate(screenshotRequest, { url: URL_OK, format: "pdf", pdf: paged }).pdf).toEqual(paged);
+    for (const margin of ["0", "50mm", "5cm", "1.9685in", "188px"])
+      expect(validate(screenshotRequest, { url: URL_OK, format: "pdf", pdf: { paper: "A4", margin } }).pdf?.margin).toBe(margin);
+    // Without paper, only printBackground: the single page keeps its mode.
+    expect(validate(screenshotRequest, { url: URL_OK, format: "pdf", pdf: { printBackground: false } }).pdf).toEqual({ printBackground: false });
   });
 
   it("accepts mockup fields without style: mockup (they are ignored)", () => {
