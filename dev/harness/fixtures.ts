@@ -68,6 +68,26 @@ export const BAND_COLOURS = [
 const html = (body: string, head = "") =>
   `<!doctype html><html><head><meta charset="utf-8">${head}<style>html,body{margin:0}</style></head><body>${body}</body></html>`;
 
+/** A small landing page that looks like one at desktop, tablet and phone widths: the mockup gallery's subject (dev/gallery.ts). */
+const SHOWCASE = html(
+  `<header><b>&#9679; Northwind</b><nav><a>Product</a><a>Pricing</a><a>Docs</a><a class="cta">Start free</a></nav></header>
+<main><p class="eyebrow">New &middot; Realtime sync</p><h1>Ship the dashboard your team actually opens.</h1>
+<p class="lead">Live metrics, alerts and reports in one place. Connect your data in minutes, share views with a link.</p>
+<p><a class="cta big">Start free</a> <a class="ghost">Book a demo</a></p>
+<section class="cards"><div><i style="background:#6366f1"></i><h3>Realtime</h3><p>Numbers update the moment they change.</p></div>
+<div><i style="background:#ec4899"></i><h3>Alerts</h3><p>Slack, email or a webhook when a line crosses.</p></div>
+<div><i style="background:#f59e0b"></i><h3>Reports</h3><p>A PDF in every inbox each Monday at nine.</p></div></section></main>`,
+  `<title>Northwind: dashboards</title><meta name="viewport" content="width=device-width"><style>
+body{min-height:100vh;font:16px/1.5 "Open Sans",sans-serif;color:#0f172a;background:linear-gradient(180deg,#eef2ff,#fff 60%)}
+header{display:flex;justify-content:space-between;align-items:center;padding:18px 6vw}header b{color:#4f46e5}
+nav a{margin-left:22px;color:#334155}a.cta{background:#4f46e5;color:#fff;padding:8px 16px;border-radius:8px}
+main{padding:6vh 6vw}.eyebrow{color:#4f46e5;font-weight:700;font-size:14px}h1{font-size:clamp(32px,5vw,60px);line-height:1.1;max-width:16ch;margin:12px 0}
+.lead{font-size:19px;color:#475569;max-width:46ch}a.big{display:inline-block;margin-top:14px;padding:12px 22px}
+a.ghost{margin-left:14px;color:#4f46e5;font-weight:600}.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:20px;margin-top:48px}
+.cards div{background:#fff;border-radius:14px;padding:22px;box-shadow:0 8px 24px -12px rgba(15,23,42,.25)}.cards i{display:block;width:36px;height:36px;border-radius:10px}
+.cards h3{margin:14px 0 4px}.cards p{margin:0;color:#64748b}@media (max-width:600px){nav a:not(.cta){display:none}}</style>`,
+);
+
 /** The fixture pages, by path. `canary` is the base URL of the canary server. */
 function page(
   path: string,
@@ -75,6 +95,8 @@ function page(
   canary: string,
 ): { status?: number; type?: string; body: string | Buffer; headers?: Record<string, string> } | "hang" | null {
   switch (path) {
+    case "/showcase":
+      return { body: SHOWCASE };
     case "/simple":
       return { body: html(`<div style="width:100%;height:100vh;background:#ff0000"></div>`, "<title>Simple fixture</title>") };
     case "/colour-scheme":
@@ -157,11 +179,11 @@ else done({});
       // One-CSS-pixel stripes: any resampling would blur them into grey.
       return { body: html(`<div style="width:100%;height:100vh;background:repeating-linear-gradient(90deg,#000 0 1px,#fff 1px 2px)"></div>`) };
     case "/mobile-probe":
-      // Green when rendered as a phone (390 px wide, touch, coarse pointer), red otherwise.
+      // Green when rendered as a phone (390 px wide, or ?width=, touch, coarse pointer, a mobile user agent), red otherwise.
       return {
         body: html(
           `<div id="probe" style="width:100%;height:100vh;background:#ff0000"></div><script>
-if (innerWidth === 390 && navigator.maxTouchPoints > 0 && matchMedia("(pointer: coarse)").matches && /Mobile/.test(navigator.userAgent)) document.getElementById("probe").style.background = "#00ff00";</script>`,
+if (innerWidth === ${Number(query.get("width") ?? 390)} && navigator.maxTouchPoints > 0 && matchMedia("(pointer: coarse)").matches && /Mobile/.test(navigator.userAgent)) document.getElementById("probe").style.background = "#00ff00";</script>`,
           '<meta name="viewport" content="width=device-width, initial-scale=1">',
         ),
       };

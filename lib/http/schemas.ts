@@ -1,5 +1,6 @@
 import { z } from "zod";
 
+import { BACKGROUND_PRESETS, isBackgroundPreset } from "../render/backgrounds.js";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
 import { MAX_PDF_PAGES } from "../render/pdf.js";
@@ -25,6 +26,9 @@ const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.map((v) => `"${v}"`).join(", ")}` });
 
 const HEX_COLOUR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
+const BACKGROUND_RULE = `must be a preset (${Object.keys(BACKGROUND_PRESETS)
+  .map((name) => `"${name}"`)
+  .join(", ")}) or a hex colour like "#1e293b"`;
 
 /** Largest accepted `html` document, in UTF-8 bytes (docs/api.md: 500 KB). */
 export const MAX_HTML_BYTES = 500 * 1024;
@@ -191,13 +195,13 @@ const renderFields = {
   delay: integer(0, 10_000).default(0),
   style: oneOf(["mockup"]).optional(),
   background: z
-    .string({ error: 'must be "gradient" or a hex colour like "#1e293b"' })
-    .refine((v) => v === "gradient" || HEX_COLOUR.test(v), { error: 'must be "gradient" or a hex colour like "#1e293b"' })
+    .string({ error: BACKGROUND_RULE })
+    .refine((v) => isBackgroundPreset(v) || HEX_COLOUR.test(v), { error: BACKGROUND_RULE })
     .default("gradient"),
   padding: integer(0, 512).default(64),
   borderRadius: integer(0, 256).default(12),
   shadow: boolean().default(true),
-  frame: oneOf(["browser", "phone", "none"]).default("browser"),
+  frame: oneOf(["browser", "phone", "tablet", "laptop", "none"]).default("browser"),
   blockCookieBanners: boolean().default(false),
   waitForSelector: cssSelector().optional(),
   waitUntil: oneOf(["load", "domcontentloaded", "networkidle"]).default("load"),

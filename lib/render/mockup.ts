@@ -1,10 +1,12 @@
 import type { Page } from "puppeteer-core";
+import { BACKGROUND_PRESETS, isBackgroundPreset } from "./backgrounds.js";
 import { withComposerPage } from "./browser.js";
 import { chromiumFormat, type ImageOutput } from "./encode.js";
+import type { MockupFrame } from "./options.js";
 
 // Mockups are composed as an HTML/CSS template in a browser that is already running (the composer,
 // see browser.ts): the capture as an image at its own device scale (so no resampling blur), inside a
-// browser window or a phone, on a gradient or a solid colour, with padding, rounded corners and a soft
+// browser window, a phone, a tablet or a laptop, on a named background or a solid colour, with padding, rounded corners and a soft
 // shadow. Far faster than compositing in JS (jimp took 3-5 s at 2560x1600).
 // The backdrop (background + shadow) is smooth, so it is rendered at a quarter of the pixels and
 // scaled up, and cached per layout: rasterizing a large blur and gradient at full scale was most of
@@ -15,7 +17,7 @@ export interface MockupOptions extends ImageOutput {
   readonly padding: number;
   readonly borderRadius: number;
   readonly shadow: boolean;
-  readonly frame: "browser" | "phone" | "none";
+  readonly frame: MockupFrame;
   readonly darkMode: boolean;
   readonly deviceScaleFactor: number;
   /** The page's host for the browser bar; null for HTML input (no address to show). */
@@ -30,62 +32,95 @@ export const PHONE_BEZEL = 14;
 export const PHONE_STATUS_BAR = 48;
 /** A phone's corners are never squarer than this, whatever borderRadius says (CSS px). */
 const PHONE_MIN_RADIUS = 48;
+/** The tablet's even bezel, its status bar (time and date, wifi, battery) and its least corner radius, CSS px. */
+export const TABLET_BEZEL = 20;
+export const TABLET_STATUS_BAR = 24;
+const TABLET_MIN_RADIUS = 36;
+/** The laptop's lid: bezel at the sides and bottom, a deeper one at the top (the camera); the base below it, CSS px. */
+export const LAPTOP_BEZEL = 16;
+export const LAPTOP_TOP_BEZEL = 24;
+export const LAPTOP_BASE = 20;
+const LAPTOP_MIN_RADIUS = 16;
 
-/** The default background: a soft violet -> pink -> peach diagonal. */
-const DEFAULT_GRADIENT = "linear-gradient(135deg, #a78bfa 0%, #f472b6 52%, #fdba74 100%)";
+/** How far the laptop's base reaches past its lid on each side: 6% of the screen, at least 24 px. */
+export const laptopOverhang = (width: number) => Math.max(24, Math.round(width * 0.06));
 
 const SHADOW = "0 32px 64px -16px rgba(15, 23, 42, 0.45), 0 14px 28px -12px rgba(15, 23, 42, 0.35)";
 
-/** The framed window's size and the whole image's size, in CSS px, for a capture of `width` x `height`. */
+/** What each frame adds around the capture (CSS px): at each side, above and below. */
+function frameInsets(frame: MockupFrame, width: number) {
+  switch (frame) {
+    case "browser":
+      return { x: 0, top: BROWSER_BAR_HEIGHT, bottom: 0 };
+    case "phone":
+      return { x: PHONE_BEZEL, top: PHONE_BEZEL + PHONE_STATUS_BAR, bottom: PHONE_BEZEL };
+    case "tablet":
+      return { x: TABLET_BEZEL, top: TABLET_BEZEL + TABLET_STATUS_BAR, bottom: TABLET_BEZEL };
+    case "laptop":
+      return { x: LAPTOP_BEZEL + laptopOverhang(width), top: LAPTOP_TOP_BEZEL, bottom: LAPTOP_BEZEL + LAPTOP_BASE };
+    case "none":
+      return { x: 0, top: 0, bottom: 0 };
+  }
+}
+
+/** The framed window's (device's) size and the whole image's size, in CSS px, for a capture of `width` x `height`. */
 export function mockupLayout(width: number, height: number, options: Pick<MockupOptions, "frame" | "padding">) {
-  const frameX = options.frame === "phone" ? 2 * PHONE_BEZEL : 0;
-  const frameY = options.frame === "phone" ? 2 * PHONE_BEZEL + PHONE_STATUS_BAR : options.frame === "browser" ? BROWSER_BAR_HEIGHT : 0;
-  const windowWidth = width + frameX;
-  const windowHeight = height + frameY;
+  const inset = frameInsets(options.frame, width);
+  const windowWidth = width + 2 * inset.x;
+  const windowHeight = height + inset.top + inset.bottom;
   return { windowWidth, windowHeight, width: windowWidth + 2 * options.padding, height: windowHeight + 2 * options.padding };
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+// Status bar icons, drawn in currentColor.
+const WIFI = `<svg width="16" height="12" viewBox="0 0 16 12"><path fill="currentColor" d="M8 2.2c2.3 0 4.4.9 6 2.4l1.2-1.3A10.4 10.4 0 0 0 8 .4 10.4 10.4 0 0 0 .8 3.3L2 4.6a8.6 8.6 0 0 1 6-2.4Zm0 3.5c1.4 0 2.6.5 3.6 1.4l1.2-1.3A7 7 0 0 0 8 3.9a7 7 0 0 0-4.8 1.9l1.2 1.3c1-.9 2.2-1.4 3.6-1.4Zm0 3.4c.5 0 1 .2 1.3.5L8 11.2 6.7 9.6c.3-.3.8-.5 1.3-.5Z"/></svg>`;
+const BATTERY = `<span class="battery"><b></b></span>`;
+const SIGNAL = `<span class="signal"><b></b><b></b><b></b><b></b></span>`;
+
 /**
  * The template, everything inline, no network. `backdrop`: "render" draws only the background and the
- * window's shadow (the window itself transparent); a data URL uses that image as the background and
- * draws the window without a shadow; null draws everything in one pass.
+ * device's shadow (the device itself transparent); a data URL uses that image as the background and
+ * draws the device without a shadow; null draws everything in one pass.
  */
 export function mockupHtml(imageUrl: string, width: number, height: number, options: MockupOptions, backdrop: "render" | string | null = null): string {
   const layout = mockupLayout(width, height, options);
-  const background =
-    backdrop !== null && backdrop !== "render"
-      ? `url(${backdrop}) 0 0 / 100% 100% no-repeat`
-      : options.background === "gradient"
-        ? DEFAULT_GRADIENT
-        : options.background;
+  const preset = isBackgroundPreset(options.background) ? BACKGROUND_PRESETS[options.background] : options.background;
+  const background = backdrop !== null && backdrop !== "render" ? `url(${backdrop}) 0 0 / 100% 100% no-repeat` : preset;
   const shadow = options.shadow && (backdrop === null || backdrop === "render") ? SHADOW : "none";
   const dark = options.darkMode;
-  const image = `<img src="${imageUrl}" width="${width}" height="${height}" alt="">`;
-  let frame: string;
-  if (backdrop === "render") {
-    frame = `<div class="window backdrop${options.frame === "phone" ? " phone-shape" : ""}"></div>`;
-  } else if (options.frame === "browser") {
-    const host = options.host ? `<div class="address">${escapeHtml(options.host)}</div>` : "";
-    frame = `<div class="window browser"><div class="bar"><i style="background:#ff5f57"></i><i style="background:#febc2e"></i><i style="background:#28c840"></i>${host}</div>${image}</div>`;
-  } else if (options.frame === "phone") {
-    frame = `<div class="window phone"><div class="screen"><div class="status"><span class="time">9:41</span><span class="island"></span>
-<span class="icons"><span class="signal"><b></b><b></b><b></b><b></b></span><span class="battery"><b></b></span></span></div>${image}</div></div>`;
-  } else {
-    frame = `<div class="window">${image}</div>`;
-  }
+  // In the backdrop pass the device is drawn as its bare shapes, so that only their shadows show.
+  const content = (html: string) => (backdrop === "render" ? "" : html);
+  const image = content(`<img src="${imageUrl}" width="${width}" height="${height}" alt="">`);
+  const frames: Record<MockupFrame, () => string> = {
+    browser: () => {
+      const host = options.host ? `<div class="address">${escapeHtml(options.host)}</div>` : "";
+      return `<div class="window browser">${content(`<div class="bar"><i style="background:#ff5f57"></i><i style="background:#febc2e"></i><i style="background:#28c840"></i>${host}</div>`)}${image}</div>`;
+    },
+    phone: () =>
+      `<div class="window phone">${content(`<div class="screen"><div class="status"><span class="time">9:41</span><span class="island"></span><span class="icons">${SIGNAL}${BATTERY}</span></div>${image}</div>`)}</div>`,
+    tablet: () =>
+      `<div class="window tablet">${content(`<span class="camera"></span><div class="screen"><div class="status"><span>9:41&nbsp;&nbsp;Mon Jun 10</span><span class="icons">${WIFI}<span>100%</span>${BATTERY}</span></div>${image}</div>`)}</div>`,
+    laptop: () =>
+      `<div class="window laptop"><div class="lid">${content(`<span class="camera"></span>`)}${image}</div><div class="base">${content(`<span class="lip"></span>`)}</div></div>`,
+    none: () => `<div class="window">${image}</div>`,
+  };
   const phoneRadius = Math.max(options.borderRadius, PHONE_MIN_RADIUS);
+  const tabletRadius = Math.max(options.borderRadius, TABLET_MIN_RADIUS);
+  const lidRadius = Math.max(options.borderRadius, LAPTOP_MIN_RADIUS);
+  const overhang = laptopOverhang(width);
   return `<!doctype html><html><head><meta charset="utf-8"><style>
 * { margin: 0; padding: 0; box-sizing: border-box; }
 html, body { width: ${layout.width}px; height: ${layout.height}px; overflow: hidden; }
 body { background: ${background}; display: flex; align-items: center; justify-content: center;
   font-family: -apple-system, "Segoe UI", "Open Sans", sans-serif; }
 img { display: block; }
-.window { position: relative; width: ${layout.windowWidth}px; height: ${layout.windowHeight}px;
+.window { position: relative; flex: none; width: ${layout.windowWidth}px; height: ${layout.windowHeight}px;
   border-radius: ${options.borderRadius}px; overflow: hidden; box-shadow: ${shadow}; }
 .window::after { content: ""; position: absolute; inset: 0; border-radius: inherit; pointer-events: none;
   box-shadow: inset 0 0 0 1px ${dark ? "rgba(255,255,255,0.08)" : "rgba(15,23,42,0.08)"}; }
+.backdrop .window::after, .backdrop .lid::after { display: none; }
+.backdrop .window:not(.laptop), .backdrop .lid, .backdrop .base { background: transparent !important; }
 .browser { background: ${dark ? "#1f2024" : "#ffffff"}; }
 .bar { position: relative; height: ${BROWSER_BAR_HEIGHT}px; display: flex; align-items: center; gap: 8px; padding: 0 16px;
   background: ${dark ? "#2a2b30" : "#f3f4f6"}; border-bottom: 1px solid ${dark ? "#3a3b41" : "#e5e7eb"}; }
@@ -95,15 +130,8 @@ img { display: block; }
   border-radius: 7px; background: ${dark ? "#1c1d21" : "#ffffff"}; color: ${dark ? "#c9cbd1" : "#4b5563"};
   box-shadow: ${dark ? "none" : "0 0 0 1px #e5e7eb"}; font-size: 13px; line-height: 24px; white-space: nowrap;
   overflow: hidden; text-overflow: ellipsis; }
-.backdrop.window::after { display: none; }
-.backdrop.phone-shape { border-radius: ${phoneRadius}px; }
-.phone { border-radius: ${phoneRadius}px; padding: ${PHONE_BEZEL}px; background: #0b0b0f; }
-.phone::after { box-shadow: inset 0 0 0 2px #34343c, inset 0 0 0 4px #0b0b0f; }
-.screen { position: relative; overflow: hidden; border-radius: ${phoneRadius - PHONE_BEZEL}px; background: ${dark ? "#000" : "#fff"}; }
-.status { position: relative; height: ${PHONE_STATUS_BAR}px; display: flex; align-items: center; justify-content: space-between;
-  padding: 4px 26px 0; color: ${dark ? "#fff" : "#000"}; font-size: 15px; font-weight: 600; }
-.island { position: absolute; top: 9px; left: 50%; transform: translateX(-50%); width: ${Math.min(120, Math.round(width * 0.31))}px; height: 33px;
-  border-radius: 17px; background: #000; }
+.screen { position: relative; overflow: hidden; background: ${dark ? "#000" : "#fff"}; }
+.status { position: relative; display: flex; align-items: center; justify-content: space-between; color: ${dark ? "#fff" : "#000"}; font-weight: 600; }
 .icons { display: flex; align-items: center; gap: 6px; }
 .signal { display: flex; align-items: flex-end; gap: 2px; height: 11px; }
 .signal b { width: 3px; background: currentColor; border-radius: 1px; }
@@ -111,7 +139,34 @@ img { display: block; }
 .battery { position: relative; width: 24px; height: 12px; border: 1.5px solid currentColor; border-radius: 4px; opacity: 0.9; padding: 1.5px; }
 .battery::after { content: ""; position: absolute; right: -4px; top: 3px; width: 2px; height: 4px; border-radius: 1px; background: currentColor; }
 .battery b { display: block; width: 80%; height: 100%; border-radius: 1.5px; background: currentColor; }
-</style></head><body>${frame}</body></html>`;
+.phone { border-radius: ${phoneRadius}px; padding: ${PHONE_BEZEL}px; background: #0b0b0f; }
+.phone::after { box-shadow: inset 0 0 0 2px #34343c, inset 0 0 0 4px #0b0b0f; }
+.phone .screen { border-radius: ${phoneRadius - PHONE_BEZEL}px; }
+.phone .status { height: ${PHONE_STATUS_BAR}px; padding: 4px 26px 0; font-size: 15px; }
+.island { position: absolute; top: 9px; left: 50%; transform: translateX(-50%); width: ${Math.min(120, Math.round(width * 0.31))}px; height: 33px;
+  border-radius: 17px; background: #000; }
+.tablet { border-radius: ${tabletRadius}px; padding: ${TABLET_BEZEL}px; background: #18181c; }
+.tablet::after { box-shadow: inset 0 0 0 1.5px #3b3b44, inset 0 0 0 3px #18181c; }
+.tablet .screen { border-radius: ${tabletRadius - TABLET_BEZEL}px; }
+.tablet .status { height: ${TABLET_STATUS_BAR}px; padding: 2px 22px 0; font-size: 12px; }
+.tablet .status .icons { gap: 5px; }
+.tablet .camera, .lid .camera { position: absolute; left: 50%; width: 6px; height: 6px; margin-left: -3px; border-radius: 50%;
+  background: radial-gradient(circle at 35% 35%, #3f4a5a 0, #15171c 70%); }
+.tablet .camera { top: ${TABLET_BEZEL / 2 - 3}px; }
+.laptop { overflow: visible; border-radius: 0; box-shadow: none; display: flex; flex-direction: column; align-items: center; }
+.laptop::after { display: none; }
+.lid { position: relative; width: ${width + 2 * LAPTOP_BEZEL}px; height: ${height + LAPTOP_TOP_BEZEL + LAPTOP_BEZEL}px;
+  padding: ${LAPTOP_TOP_BEZEL}px ${LAPTOP_BEZEL}px ${LAPTOP_BEZEL}px; background: #0c0c0f;
+  border-radius: ${lidRadius}px ${lidRadius}px 4px 4px; box-shadow: ${shadow}; }
+.lid::after { content: ""; position: absolute; inset: 0; border-radius: inherit; box-shadow: inset 0 0 0 1.5px #34343b; }
+.lid .camera { top: ${LAPTOP_TOP_BEZEL / 2 - 3}px; }
+.lid img { border-radius: 2px; }
+.base { position: relative; width: ${layout.windowWidth}px; height: ${LAPTOP_BASE}px; box-shadow: ${shadow};
+  border-radius: 3px 3px ${Math.round(overhang * 0.6)}px ${Math.round(overhang * 0.6)}px / 3px 3px ${LAPTOP_BASE - 4}px ${LAPTOP_BASE - 4}px;
+  background: ${dark ? "linear-gradient(#5b5d64, #3a3b41 45%, #222327)" : "linear-gradient(#eef0f3, #cfd2d8 45%, #a4a8b0)"}; }
+.lip { position: absolute; top: 0; left: 50%; width: 15%; height: 7px; transform: translateX(-50%); border-radius: 0 0 9px 9px;
+  background: ${dark ? "linear-gradient(#2a2b30, #45474d)" : "linear-gradient(#b9bcc3, #dcdee2)"}; }
+</style></head><body${backdrop === "render" ? ' class="backdrop"' : ""}>${frames[options.frame]()}</body></html>`;
 }
 
 // Backdrops are rendered at this fraction of the device scale (a quarter of the pixels at 0.5).

@@ -9,7 +9,7 @@ export type OutputFormat = "png" | "jpeg" | "webp" | "avif" | "pdf";
 /** The formats that are images. */
 export type ImageFormat = Exclude<OutputFormat, "pdf">;
 
-type MockupFrame = "browser" | "phone" | "none";
+export type MockupFrame = "browser" | "phone" | "tablet" | "laptop" | "none";
 
 /** How far a page loads before the steps after it: its `load` event, DOMContentLoaded, or the network going idle. */
 export type WaitUntil = "load" | "domcontentloaded" | "networkidle";

@@ -3,6 +3,9 @@ import type { CaptureOptions, DeviceName } from "./options.js";
 
 /** The viewport a phone mockup renders when the request sets no width (an iPhone 14/15). */
 export const PHONE_VIEWPORT = { width: 390, height: 844 } as const;
+/** The viewport a tablet mockup renders when the request sets no width (an iPad Air, as the "ipad" device). */
+const TABLET_VIEWPORT = { width: 820, height: 1180 } as const;
+const HANDHELD: Partial<Record<CaptureOptions["frame"], { width: number; height: number }>> = { phone: PHONE_VIEWPORT, tablet: TABLET_VIEWPORT };
 
 /** The width when the request sets none. */
 export const DEFAULT_WIDTH = 1280;
@@ -43,8 +46,9 @@ export function userAgentFor(viewport: Viewport, userAgents: UserAgents, request
 
 /**
  * The viewport for a request (docs/api.md): `width` or 1280; `height` or 16:10 of the width. A phone
- * mockup uses a phone's proportions (844/390) when the height is not given, and, when the width is
- * not given either, renders the page as a phone does: 390 wide, mobile emulation and touch. A
+ * (tablet) mockup uses a phone's (tablet's) proportions when the height is not given, and, when the
+ * width is not given either, renders the page as that device does: 390 (820) wide, mobile emulation
+ * and touch (and an iPad's user agent). A
  * `device` gives its own size, scale and emulation; the request's own fields win over it.
  */
 export function viewportFor(options: Pick<CaptureOptions, "width" | "height" | "deviceScaleFactor" | "style" | "frame" | "device">): Viewport {
@@ -55,8 +59,10 @@ export function viewportFor(options: Pick<CaptureOptions, "width" | "height" | "
     const height = options.height ?? (options.width === undefined ? preset.height : Math.round((width * preset.height) / preset.width));
     return { width, height, deviceScaleFactor, mobile: preset.mobile, device: options.device };
   }
-  const phone = options.style === "mockup" && options.frame === "phone";
-  const width = options.width ?? (phone ? PHONE_VIEWPORT.width : DEFAULT_WIDTH);
-  const height = options.height ?? Math.round(phone ? (width * PHONE_VIEWPORT.height) / PHONE_VIEWPORT.width : (width * 10) / 16);
-  return { width, height, deviceScaleFactor, mobile: phone && options.width === undefined };
+  // A phone or tablet frame: the device's proportions; without a width, the page as that device renders it.
+  const handheld = options.style === "mockup" ? HANDHELD[options.frame] : undefined;
+  const width = options.width ?? handheld?.width ?? DEFAULT_WIDTH;
+  const height = options.height ?? Math.round(handheld ? (width * handheld.height) / handheld.width : (width * 10) / 16);
+  const mobile = handheld !== undefined && options.width === undefined;
+  return { width, height, deviceScaleFactor, mobile, ...(mobile && options.frame === "tablet" ? { device: "ipad" as const } : {}) };
 }

@@ -1,7 +1,17 @@
 // Mockups decoded and checked the way a person would look at them.
 import { Jimp } from "jimp";
 import { describe, expect, inject, it } from "vitest";
-import { BROWSER_BAR_HEIGHT, PHONE_BEZEL, PHONE_STATUS_BAR } from "../../lib/render/mockup.js";
+import {
+  BROWSER_BAR_HEIGHT,
+  LAPTOP_BASE,
+  LAPTOP_BEZEL,
+  LAPTOP_TOP_BEZEL,
+  laptopOverhang,
+  PHONE_BEZEL,
+  PHONE_STATUS_BAR,
+  TABLET_BEZEL,
+  TABLET_STATUS_BAR,
+} from "../../lib/render/mockup.js";
 import { decode, postJson, rgb } from "../helpers/api.js";
 
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
@@ -15,6 +25,8 @@ describe("mockup size", () => {
     ["none", 0, 0],
     ["browser", 0, BROWSER_BAR_HEIGHT],
     ["phone", 2 * PHONE_BEZEL, 2 * PHONE_BEZEL + PHONE_STATUS_BAR],
+    ["tablet", 2 * TABLET_BEZEL, 2 * TABLET_BEZEL + TABLET_STATUS_BAR],
+    ["laptop", 2 * (LAPTOP_BEZEL + laptopOverhang(600)), LAPTOP_TOP_BEZEL + LAPTOP_BEZEL + LAPTOP_BASE],
   ] as const)("frame %s: capture + 2 x padding (+ frame) at the device scale", async (frame, extraW, extraH) => {
     const res = await mockup({ url: fixture("/simple"), frame, width: 600, height: 400, padding: 40, deviceScaleFactor: 2 });
     expect(res.status).toBe(200);
@@ -29,6 +41,37 @@ describe("mockup size", () => {
     // The middle of the screen shows the probe: green only under phone emulation.
     expect(rgb(image, image.bitmap.width / 2, image.bitmap.height / 2)).toEqual({ r: 0, g: 255, b: 0 });
     expect(image.bitmap.height / image.bitmap.width).toBeGreaterThan(2);
+  });
+
+  it("a tablet mockup without width renders the page as an iPad (820 wide, touch, mobile) in its proportions", async () => {
+    const image = await decode(await mockup({ url: fixture("/mobile-probe?width=820"), frame: "tablet", padding: 20, deviceScaleFactor: 1 }));
+    expect([image.bitmap.width, image.bitmap.height]).toEqual([820 + 2 * TABLET_BEZEL + 40, 1180 + 2 * TABLET_BEZEL + TABLET_STATUS_BAR + 40]);
+    expect(rgb(image, image.bitmap.width / 2, image.bitmap.height / 2)).toEqual({ r: 0, g: 255, b: 0 });
+  });
+
+  it("a laptop stands on a base wider than its lid: beside the lid is background, below it the base", async () => {
+    const image = await decode(
+      await mockup({
+        url: fixture("/simple"),
+        frame: "laptop",
+        width: 800,
+        height: 500,
+        padding: 40,
+        background: "#123456",
+        shadow: false,
+        deviceScaleFactor: 1,
+      }),
+    );
+    const overhang = laptopOverhang(800);
+    const baseTop = 40 + LAPTOP_TOP_BEZEL + 500 + LAPTOP_BEZEL;
+    // Just outside the lid, level with the screen: background.
+    expect(rgb(image, 40 + overhang - 6, 40 + 200)).toEqual(BG);
+    // The lid's bezel (near black) and the screen (the red page).
+    expect(rgb(image, 40 + overhang + LAPTOP_BEZEL / 2, 40 + 200).r).toBeLessThan(40);
+    expect(rgb(image, 40 + overhang + LAPTOP_BEZEL + 400, 40 + LAPTOP_TOP_BEZEL + 250)).toEqual({ r: 255, g: 0, b: 0 });
+    // Below the lid, out to the overhang: the silver base, lighter than the background.
+    const base = rgb(image, 40 + overhang / 2 + 4, baseTop + 5);
+    expect(base.r + base.g + base.b).toBeGreaterThan(450);
   });
 
   it("mockup fields without style mockup are ignored", async () => {
@@ -121,6 +164,33 @@ describe("mockup look", () => {
         if (r + g + b < 450) ink++;
       }
     expect(ink).toBeGreaterThan(60);
+  });
+
+  it("shows the final URL's host after a redirect, not the one asked for", async () => {
+    const port = new URL(fixture("/")).port;
+    const bar = async (url: string) => {
+      const image = await decode(await mockup({ url, frame: "browser", background: "#123456", padding: 20, width: 800, height: 300, deviceScaleFactor: 1 }));
+      return Array.from({ length: 180 * 18 }, (_, i) => rgb(image, 20 + 310 + (i % 180), 20 + 12 + Math.floor(i / 180)).r).join();
+    };
+    const redirected = await bar(fixture(`/redirect?to=${encodeURIComponent(`http://localhost:${port}/simple`)}`));
+    expect(redirected).toBe(await bar(`http://localhost:${port}/simple`));
+    expect(redirected).not.toBe(await bar(fixture("/simple")));
+  });
+
+  it("named backgrounds: each preset has its own colours at the corners", async () => {
+    const corners: Record<string, number[]> = {};
+    for (const background of ["ocean", "sunset", "forest", "midnight", "aurora", "slate"]) {
+      const image = await decode(await mockup({ url: fixture("/simple"), background, width: 400, height: 300, shadow: false, deviceScaleFactor: 1 }));
+      const { r, g, b } = rgb(image, 2, 2);
+      corners[background] = [r, g, b];
+    }
+    // Sky blue for ocean, orange for sunset, green for forest, near black for midnight, pale for aurora and slate.
+    expect(corners.ocean![2]).toBeGreaterThan(200);
+    expect(corners.sunset![0]).toBeGreaterThan(200);
+    expect(corners.forest![1]).toBeGreaterThan(170);
+    expect(corners.midnight!.reduce((a, b) => a + b)).toBeLessThan(200);
+    expect(Math.min(...corners.aurora!, ...corners.slate!)).toBeGreaterThan(180);
+    expect(new Set(Object.values(corners).map(String)).size).toBe(6);
   });
 
   it("a dark bar with darkMode, a light one without", async () => {

@@ -25,6 +25,18 @@ describe("viewportFor", () => {
     expect(viewportFor({ ...base, style: "mockup", frame: "phone", width: 780 })).toEqual({ width: 780, height: 1688, deviceScaleFactor: 2, mobile: false });
   });
 
+  it("renders a tablet mockup without width as an iPad (820 x 1180, mobile, its user agent); with a width, in its proportions", () => {
+    expect(viewportFor({ ...base, style: "mockup", frame: "tablet" })).toEqual({
+      width: 820,
+      height: 1180,
+      deviceScaleFactor: 2,
+      mobile: true,
+      device: "ipad",
+    });
+    expect(viewportFor({ ...base, style: "mockup", frame: "tablet", width: 1000 })).toEqual({ width: 1000, height: 1439, deviceScaleFactor: 2, mobile: false });
+    expect(viewportFor({ ...base, style: "mockup", frame: "laptop" })).toEqual({ width: 1280, height: 800, deviceScaleFactor: 2, mobile: false });
+  });
+
   it("ignores the phone frame when the request is not a mockup", () => {
     expect(viewportFor({ ...base, frame: "phone" })).toMatchObject({ width: 1280, height: 800, mobile: false });
   });
