@@ -11,6 +11,7 @@ import { isPaged } from "./pdf.js";
 import { applyRequestControls } from "./requests.js";
 import { settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
+import { tiledCaptureMs } from "./tiles.js";
 import { userAgentFor, viewportFor } from "./viewport.js";
 
 /** The page's title is cut to this many characters in answers (the final URL to MAX_URL_CHARS). */
@@ -85,8 +86,10 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
       const finalUrl = source.kind === "url" ? page.url() : null;
       const title = cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS);
       const clip = await loaded.settled(() => captureArea(loaded, options));
-      const shot = await loaded.settled(() =>
-        shoot(page, viewport, clip ?? { x: 0, y: 0, width: viewport.width, height: settled.height }, options, finalUrl ? new URL(finalUrl).host : null),
+      const area = clip ?? { x: 0, y: 0, width: viewport.width, height: settled.height };
+      const shot = await loaded.settled(
+        () => shoot(page, viewport, area, options, finalUrl ? new URL(finalUrl).host : null),
+        tiledCaptureMs(area, viewport.deviceScaleFactor, options.style === "mockup"),
       );
       return {
         body: shot.body,

@@ -1,8 +1,10 @@
 import type { Page } from "puppeteer-core";
+import type { Sharp } from "sharp";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "./backgrounds.js";
 import { withComposerPage } from "./browser.js";
 import { chromiumFormat, type ImageOutput } from "./encode.js";
 import type { MockupFrame } from "./options.js";
+import { captureTiles, needsTiles } from "./tiles.js";
 
 // Mockups are composed as an HTML/CSS template in a browser that is already running (the composer,
 // see browser.ts): the capture as an image at its own device scale (so no resampling blur), inside a
@@ -203,13 +205,25 @@ async function backdropFor(page: Page, width: number, height: number, options: M
   return url;
 }
 
-/** Composes `capture` (a PNG of `width` x `height` CSS px at the device scale) into the mockup, encoded in chromiumFormat(options). */
-export async function composeMockup(capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer> {
+/**
+ * Composes `capture` (a PNG of `width` x `height` CSS px at the device scale) into the mockup:
+ * encoded in chromiumFormat(options), or, past Chromium's one-piece limit, captured in tiles and
+ * not yet encoded (lib/render/tiles.ts).
+ */
+export async function composeMockup(capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer | Sharp> {
   const layout = mockupLayout(width, height, options);
+  const whole = { x: 0, y: 0, width: layout.width, height: layout.height };
+  const image = `data:image/png;base64,${capture.toString("base64")}`;
   return withComposerPage(async (page) => {
+    if (needsTiles(whole, options.deviceScaleFactor)) {
+      // One pass (the backdrop would be as large), in tiles, from a viewport of ordinary size.
+      await page.setViewport({ width: layout.width, height: Math.min(layout.height, 2000), deviceScaleFactor: options.deviceScaleFactor });
+      await page.setContent(mockupHtml(image, width, height, options), { waitUntil: "load" });
+      return captureTiles(page, whole, options.deviceScaleFactor, { omitBackground: false, beyondViewport: true });
+    }
     const backdrop = await backdropFor(page, width, height, options);
     await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor });
-    await page.setContent(mockupHtml(`data:image/png;base64,${capture.toString("base64")}`, width, height, options, backdrop), { waitUntil: "load" });
+    await page.setContent(mockupHtml(image, width, height, options, backdrop), { waitUntil: "load" });
     const type = chromiumFormat(options);
     return Buffer.from(await page.screenshot({ type, ...(type === "png" ? { optimizeForSpeed: true } : { quality: options.quality }) }));
   });

@@ -25,12 +25,13 @@ export interface LoadedPage extends PageSession {
   /** Evaluates `script` (a string: functions would carry names a bundler injects) in the page, as `settled` runs work. */
   evaluate<T>(script: string): Promise<T>;
   /**
-   * Runs `work` on the page within the page-load limit plus the capture's reserve (a page whose
+   * Runs `work` on the page within the page-load limit plus the capture's reserve and `extraMs`
+   * (our own work that grows with the output), never past the deadline (a page whose
    * scripts never yield, or that wedges the GPU, answers nothing); if the page navigated by itself
    * under it (script or meta-refresh redirects), waits for the new document and runs it again, twice
    * at most: a page that keeps navigating is refused.
    */
-  settled<T>(work: () => Promise<T>): Promise<T>;
+  settled<T>(work: () => Promise<T>, extraMs?: number): Promise<T>;
 }
 
 /**
@@ -104,14 +105,14 @@ export function withLoadedPage<P, T>(
     const { page } = session;
     // A page whose scripts never yield (an endless loop after load) never answers an evaluation:
     // each may run until the page-load limit plus the capture's reserve, then the render times out.
-    const bounded = <R>(work: () => Promise<R>): Promise<R> =>
-      orTimeout(work(), Math.max(0, remaining()) + CAPTURE_RESERVE_MS, (): never => {
+    const bounded = <R>(work: () => Promise<R>, extraMs: number): Promise<R> =>
+      orTimeout(work(), Math.min(Math.max(0, remaining()) + CAPTURE_RESERVE_MS + extraMs, deadline.at - Date.now()), (): never => {
         throw renderTimeout(`The page stopped responding: it kept the browser busy past ${loadSeconds} s.`);
       });
-    const settled = async <R>(work: () => Promise<R>): Promise<R> => {
+    const settled = async <R>(work: () => Promise<R>, extraMs = 0): Promise<R> => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await bounded(work);
+          return await bounded(work, extraMs);
         } catch (error) {
           if (!NAVIGATED.test(String(error) + String((error as { cause?: unknown }).cause ?? ""))) throw error;
           if (attempt >= 2) throw invalidUrl("it kept navigating to other pages (a script or meta-refresh redirect loop)", error);

@@ -10,7 +10,7 @@ import { captureTiles, needsTiles } from "./tiles.js";
 import type { Viewport } from "./viewport.js";
 
 // Capture and encode: the settled page as PNG, JPEG, WebP, AVIF or PDF (lib/render/pdf.ts), framed as a mockup if asked;
-// areas past Chromium's one-piece limit in tiles (lib/render/tiles.ts).
+// images past Chromium's one-piece limit in tiles (lib/render/tiles.ts), mockups' too.
 
 export const CONTENT_TYPES: Record<OutputFormat, string> = {
   png: "image/png",
@@ -30,6 +30,17 @@ export interface Shot {
   readonly truncated?: boolean;
 }
 
+/** Where the page is scrolled to, CSS px, as the browser lays it out (a page's script cannot fake it). */
+async function scrollOffset(page: Page): Promise<{ x: number; y: number }> {
+  const session = await page.createCDPSession();
+  try {
+    const { cssVisualViewport } = await session.send("Page.getLayoutMetrics");
+    return { x: cssVisualViewport.pageX, y: cssVisualViewport.pageY };
+  } finally {
+    await session.detach().catch(() => undefined);
+  }
+}
+
 /** Captures `area` of the page (CSS px of the document: the viewport, the full page, an element or a clip) at `viewport` in the requested form. */
 export async function shoot(page: Page, viewport: Viewport, area: Clip, options: CaptureOptions, host: string | null): Promise<Shot> {
   const { height } = area;
@@ -39,8 +50,11 @@ export async function shoot(page: Page, viewport: Viewport, area: Clip, options:
     const mockup = options.style === "mockup";
     const part = options.fullPage || options.selector !== undefined || options.clip !== undefined;
     let capture: Buffer | Sharp;
-    if (!mockup && part && needsTiles(area, viewport.deviceScaleFactor)) {
-      capture = await captureTiles(page, area, viewport.deviceScaleFactor, options.omitBackground);
+    if (needsTiles(area, viewport.deviceScaleFactor)) {
+      // Tiles are clips of the document: the viewport alone is the one where the page is scrolled to,
+      // taken as it is on screen (fixed elements where they show), not as a part of the whole layout.
+      const clip = part ? area : { ...area, ...(await scrollOffset(page)) };
+      capture = await captureTiles(page, clip, viewport.deviceScaleFactor, { omitBackground: options.omitBackground, beyondViewport: part });
     } else {
       // A mockup composes a lossless capture (zlib's fast setting, since it is decoded at once).
       const type = mockup ? "png" : chromiumFormat(output);
@@ -52,7 +66,10 @@ export async function shoot(page: Page, viewport: Viewport, area: Clip, options:
           ...(options.omitBackground ? { omitBackground: true } : {}),
         }),
       );
-      if (mockup) capture = await composeMockup(capture, viewport.width, height, { ...output, deviceScaleFactor: viewport.deviceScaleFactor, host });
+    }
+    if (mockup) {
+      const png = Buffer.isBuffer(capture) ? capture : await capture.png({ compressionLevel: 1 }).toBuffer();
+      capture = await composeMockup(png, viewport.width, height, { ...output, deviceScaleFactor: viewport.deviceScaleFactor, host });
     }
     const body = await finishImage(capture, output);
     const size = imageSize(body) ?? { width: Math.round(area.width * viewport.deviceScaleFactor), height: Math.round(height * viewport.deviceScaleFactor) };

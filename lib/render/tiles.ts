@@ -20,6 +20,13 @@ const MAX_TILE_PIXELS = 16_000_000;
 export const needsTiles = (area: Clip, scale: number): boolean =>
   Math.round(area.width * scale) > MAX_TILE_SIDE || Math.round(area.height * scale) > MAX_TILE_SIDE;
 
+/** Our own work on a capture in tiles (tiles, stitching, encoding): about this per Mpx of output on two cores (4.3 s for 72 Mpx). */
+const TILED_MS_PER_MPX = 100;
+
+/** The time a capture of `area` at `scale` may take past the capture's usual reserve: only a capture in tiles (a mockup's twice) needs it. */
+export const tiledCaptureMs = (area: Clip, scale: number, mockup: boolean): number =>
+  needsTiles(area, scale) ? Math.round(((area.width * area.height * scale * scale) / 1e6) * TILED_MS_PER_MPX * (mockup ? 2 : 1)) : 0;
+
 /** The largest CSS length at most `limit` device px whose device length is whole at `scale` (tiles meet on pixel edges). */
 function alignedLength(limit: number, scale: number): number {
   const most = Math.floor(limit / scale);
@@ -42,13 +49,25 @@ export function tilesFor(area: Clip, scale: number): Clip[] {
   return tiles;
 }
 
-/** Captures `area` of the page in tiles and stitches them into one image of `area` x `scale` device px, not yet encoded (lib/render/encode.ts). */
-export async function captureTiles(page: Page, area: Clip, scale: number, omitBackground: boolean): Promise<Sharp> {
+/**
+ * Captures `area` of the page (CSS px of the document) in tiles and stitches them into one image of
+ * `area` x `scale` device px, not yet encoded (lib/render/encode.ts). `beyondViewport`: the area is
+ * part of the whole layout (a full page, an element); otherwise it is the viewport as shown.
+ */
+export async function captureTiles(page: Page, area: Clip, scale: number, options: { omitBackground: boolean; beyondViewport: boolean }): Promise<Sharp> {
   const sharp = await loadSharp();
   const layers: { input: Buffer; left: number; top: number }[] = [];
   for (const tile of tilesFor(area, scale)) {
     // Lossless tiles (zlib's fast setting: they are decoded at once); the whole is encoded once.
-    const input = Buffer.from(await page.screenshot({ type: "png", optimizeForSpeed: true, clip: tile, captureBeyondViewport: true, omitBackground }));
+    const input = Buffer.from(
+      await page.screenshot({
+        type: "png",
+        optimizeForSpeed: true,
+        clip: tile,
+        captureBeyondViewport: options.beyondViewport,
+        omitBackground: options.omitBackground,
+      }),
+    );
     layers.push({ input, left: Math.round((tile.x - area.x) * scale), top: Math.round((tile.y - area.y) * scale) });
   }
   return sharp({
