@@ -5,7 +5,8 @@
 //   capture_website  the npm package capture-website pointed at the same Chromium binary
 //   mockup           the service with style "mockup" (browser frame, gradient, shadow) on the same pages
 //   ads / ads_blocked  an article with 12 ad slots (each ad answered after 300 ms), without and with blockAds
-// Then the filter engines' cold cost (bench/filter-lists.ts), and metadata (bench/metadata.ts): our
+// Then the filter engines' cold cost (bench/filter-lists.ts), output forms (bench/outputs.ts: WebP and
+// AVIF vs PNG, a full page in tiles vs one under the limit), and metadata (bench/metadata.ts): our
 // extraction vs metascraper and open-graph-scraper.
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
 import puppeteer from "puppeteer-core";
@@ -14,6 +15,7 @@ import { fundedKey, spawnDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
 import { benchFilterLists } from "./filter-lists.js";
 import { benchMetadata } from "./metadata.js";
+import { benchOutputs } from "./outputs.js";
 import { type Sample, stats, writeResults } from "./stats.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -123,10 +125,12 @@ async function main() {
   results.ratios.capture_website_vs_service = Number((results.capture_website.p50_ms / results.service.p50_ms).toFixed(2));
   results.ratios.mockup_vs_plain = Number((results.mockup.p50_ms / results.service.p50_ms).toFixed(2));
   results.ratios.ads_vs_blockads = Number((results.ads.p50_ms / results.ads_blocked.p50_ms).toFixed(2));
+  const outputs = await benchOutputs({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
+  Object.assign(results.ratios, outputs.ratios);
   const metadata = await benchMetadata({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, metadata.ratios);
 
-  const out = writeResults({ ...results, metadata: metadata.results });
+  const out = writeResults({ ...results, outputs: outputs.results, metadata: metadata.results });
   for (const name of names)
     console.log(
       `${name.padEnd(16)} p50 ${String(results[name].p50_ms).padStart(5)} ms   p95 ${String(results[name].p95_ms).padStart(5)} ms   n=${results[name].n}`,
@@ -143,6 +147,7 @@ async function main() {
   console.log(
     `filter engines, fresh process: build ads ${build_ms.ads} ms, trackers ${build_ms.trackers} ms (at deploy); load ads ${load_ms.ads} ms, trackers ${load_ms.trackers} ms (first use per instance)`,
   );
+  outputs.print();
   metadata.print();
   console.log(`written to ${out}`);
 

@@ -3,6 +3,7 @@ import { cleanText, MAX_URL_CHARS } from "../text.js";
 import type { PageSession } from "./browser.js";
 import { assertValidSelectors, captureArea, emulate, selectorsOf } from "./controls.js";
 import { prepareCookieBanners } from "./cookie-banners.js";
+import { encodingMs } from "./encode.js";
 import { guardFailure, invalidUrl } from "./errors.js";
 import { maxCaptureHeight } from "./limits.js";
 import type { CaptureOptions, Clip, OutputFormat, RenderSource } from "./options.js";
@@ -89,7 +90,9 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
       const area = clip ?? { x: 0, y: 0, width: viewport.width, height: settled.height };
       const shot = await loaded.settled(
         () => shoot(page, viewport, area, options, finalUrl ? new URL(finalUrl).host : null),
-        tiledCaptureMs(area, viewport.deviceScaleFactor, options.style === "mockup"),
+        // Our own work that grows with the output: tiles and AVIF encoding.
+        tiledCaptureMs(area, viewport.deviceScaleFactor, options.style === "mockup") +
+          encodingMs((area.width * area.height * viewport.deviceScaleFactor ** 2) / 1e6, options.format),
       );
       return {
         body: shot.body,
