@@ -78,7 +78,7 @@ export interface Cap {
   readonly burst: number;
 }
 
-// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 36 of an
+// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 44 of an
 // account's 1,000 by default, leaving the rest (less the 100 Lambda keeps unreserved) to renders.
 const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
 const METADATA_CAP: Cap = { concurrency: 10, rate: 10, burst: 20 };
@@ -118,6 +118,9 @@ const ROWS = [
   // Top-up quotes its own amount (the body's), settled inside the request: more time than a light route.
   { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, ...FREE, access: "key", noStore: true, uses: ["table", "x402"] },
   { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, ...OPEN, uses: ["dashboard-files"] },
+  // For agents (docs/agents.md): x402's discovery manifest and a plain-text guide.
+  { id: "x402-manifest", method: "GET", path: "/.well-known/x402.json", ...LIGHT, ...OPEN, uses: ["x402"] },
+  { id: "llms-txt", method: "GET", path: "/llms.txt", ...LIGHT, ...OPEN, uses: [] },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
   { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, uses: [] },
 ] as const satisfies readonly Route[];

@@ -9,6 +9,7 @@ import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/x402.js";
 import { type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
 import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, realAccess, settle, undo } from "./access.js";
+import { describe, discoveryOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
 import { type HttpResponse, toApiGatewayResult } from "./responses.js";
 import { validate } from "./validate.js";
@@ -85,8 +86,10 @@ function resourceOf(event: APIGatewayProxyEventV2, route: Route): Resource {
   const headers = lowerCaseHeaders(event);
   return {
     url: `${headers["x-forwarded-proto"] ?? "http"}://${headers.host ?? event.requestContext.domainName}${event.rawPath}`,
-    description: `Shotline ${route.id}${route.method ? ` (${route.method} ${route.path})` : ""}`,
+    description: describe(route),
     mimeType: route.browser ? "image/png" : "application/json",
+    ...SERVICE,
+    discovery: () => discoveryOf(route),
   };
 }
 

@@ -19,11 +19,15 @@ const MAX_TIMEOUT_SECONDS = 120;
 /** An x402 header value: base64 JSON. */
 export const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64");
 
-/** The resource being paid for. */
+/** The resource being paid for: x402's resource object, and what discovery says of it (lib/http/discovery.ts). */
 export interface Resource {
   readonly url: string;
   readonly description: string;
   readonly mimeType: string;
+  readonly serviceName?: string;
+  readonly tags?: readonly string[];
+  /** x402 `bazaar` discovery (v2 extensions) and the v1 `outputSchema`, made when a 402 needs them; null for routes that are not catalogued. */
+  readonly discovery?: () => { readonly bazaar: Record<string, unknown>; readonly outputSchema: Record<string, unknown> } | null;
 }
 
 /** v2 requirements for `amount` micro-USD (= USDC atomic units: both have 6 decimals). */
@@ -39,8 +43,9 @@ export function requirementsV2(amount: number): PaymentRequirements {
   };
 }
 
-/** v1 requirements (x402 v1 names its networks and carries the resource in each entry). */
+/** v1 requirements (x402 v1 names its networks and carries the resource in each entry, with its `outputSchema` for discovery). */
 export function requirementsV1(amount: number, resource: Resource) {
+  const discovered = resource.discovery?.();
   return {
     scheme: "exact",
     network: config.X402_V1_NETWORK,
@@ -52,6 +57,7 @@ export function requirementsV1(amount: number, resource: Resource) {
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     asset: config.X402_ASSET,
     extra: { name: config.X402_ASSET_NAME, version: config.X402_ASSET_VERSION },
+    ...(discovered ? { outputSchema: discovered.outputSchema } : {}),
   };
 }
 
@@ -66,9 +72,17 @@ export function paymentRequired(amount: number, resource: Resource, reason?: str
   const message = `${reason ? `Payment refused: ${reason}. ` : ""}This request costs ${formatUsd(amount)}: pay with x402 (USDC) or send Authorization: Bearer <API key>.`;
   // The body is an x402 v1 PaymentRequired, whose `error` is a string (strict v1 clients refuse
   // anything else), with our code beside it (SPEC.md, "x402").
+  const { discovery: _, ...described } = resource;
+  const discovery = resource.discovery?.();
   return new AppError("PAYMENT_REQUIRED", message, {
     headers: {
-      "PAYMENT-REQUIRED": encode({ x402Version: 2, error: reason ?? "payment required", resource, accepts: [requirementsV2(amount)] }),
+      "PAYMENT-REQUIRED": encode({
+        x402Version: 2,
+        error: reason ?? "payment required",
+        resource: described,
+        accepts: [requirementsV2(amount)],
+        ...(discovery ? { extensions: { bazaar: discovery.bazaar } } : {}),
+      }),
       "Cache-Control": "no-store",
     },
     body: { x402Version: 1, error: message, code: "PAYMENT_REQUIRED", accepts: [requirementsV1(amount, resource)] },

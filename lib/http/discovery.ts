@@ -1,0 +1,197 @@
+import { z } from "zod";
+import type { Route } from "../routes.js";
+import { htmlScreenshotRequest, screenshotRequest } from "./schemas.js";
+
+// How agents find and understand the paid routes (docs/agents.md): x402's `bazaar` discovery
+// extension in every 402 (v2, in the PAYMENT-REQUIRED header: kept compact), `outputSchema` with
+// every field in v1 bodies, and the well-known manifest. Everything comes from the request schemas
+// (lib/http/schemas.ts), so it cannot drift from what the routes accept.
+
+/** Who we are, as x402 resources name a service (printable ASCII, at most 32 characters; at most 5 tags). */
+export const SERVICE = { serviceName: "Shotline", tags: ["screenshot", "pdf", "html-to-image", "mockup", "web-capture"] } as const;
+
+/** The fields of a render a header's compact schema lists (every field is in the v1 body and the well-known manifest). */
+const HEADLINE_FIELDS = [
+  "url",
+  "html",
+  "format",
+  "fullPage",
+  "width",
+  "height",
+  "deviceScaleFactor",
+  "quality",
+  "imageWidth",
+  "imageHeight",
+  "style",
+  "frame",
+  "selector",
+  "blockAds",
+  "blockCookieBanners",
+  "responseFormat",
+];
+
+/** What a discoverable route says about itself. */
+interface Discoverable {
+  readonly description: string;
+  readonly schema: z.ZodType;
+  readonly example: Record<string, unknown>;
+}
+
+const OUTPUT_EXAMPLE = {
+  image: "iVBORw0KGgoAAAANSUhEUgAA...",
+  format: "png",
+  contentType: "image/png",
+  width: 2560,
+  height: 1600,
+  bytes: 183402,
+  url: "https://example.com/",
+  title: "Example Domain",
+  truncated: false,
+  renderMs: 812,
+};
+
+const FORMS = "PNG, JPEG, WebP, AVIF or PDF, optionally framed as a mockup (browser, laptop, tablet or phone on a background)";
+const PRICES = "$0.005 a capture, $0.01 a mockup";
+
+const DISCOVERABLE: Readonly<Record<string, Discoverable>> = {
+  screenshot: {
+    description: `Screenshot of a web page as ${FORMS}. ${PRICES}. Every field: /.well-known/x402.json.`,
+    schema: screenshotRequest,
+    example: { url: "https://example.com", fullPage: true, format: "png", responseFormat: "json" },
+  },
+  "html-to-screenshot": {
+    description: `Raw HTML rendered as ${FORMS}. ${PRICES}. Every field: /.well-known/x402.json.`,
+    schema: htmlScreenshotRequest,
+    example: { html: "<h1>Hello</h1>", width: 800, height: 400, format: "png", responseFormat: "json" },
+  },
+};
+
+type JsonSchema = { properties?: Record<string, unknown>; required?: string[] } & Record<string, unknown>;
+
+/** The JSON Schema of a request body as a client sends it (defaults optional). */
+const bodySchema = (schema: z.ZodType): JsonSchema => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  return rest;
+};
+
+/** The compact schema of the 402 header: the headline fields, others allowed. */
+const headlineSchema = (schema: z.ZodType): JsonSchema => {
+  const full = bodySchema(schema);
+  const properties = Object.fromEntries(Object.entries(full.properties ?? {}).filter(([name]) => HEADLINE_FIELDS.includes(name)));
+  return { type: "object", properties, ...(full.required ? { required: full.required } : {}), additionalProperties: true };
+};
+
+/** What a route's x402 resource says it is. */
+export const describe = (route: Pick<Route, "id" | "method" | "path">): string =>
+  DISCOVERABLE[route.id]?.description ?? `Shotline ${route.id}${route.method ? ` (${route.method} ${route.path})` : ""}`;
+
+/** The discovery data of a route, or null when it is not a paid render. */
+export interface Discovery {
+  /** x402 v2 `extensions.bazaar` (compact). */
+  readonly bazaar: Record<string, unknown>;
+  /** x402 v1 `outputSchema`: every field. */
+  readonly outputSchema: Record<string, unknown>;
+  /** For the well-known manifest. */
+  readonly input: Record<string, unknown>;
+  readonly output: Record<string, unknown>;
+}
+
+const cache = new Map<string, Discovery | null>();
+
+/** The discovery data of `route`, computed once per process when first asked for (zod's JSON Schema costs ~35 ms cold). */
+export function discoveryOf(route: Pick<Route, "id" | "method">): Discovery | null {
+  if (cache.has(route.id)) return cache.get(route.id)!;
+  const declared = DISCOVERABLE[route.id];
+  let discovery: Discovery | null = null;
+  if (declared && route.method) {
+    const compact = headlineSchema(declared.schema);
+    const input = { type: "http", method: route.method, bodyType: "json", body: declared.example };
+    const output = { type: "json", example: OUTPUT_EXAMPLE };
+    discovery = {
+      bazaar: {
+        info: { input, output },
+        schema: {
+          $schema: "https://json-schema.org/draft/2020-12/schema",
+          type: "object",
+          properties: {
+            input: {
+              type: "object",
+              properties: {
+                type: { type: "string", const: "http" },
+                method: { type: "string", enum: ["POST", "PUT", "PATCH"] },
+                bodyType: { type: "string", enum: ["json", "form-data", "text"] },
+                body: compact,
+              },
+              required: ["type", "method", "bodyType", "body"],
+              additionalProperties: false,
+            },
+            output: { type: "object", properties: { type: { type: "string" }, example: { type: "object" } }, required: ["type"] },
+          },
+          required: ["input"],
+        },
+      },
+      outputSchema: {
+        input: {
+          type: "http",
+          method: route.method,
+          discoverable: true,
+          bodyType: "json",
+          bodyFields: bodySchema(declared.schema).properties,
+          example: declared.example,
+        },
+        output: OUTPUT_EXAMPLE,
+      },
+      input: { method: route.method, bodyType: "json", body: declared.example, inputSchema: bodySchema(declared.schema) },
+      output: { mimeType: "image/png", example: OUTPUT_EXAMPLE },
+    };
+  }
+  cache.set(route.id, discovery);
+  return discovery;
+}
+
+/**
+ * x402's well-known discovery manifest (`/.well-known/x402.json`, the draft in the x402 repository's
+ * specs/extensions/well-known-discovery.md): every paid render at its standard price, for `origin`.
+ * The live 402 stays authoritative (a mockup costs more).
+ */
+export function discoveryManifest(origin: string, routes: readonly Route[], requirements: (amount: number) => unknown, updatedAt: number) {
+  const items = routes.flatMap((route) => {
+    const discovery = route.price && route.path ? discoveryOf(route) : null;
+    if (!discovery || !route.price || !route.path) return [];
+    return [
+      {
+        resource: { url: `${origin}${route.path}`, description: describe(route), mimeType: "image/png", ...SERVICE },
+        type: "http",
+        accepts: [requirements(route.price.standard)],
+        input: discovery.input,
+        output: discovery.output,
+      },
+    ];
+  });
+  return { x402Version: 2, lastUpdated: updatedAt, items };
+}
+
+/** /llms.txt: what an agent needs to use the service, in a page of Markdown (llmstxt.org's form). */
+export const llmsTxt = (origin: string): string => `# Shotline
+
+> Screenshots of web pages and raw HTML as PNG, JPEG, WebP, AVIF or PDF, optionally framed as a
+> mockup, and page metadata. Pay per call with an API key or with x402 (USDC, no account).
+
+## Endpoints
+
+- POST ${origin}/api/v1/screenshot: {"url": "https://example.com", "fullPage": true, "format": "png"} -> the image ($0.005; $0.01 with "style": "mockup")
+- POST ${origin}/api/v1/html-to-screenshot: {"html": "<h1>Hi</h1>"} -> the image (same prices)
+- POST ${origin}/api/v1/metadata: {"url": "https://example.com"} -> title, description, social tags, favicon (free)
+- GET ${origin}/api/v1/usage: balance and recent usage (API key)
+- Add "responseFormat": "json" to get {image (base64), format, width, height, url, title, ...} instead of bytes.
+
+## Paying
+
+- API key: sign up with POST ${origin}/api/v1/signup {"email": "..."}, then send Authorization: Bearer <key>.
+- x402, no account: call a paid endpoint without Authorization; the 402 answer's PAYMENT-REQUIRED header (x402 v2) and body (v1) say what to pay (USDC, exact scheme). Retry with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1). You are charged only when the render succeeds.
+- Failed requests answer {"error": {"code", "message"}} and cost nothing.
+
+## Machine descriptions
+
+- x402 discovery manifest (every paid endpoint, its price and JSON Schema): ${origin}/.well-known/x402.json
+`;
