@@ -121,6 +121,9 @@ const ROWS = [
   // For agents (docs/agents.md): x402's discovery manifest and a plain-text guide.
   { id: "x402-manifest", method: "GET", path: "/.well-known/x402.json", ...LIGHT, ...OPEN, uses: ["x402"] },
   { id: "llms-txt", method: "GET", path: "/llms.txt", ...LIGHT, ...OPEN, uses: [] },
+  // The OpenAPI document and its human reference page (docs/agents.md).
+  { id: "openapi", method: "GET", path: "/openapi.json", ...LIGHT, ...OPEN, uses: [] },
+  { id: "docs", method: "GET", path: "/docs", ...LIGHT, ...OPEN, uses: [] },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
   { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, uses: [] },
 ] as const satisfies readonly Route[];

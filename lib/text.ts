@@ -13,3 +13,6 @@ export function cleanText(text: unknown, max: number): string {
     .trim();
   return clean.length > max ? `${clean.slice(0, max).toWellFormed()}…` : clean;
 }
+
+/** `text` safe inside HTML text and attribute values. */
+export const escapeHtml = (text: unknown): string => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -194,4 +194,5 @@ export const llmsTxt = (origin: string): string => `# Shotline
 ## Machine descriptions
 
 - x402 discovery manifest (every paid endpoint, its price and JSON Schema): ${origin}/.well-known/x402.json
+- Every endpoint, field, rule and default (OpenAPI 3.1): ${origin}/openapi.json; for people: ${origin}/docs
 `;

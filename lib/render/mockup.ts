@@ -1,5 +1,6 @@
 import type { Page } from "puppeteer-core";
 import type { Sharp } from "sharp";
+import { escapeHtml } from "../text.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "./backgrounds.js";
 import { withComposerPage } from "./browser.js";
 import { chromiumFormat, type ImageOutput } from "./encode.js";
@@ -72,8 +73,6 @@ export function mockupLayout(width: number, height: number, options: Pick<Mockup
   const windowHeight = height + inset.top + inset.bottom;
   return { windowWidth, windowHeight, width: windowWidth + 2 * options.padding, height: windowHeight + 2 * options.padding };
 }
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 // Status bar icons, drawn in currentColor.
 const WIFI = `<svg width="16" height="12" viewBox="0 0 16 12"><path fill="currentColor" d="M8 2.2c2.3 0 4.4.9 6 2.4l1.2-1.3A10.4 10.4 0 0 0 8 .4 10.4 10.4 0 0 0 .8 3.3L2 4.6a8.6 8.6 0 0 1 6-2.4Zm0 3.5c1.4 0 2.6.5 3.6 1.4l1.2-1.3A7 7 0 0 0 8 3.9a7 7 0 0 0-4.8 1.9l1.2 1.3c1-.9 2.2-1.4 3.6-1.4Zm0 3.4c.5 0 1 .2 1.3.5L8 11.2 6.7 9.6c.3-.3.8-.5 1.3-.5Z"/></svg>`;

@@ -1,0 +1,216 @@
+import { z } from "zod";
+import { formatUsd } from "../billing/money.js";
+import { PRICES, type Route, routes } from "../routes.js";
+import {
+  errorBody,
+  healthResponse,
+  metadataResponse,
+  paymentRequiredBody,
+  renderEnvelope,
+  signupResponse,
+  topupResponse,
+  usageReport,
+} from "./response-schemas.js";
+import { accountUpdateRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, signupRequest, topupRequest } from "./schemas.js";
+
+// The OpenAPI 3.1 document (GET /openapi.json), made from the route table and the zod schemas of
+// requests (lib/http/schemas.ts) and answers (lib/http/response-schemas.ts): one source of truth.
+// Made once per process, when first asked for.
+
+type Json = Record<string, unknown>;
+
+/** A zod schema as JSON Schema (OpenAPI 3.1 is JSON Schema 2020-12): requests as a client sends them, answers as we send them. */
+const schemaOf = (schema: z.ZodType, io: "input" | "output"): Json => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Json;
+  return rest;
+};
+
+const jsonContent = (schema: z.ZodType, example?: unknown) => ({
+  "application/json": { schema: schemaOf(schema, "output"), ...(example === undefined ? {} : { example }) },
+});
+
+const error = (description: string) => ({ description, content: jsonContent(errorBody) });
+
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/webp", "image/avif", "application/pdf"];
+
+/** What every render answers. */
+const renderResponses = {
+  "200": {
+    description: 'The output: its bytes (`responseFormat: "binary"`, the default) or the JSON envelope (`responseFormat: "json"`).',
+    headers: {
+      "X-Render-Ms": { description: "Time the render took", schema: { type: "integer" } },
+      "X-Truncated": { description: "`true` when the page was cut at the capture limit", schema: { type: "string" } },
+      "PAYMENT-RESPONSE": { description: "x402 v2 settlement receipt (base64 JSON), when paid with x402", schema: { type: "string" } },
+    },
+    content: {
+      ...Object.fromEntries(IMAGE_TYPES.map((type) => [type, { schema: { type: "string", contentMediaType: type } }])),
+      "application/json": { schema: schemaOf(renderEnvelope, "output") },
+    },
+  },
+  "303": { description: "A binary output above 4 MB: `Location` is a presigned link (1 hour)", headers: { Location: { schema: { type: "string" } } } },
+  "400": error("A field breaks its rule (the message names it)"),
+  "401": error("The API key is invalid"),
+  "402": {
+    description:
+      "Without `Authorization`: x402 payment details, v2 in the `PAYMENT-REQUIRED` header (with the bazaar discovery extension), v1 in the body. With a key: `INSUFFICIENT_BALANCE`.",
+    headers: { "PAYMENT-REQUIRED": { description: "x402 v2 PaymentRequired, base64 JSON", schema: { type: "string" } } },
+    content: { "application/json": { schema: { oneOf: [schemaOf(paymentRequiredBody, "output"), schemaOf(errorBody, "output")] } } },
+  },
+  "422": error(
+    "The page could not be loaded (INVALID_URL), a selector matched nothing (SELECTOR_NOT_FOUND), or pdf.pageRanges selects no page (PAGE_RANGE_EMPTY)",
+  ),
+  "429": error("Too many requests (`Retry-After`)"),
+  "500": error("The browser crashed (RENDER_ERROR) or another failure (INTERNAL_ERROR)"),
+  "504": error("The page took too long (RENDER_TIMEOUT)"),
+};
+
+const PRICED = `${formatUsd(PRICES.screenshot)} a capture, ${formatUsd(PRICES.mockup)} with \`style: "mockup"\`; nothing when it fails`;
+
+/** Each route's operation, by route id (the fallback is not an operation). */
+const OPERATIONS: Record<string, Json> = {
+  screenshot: {
+    summary: "Screenshot a web page",
+    description: `A URL captured as PNG, JPEG, WebP, AVIF or PDF, optionally framed as a mockup. ${PRICED}.`,
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(screenshotRequest, "input"),
+          examples: {
+            fullPage: { value: { url: "https://example.com", fullPage: true, responseFormat: "json" } },
+            mockup: { value: { url: "https://example.com", style: "mockup", frame: "laptop", format: "webp", responseFormat: "json" } },
+          },
+        },
+      },
+    },
+    responses: renderResponses,
+  },
+  "html-to-screenshot": {
+    summary: "Render raw HTML",
+    description: `An HTML document (at most 500 KB) rendered as PNG, JPEG, WebP, AVIF or PDF. ${PRICED}.`,
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(htmlScreenshotRequest, "input"),
+          examples: { card: { value: { html: "<h1 style='font:64px sans-serif'>Hello</h1>", width: 800, height: 400, responseFormat: "json" } } },
+        },
+      },
+    },
+    responses: renderResponses,
+  },
+  metadata: {
+    summary: "Page metadata",
+    description: "Title, description, social tags, favicon and theme colour of a page. Free.",
+    requestBody: { required: true, content: { "application/json": { schema: schemaOf(metadataRequest, "input"), example: { url: "https://example.com" } } } },
+    responses: {
+      "200": { description: "The page's metadata", content: jsonContent(metadataResponse) },
+      "400": error("Invalid body"),
+      "422": error("The page could not be loaded"),
+      "429": error("Too many requests"),
+    },
+  },
+  usage: {
+    summary: "Balance and recent usage",
+    description: "The calling key's account: balance, total spent, auto-top-up, the latest ledger entries.",
+    responses: { "200": { description: "The usage report", content: jsonContent(usageReport) }, "401": error("A key is required") },
+  },
+  health: {
+    summary: "Liveness",
+    responses: { "200": { description: "The service answers", content: jsonContent(healthResponse, { status: "ok", version: "0.1.0" }) } },
+  },
+  signup: {
+    summary: "Create an account",
+    description: "An account with the signup bonus; the API key is shown once, in this answer.",
+    requestBody: { required: true, content: { "application/json": { schema: schemaOf(signupRequest, "input"), example: { email: "you@example.com" } } } },
+    responses: {
+      "201": { description: "The new account and its key", content: jsonContent(signupResponse) },
+      "400": error("Invalid email"),
+      "409": error("EMAIL_TAKEN"),
+      "429": error("Too many signups"),
+    },
+  },
+  account: {
+    summary: "Account settings",
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: schemaOf(accountUpdateRequest, "input"), example: { auto_topup_enabled: false } } },
+    },
+    responses: {
+      "200": { description: "The usage report", content: jsonContent(usageReport) },
+      "400": error("Invalid body"),
+      "401": error("A key is required"),
+    },
+  },
+  topup: {
+    summary: "Top up the balance with USDC (x402)",
+    description: "Pays `amount_cents` with x402 (the 402 quotes it); the balance is credited (200) or, while the transfer is mined, later (202).",
+    requestBody: { required: true, content: { "application/json": { schema: schemaOf(topupRequest, "input"), example: { amount_cents: 500 } } } },
+    responses: {
+      "200": { description: "Credited", content: jsonContent(topupResponse) },
+      "202": { description: "Paid, credited once the transfer is confirmed", content: jsonContent(topupResponse) },
+      "400": error("Invalid amount"),
+      "401": error("A key is required"),
+      "402": { description: "The x402 payment details for the amount", content: { "application/json": { schema: schemaOf(paymentRequiredBody, "output") } } },
+    },
+  },
+  dashboard: {
+    summary: "The customer dashboard (HTML)",
+    responses: { "200": { description: "The page", content: { "text/html": { schema: { type: "string" } } } } },
+  },
+  "x402-manifest": {
+    summary: "x402 discovery manifest",
+    responses: { "200": { description: "Every paid route, its price and input schema", content: { "application/json": { schema: { type: "object" } } } } },
+  },
+  "llms-txt": { summary: "A guide for agents", responses: { "200": { description: "Markdown", content: { "text/plain": { schema: { type: "string" } } } } } },
+  openapi: { summary: "This document", responses: { "200": { description: "OpenAPI 3.1", content: { "application/json": { schema: { type: "object" } } } } } },
+  docs: { summary: "The API reference (HTML)", responses: { "200": { description: "The page", content: { "text/html": { schema: { type: "string" } } } } } },
+};
+
+/** Who may call a route, as OpenAPI security requirements. */
+const SECURITY: Record<Route["access"], Json[]> = {
+  priced: [{ apiKey: [] }, { x402: [] }],
+  key: [{ apiKey: [] }],
+  public: [{}, { apiKey: [] }],
+  open: [{}],
+};
+
+let document: Json | undefined;
+
+/** The OpenAPI document for `origin`. */
+export function openApiDocument(origin: string, version: string): Json {
+  document ??= {
+    openapi: "3.1.0",
+    info: {
+      title: "Shotline",
+      version,
+      summary: "Screenshots, PDFs and mockups of web pages and HTML, and page metadata; pay per call with an API key or x402.",
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    paths: Object.fromEntries(
+      Object.entries(
+        Object.groupBy(
+          routes.filter((route) => route.method && route.path && OPERATIONS[route.id]),
+          (route) => route.path!,
+        ),
+      ).map(([path, rows]) => [
+        path,
+        Object.fromEntries(
+          (rows ?? []).map((route) => [route.method!.toLowerCase(), { operationId: route.id, ...OPERATIONS[route.id], security: SECURITY[route.access] }]),
+        ),
+      ]),
+    ),
+    components: {
+      securitySchemes: {
+        apiKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API key>` (POST /api/v1/signup gives one)" },
+        x402: {
+          type: "apiKey",
+          in: "header",
+          name: "PAYMENT-SIGNATURE",
+          description: "x402 v2 payment (base64 JSON), as the 402's PAYMENT-REQUIRED header asks; `X-PAYMENT` for x402 v1",
+        },
+      },
+    },
+  };
+  return { ...document, servers: [{ url: origin }] };
+}

@@ -1,0 +1,123 @@
+import { z } from "zod";
+import type { UsageReport } from "../billing/usage.js";
+import type { ErrorCode } from "../errors.js";
+import type { Metadata } from "../metadata/extract.js";
+
+// The bodies the API answers, as zod schemas: the OpenAPI document (lib/http/openapi.ts) is made
+// from them, and the tests check real answers against that document. Where a TypeScript type
+// already says what a handler returns, the schema is checked against it at compile time.
+
+const ERROR_CODES = [
+  "INVALID_PARAMS",
+  "UNAUTHORIZED",
+  "INSUFFICIENT_BALANCE",
+  "PAYMENT_REQUIRED",
+  "NOT_FOUND",
+  "METHOD_NOT_ALLOWED",
+  "EMAIL_TAKEN",
+  "INVALID_URL",
+  "SELECTOR_NOT_FOUND",
+  "PAGE_RANGE_EMPTY",
+  "RATE_LIMITED",
+  "RENDER_ERROR",
+  "INTERNAL_ERROR",
+  "RENDER_TIMEOUT",
+  "TIMEOUT",
+] as const satisfies readonly ErrorCode[];
+
+/** Every error: `{ error: { code, message } }`. */
+export const errorBody = z
+  .object({ error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }) })
+  .meta({ example: { error: { code: "INVALID_PARAMS", message: "Invalid request: width: must be an integer from 320 to 3840." } } });
+
+/** A 402 without payment: an x402 v1 PaymentRequired (its `error` a string) with our code beside it. */
+export const paymentRequiredBody = z.object({
+  x402Version: z.literal(1),
+  error: z.string(),
+  code: z.literal("PAYMENT_REQUIRED"),
+  accepts: z.array(z.looseObject({ scheme: z.literal("exact"), network: z.string(), maxAmountRequired: z.string(), payTo: z.string(), asset: z.string() })),
+});
+
+const clip = z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() });
+
+const envelope = {
+  format: z.enum(["png", "jpeg", "webp", "avif", "pdf"]),
+  contentType: z.string(),
+  width: z.number().int().describe("Output pixels (for a PDF, CSS px of one page)"),
+  height: z.number().int(),
+  pages: z.number().int().optional().describe("PDF pages"),
+  bytes: z.number().int(),
+  url: z.string().nullable().describe("The final URL after redirects; null for HTML"),
+  title: z.string(),
+  truncated: z.boolean(),
+  clip: clip.optional(),
+  renderMs: z.number().int(),
+};
+
+/** A render with `responseFormat: "json"`: the output inline (base64), or a link to it when large. */
+export const renderEnvelope = z
+  .union([
+    z.object({ image: z.string().describe("The output, base64"), ...envelope }),
+    z.object({ downloadUrl: z.string(), expiresAt: z.string(), ...envelope }),
+  ])
+  .meta({
+    example: {
+      image: "iVBORw0KGgoAAAANSUhEUgAA...",
+      format: "png",
+      contentType: "image/png",
+      width: 2560,
+      height: 1600,
+      bytes: 183402,
+      url: "https://example.com/",
+      title: "Example Domain",
+      truncated: false,
+      renderMs: 812,
+    },
+  });
+
+const usageEntry = z.object({
+  id: z.string(),
+  kind: z.enum(["charge", "topup", "bonus"]),
+  endpoint: z.string(),
+  amount_micro_usd: z.number().int(),
+  status: z.enum(["charged", "refunded", "credited"]),
+  created_at: z.string(),
+});
+
+/** GET /api/v1/usage (and PATCH /api/v1/account). */
+export const usageReport = z.object({
+  balance_cents: z.number().int(),
+  balance_micro_usd: z.number().int(),
+  total_spent_cents: z.number().int(),
+  total_spent_micro_usd: z.number().int(),
+  auto_topup_enabled: z.boolean(),
+  recent_usage: z.array(usageEntry),
+});
+
+/** POST /api/v1/topup: the usage report and the top-up's state. */
+export const topupResponse = usageReport.extend({
+  topup: z.object({ status: z.enum(["credited", "pending"]), transaction: z.string().nullable() }),
+});
+
+/** POST /api/v1/signup. */
+export const signupResponse = z.object({ api_key: z.string(), account_id: z.string(), balance_cents: z.number().int(), balance_micro_usd: z.number().int() });
+
+/** POST /api/v1/metadata. */
+export const metadataResponse = z.object({
+  title: z.string(),
+  description: z.string(),
+  ogImage: z.string().nullable(),
+  ogTitle: z.string().nullable(),
+  ogDescription: z.string().nullable(),
+  favicon: z.string(),
+  themeColor: z.string().nullable(),
+});
+
+/** GET /api/v1/health. */
+export const healthResponse = z.object({ status: z.literal("ok"), version: z.string() });
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemasMatchTypes: Same<z.output<typeof usageReport>, UsageReport> &
+  Same<z.output<typeof metadataResponse>, Metadata> &
+  Same<(typeof ERROR_CODES)[number], ErrorCode> = true;
+void schemasMatchTypes;
