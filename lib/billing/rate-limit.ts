@@ -9,8 +9,14 @@ import { rateWindowKey } from "./keys.js";
 // (which DynamoDB does lazily, up to days later) only tidies up.
 const TTL_AFTER_WINDOW_SECONDS = 120;
 
+/** What is left of a limit's window after a request counted: requests, and seconds until the window ends. */
+export interface RateCount {
+  readonly remaining: number;
+  readonly resetSeconds: number;
+}
+
 /** Counts a request of `subject` in the current window; 429 (with Retry-After) when it exceeds `limit`. */
-export async function enforceRateLimit(subject: string, limit: number, windowSeconds = 1, now = Date.now()): Promise<void> {
+export async function enforceRateLimit(subject: string, limit: number, windowSeconds = 1, now = Date.now()): Promise<RateCount> {
   const windowStart = Math.floor(now / 1000 / windowSeconds) * windowSeconds;
   const { Attributes } = await documents.send(
     new UpdateCommand({
@@ -22,7 +28,7 @@ export async function enforceRateLimit(subject: string, limit: number, windowSec
       ReturnValues: "UPDATED_NEW",
     }),
   );
-  if (Number(Attributes?.count) > limit) {
-    throw rateLimited(limit, windowSeconds, Math.max(1, Math.ceil(windowStart + windowSeconds - now / 1000)));
-  }
+  const resetSeconds = Math.max(1, Math.ceil(windowStart + windowSeconds - now / 1000));
+  if (Number(Attributes?.count) > limit) throw rateLimited(limit, windowSeconds, resetSeconds);
+  return { remaining: Math.max(0, limit - Number(Attributes?.count)), resetSeconds };
 }

@@ -1,7 +1,7 @@
-import { type Account, authenticate } from "../billing/accounts.js";
+import { type Account, authenticate, getAccount } from "../billing/accounts.js";
 import { rateLimited, unauthorized } from "../billing/errors.js";
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
-import { enforceRateLimit } from "../billing/rate-limit.js";
+import { enforceRateLimit, type RateCount } from "../billing/rate-limit.js";
 import { config } from "../config.js";
 import { orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
@@ -25,13 +25,15 @@ export type CallerOf<A extends Access> = A extends "priced"
 /** What access control needs of the ledger and of x402; the real ones by default, fakes in unit tests. */
 export interface AccessDependencies {
   authenticate(authorization: string): Promise<Account>;
-  enforceRateLimit(subject: string, limit: number, windowSeconds: number): Promise<void>;
+  enforceRateLimit(subject: string, limit: number, windowSeconds: number): Promise<RateCount>;
   charge(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }): Promise<Charge>;
   refund(charge: Charge): Promise<unknown>;
   deliver(charge: Charge): Promise<void>;
   verifyPayment(headers: Readonly<Record<string, string>>, amount: number, resource: Resource, requestId: string): Promise<VerifiedPayment>;
   settlePayment(payment: VerifiedPayment, purpose: Purpose, request: { resource: Resource; at: Date }, settleBy: number): Promise<Settlement>;
   releasePayment(payment: VerifiedPayment): Promise<void>;
+  /** The account's balance now (micro-USD), for the answer's header. */
+  balanceOf(accountId: string): Promise<number>;
 }
 
 /** The ledger in DynamoDB and x402 through the configured facilitator. */
@@ -44,6 +46,7 @@ export const realAccess: AccessDependencies = {
   verifyPayment,
   settlePayment,
   releasePayment,
+  balanceOf: async (accountId) => (await getAccount(accountId))?.balance ?? 0,
 };
 
 /** The request as access control sees it. */
@@ -57,12 +60,46 @@ export interface AccessRequest {
   readonly resource: Resource;
 }
 
-/** The outcome of access control for one request: its caller, and what to settle or undo afterwards. */
+/** The outcome of access control for one request: its caller, what to settle or undo afterwards, and the limits it counted against. */
 export interface AccessGrant {
   readonly account: Account | null;
   readonly payer: Payer | null;
   readonly charge: Charge | null;
   payment: VerifiedPayment | null;
+  readonly rates: readonly RateState[];
+}
+
+/** A limit as this request counted against it: its policy's name, quota and window, and what is left. */
+interface RateState extends RateCount {
+  readonly policy: string;
+  readonly limit: number;
+  readonly windowSeconds: number;
+}
+
+/**
+ * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers): each policy's quota `q`
+ * per window `w` seconds, and what is left of it `r` with `t` seconds until its window ends.
+ */
+export const rateLimitHeaders = (rates: readonly RateState[]): Record<string, string> =>
+  rates.length
+    ? {
+        "RateLimit-Policy": rates.map((r) => `"${r.policy}";q=${r.limit};w=${r.windowSeconds}`).join(", "),
+        RateLimit: rates.map((r) => `"${r.policy}";r=${r.remaining};t=${r.resetSeconds}`).join(", "),
+      }
+    : {};
+
+/**
+ * Counts the request against a limit, noting it in `rates`; over it, the 429 carries every limit
+ * counted so far (this one with nothing left).
+ */
+async function count(rates: RateState[], policy: string, [subject, limit, windowSeconds]: [string, number, number], deps: AccessDependencies): Promise<void> {
+  try {
+    rates.push({ policy, limit, windowSeconds, ...(await deps.enforceRateLimit(subject, limit, windowSeconds)) });
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== "RATE_LIMITED") throw error;
+    rates.push({ policy, limit, windowSeconds, remaining: 0, resetSeconds: Number(error.headers["Retry-After"] ?? windowSeconds) });
+    throw new AppError(error.code, error.message, { headers: { ...error.headers, ...rateLimitHeaders(rates) }, cause: error });
+  }
 }
 
 /** A rate limit as counted for `caller`: its subject, limit and window. */
@@ -115,18 +152,19 @@ async function countAuthFailure(sourceIp: string, deps: AccessDependencies): Pro
  * limited per key when one is sent, else per client IP; "open" checks nothing.
  */
 export async function authorize(route: Route, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<AccessGrant> {
-  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null };
+  const rates: RateState[] = [];
+  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates };
   if (route.access === "open") return grant;
   const authorization = request.headers.authorization;
   if (authorization === undefined && route.access === "priced" && route.price) {
-    for (const rule of route.limits) await deps.enforceRateLimit(...limitFor(rule, request.sourceIp, null));
+    for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, null), deps);
     const payment = await deps.verifyPayment(request.headers, priceOf(route.price, request.body), request.resource, request.requestId);
-    await deps.enforceRateLimit(`payer:${payment.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND, 1);
+    await count(rates, "payer", [`payer:${payment.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND, 1], deps);
     return { ...grant, payer: { kind: "x402", address: payment.payer }, payment };
   }
   if (authorization === undefined && route.access !== "public") throw unauthorized();
   const account = authorization === undefined ? null : await authenticated(authorization, request.sourceIp, deps);
-  for (const rule of route.limits) await deps.enforceRateLimit(...limitFor(rule, request.sourceIp, account));
+  for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, account), deps);
   if (route.access !== "priced" || !route.price || !account) return { ...grant, account };
   const charge = await deps.charge(account.accountId, priceOf(route.price, request.body), { requestId: request.requestId, endpoint: route.id, at: request.at });
   return { ...grant, account, payer: { kind: "account", account }, charge };

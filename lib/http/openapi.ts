@@ -33,6 +33,14 @@ const error = (description: string) => ({ description, content: jsonContent(erro
 
 const IMAGE_TYPES = ["image/png", "image/jpeg", "image/webp", "image/avif", "application/pdf"];
 
+/** Headers an agent can steer by (docs/agents.md), on every answer of a limited route. */
+const STEERING = {
+  "RateLimit-Policy": { description: 'IETF RateLimit: each limit\'s quota and window, e.g. `"caller";q=10;w=1`', schema: { type: "string" } },
+  RateLimit: { description: 'IETF RateLimit: what is left and when the window ends, e.g. `"caller";r=9;t=1`', schema: { type: "string" } },
+  "X-Charged-Micro-USD": { description: "What this request cost (0 when it failed)", schema: { type: "string" } },
+  "X-Balance-Micro-USD": { description: "The API key's balance after this request", schema: { type: "string" } },
+};
+
 /** What every render answers. */
 const renderResponses = {
   "200": {
@@ -41,6 +49,7 @@ const renderResponses = {
       "X-Render-Ms": { description: "Time the render took", schema: { type: "integer" } },
       "X-Truncated": { description: "`true` when the page was cut at the capture limit", schema: { type: "string" } },
       "PAYMENT-RESPONSE": { description: "x402 v2 settlement receipt (base64 JSON), when paid with x402", schema: { type: "string" } },
+      ...STEERING,
     },
     content: {
       ...Object.fromEntries(IMAGE_TYPES.map((type) => [type, { schema: { type: "string", contentMediaType: type } }])),

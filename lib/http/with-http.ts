@@ -8,7 +8,7 @@ import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/x402.js";
 import { type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
-import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, realAccess, settle, undo } from "./access.js";
+import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, rateLimitHeaders, realAccess, settle, undo } from "./access.js";
 import { describe, discoveryOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
 import { type HttpResponse, toApiGatewayResult } from "./responses.js";
@@ -43,6 +43,8 @@ type Internal = {
   clearDeadline: () => void;
   /** When an x402 payment must be settled by: the request's own deadline (the work's ends earlier). */
   settleBy: number;
+  /** Headers access control adds to an error answer (rate limits, cost, balance). */
+  errorHeaders?: Record<string, string>;
 };
 /** The Lambda context with the pipeline's state, which the last middleware hands to the handler (middy's setToContext pattern). */
 type PipelineContext = Context & { pipeline: { internal: Internal } };
@@ -93,6 +95,28 @@ function resourceOf(event: APIGatewayProxyEventV2, route: Route): Resource {
   };
 }
 
+/** How long an answer waits for the balance it reports; without it, the header is left out. */
+const BALANCE_WAIT_MS = 1_000;
+
+/**
+ * Headers an agent can steer by (docs/agents.md): the rate limits the request counted against, what
+ * a priced request cost (0 when it failed: refunded or not settled), and an API key's balance after it.
+ */
+async function steeringHeaders(route: Route, grant: AccessGrant, charged: number, deps: AccessDependencies): Promise<Record<string, string>> {
+  const balance = grant.account
+    ? await orTimeout(
+        deps.balanceOf(grant.account.accountId).catch(() => null),
+        BALANCE_WAIT_MS,
+        () => null,
+      )
+    : null;
+  return {
+    ...rateLimitHeaders(grant.rates),
+    ...(route.price ? { "X-Charged-Micro-USD": String(charged) } : {}),
+    ...(balance === null ? {} : { "X-Balance-Micro-USD": String(balance) }),
+  };
+}
+
 /** The time-out error of a route: a render's RENDER_TIMEOUT, or the generic TIMEOUT. */
 const timeoutError = (route: Route) =>
   route.timeoutCode === "RENDER_TIMEOUT"
@@ -131,10 +155,10 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
   const deps = options.access ?? realAccess;
   const rowHeaders: Record<string, string> = route.noStore ? { "Cache-Control": "no-store" } : {};
 
-  /** The answer for an error: its JSON body, with the row's headers. */
-  const errorResult = (error: unknown, requestId: string) => {
+  /** The answer for an error: its JSON body, with the row's headers (and what access control adds). */
+  const errorResult = (error: unknown, requestId: string, extra: Record<string, string> = {}) => {
     const answer = errorResponse(error, requestId);
-    return toApiGatewayResult({ ...answer, headers: { ...rowHeaders, ...answer.headers } }, requestId);
+    return toApiGatewayResult({ ...answer, headers: { ...rowHeaders, ...extra, ...answer.headers } }, requestId);
   };
 
   const accessLog = ({ event, response, internal }: MiddyRequest) =>
@@ -162,7 +186,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     },
     onError: (request) => {
       request.internal.clearDeadline?.();
-      request.response = errorResult(request.error, request.event.requestContext.requestId);
+      request.response = errorResult(request.error, request.event.requestContext.requestId, request.internal.errorHeaders);
       accessLog(request);
     },
   };
@@ -196,11 +220,15 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     after: async (request) => {
       const grant = request.internal.grant;
       if (!grant) return;
+      const charged = grant.charge?.amount ?? grant.payment?.amount ?? 0;
       const receipt = await settle(grant, accessRequest(request), request.internal.settleBy, deps);
-      if (Object.keys(receipt).length) request.response = { ...request.response, headers: { ...request.response?.headers, ...receipt } };
+      const headers = { ...receipt, ...(await steeringHeaders(route, grant, charged, deps)) };
+      request.response = { ...request.response, headers: { ...request.response?.headers, ...headers } };
     },
     onError: async ({ internal }) => {
-      if (internal.grant) await undo(internal.grant, deps);
+      if (!internal.grant) return;
+      await undo(internal.grant, deps);
+      internal.errorHeaders = await steeringHeaders(route, internal.grant, 0, deps);
     },
   };
 

@@ -34,6 +34,7 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     async enforceRateLimit(subject, limit, windowSeconds) {
       calls.push(`limit ${subject} ${limit}/${windowSeconds}s`);
       if (options.limited?.includes(subject)) throw rateLimited(limit, windowSeconds, 1);
+      return { remaining: limit - 1, resetSeconds: windowSeconds };
     },
     async charge(accountId, amount) {
       calls.push(`charge ${accountId} ${amount}`);
@@ -57,6 +58,9 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     },
     async releasePayment(payment) {
       calls.push(`release ${payment.amount}`);
+    },
+    async balanceOf() {
+      return held.balance;
     },
   };
   return { deps, calls };

@@ -1,0 +1,80 @@
+// Headers an agent can steer by: the IETF RateLimit fields on every limited answer (429s included),
+// what a priced request cost (0 when it failed), and an API key's balance after the request.
+import { describe, expect, inject, it } from "vitest";
+import { admin } from "../../dev/harness/dev-process.js";
+import { postJson } from "../helpers/api.js";
+import { localPayer } from "../helpers/x402.js";
+
+const base = () => inject("baseUrl");
+const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
+let counter = 0;
+
+async function freshKey() {
+  const email = `steer-${Date.now()}-${counter++}@steer.test`;
+  const res = await postJson("/api/v1/signup", { email }, {});
+  const body = (await res.json()) as { api_key: string; balance_micro_usd: number };
+  return { email, key: body.api_key, balance: body.balance_micro_usd, auth: { authorization: `Bearer ${body.api_key}` } };
+}
+const balanceOf = async (key: string) =>
+  ((await (await fetch(`${base()}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance_micro_usd: number }).balance_micro_usd;
+const tiny = { html: "<p>hi</p>", width: 320, height: 100, deviceScaleFactor: 1 };
+
+describe("steering headers", () => {
+  it("a keyed render: what it cost, the balance after it, and the key's limit with what is left", async () => {
+    const account = await freshKey();
+    const res = await postJson("/api/v1/html-to-screenshot", tiny, account.auth);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-charged-micro-usd")).toBe("5000");
+    expect(res.headers.get("x-balance-micro-usd")).toBe(String(account.balance - 5000));
+    expect(await balanceOf(account.key)).toBe(account.balance - 5000);
+    // The test stack allows 100 a second (RATE_LIMIT_PER_SECOND).
+    expect(res.headers.get("ratelimit-policy")).toBe('"caller";q=100;w=1');
+    expect(res.headers.get("ratelimit")).toMatch(/^"caller";r=(99|[0-9][0-9]?);t=1$/);
+    const mockup = await postJson("/api/v1/html-to-screenshot", { ...tiny, style: "mockup", frame: "none" }, account.auth);
+    expect(mockup.headers.get("x-charged-micro-usd")).toBe("10000");
+    expect(mockup.headers.get("x-balance-micro-usd")).toBe(String(account.balance - 15_000));
+  });
+
+  it("a failed render cost 0 and leaves the balance as it was", async () => {
+    const account = await freshKey();
+    const res = await postJson("/api/v1/screenshot", { url: fixture("/not-found") }, account.auth);
+    expect(res.status).toBe(422);
+    expect(res.headers.get("x-charged-micro-usd")).toBe("0");
+    expect(res.headers.get("x-balance-micro-usd")).toBe(String(account.balance));
+    expect(res.headers.get("ratelimit")).toMatch(/^"caller";r=\d+;t=1$/);
+  });
+
+  it("over the limit: 429 with the limit exhausted (r=0) and when it resets", async () => {
+    const account = await freshKey();
+    admin(inject("localDir"), "limit", account.email, "1");
+    const answers = await Promise.all(Array.from({ length: 4 }, () => fetch(`${base()}/api/v1/usage`, { headers: account.auth })));
+    const limited = answers.find((res) => res.status === 429)!;
+    expect(limited).toBeDefined();
+    expect(limited.headers.get("ratelimit-policy")).toBe('"caller";q=1;w=1');
+    expect(limited.headers.get("ratelimit")).toBe(`"caller";r=0;t=${limited.headers.get("retry-after")}`);
+    const ok = answers.find((res) => res.status === 200)!;
+    expect(ok.headers.get("ratelimit")).toBe('"caller";r=0;t=1');
+    expect(ok.headers.get("x-balance-micro-usd")).toBe(String(account.balance));
+    expect(ok.headers.get("x-charged-micro-usd")).toBeNull(); // not a priced route
+  });
+
+  it("anonymous and x402 callers: limits per IP (and per payer), the cost, no balance; open routes carry none", async () => {
+    const metadata = await postJson("/api/v1/metadata", { url: fixture("/simple") }, {});
+    expect(metadata.headers.get("ratelimit-policy")).toBe('"caller";q=100;w=1');
+    expect(metadata.headers.get("x-balance-micro-usd")).toBeNull();
+    const health = await fetch(`${base()}/api/v1/health`);
+    expect(health.headers.get("ratelimit")).toBeNull();
+    const { payingFetch } = localPayer(inject("devInfo"));
+    const { pay } = payingFetch();
+    const paid = await pay(`${base()}/api/v1/html-to-screenshot`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(tiny),
+    });
+    expect(paid.status).toBe(200);
+    expect(paid.headers.get("x-charged-micro-usd")).toBe("5000");
+    expect(paid.headers.get("x-balance-micro-usd")).toBeNull();
+    expect(paid.headers.get("ratelimit-policy")).toBe('"caller";q=100;w=1, "payer";q=100;w=1');
+    expect(paid.headers.get("ratelimit")).toMatch(/^"caller";r=\d+;t=1, "payer";r=\d+;t=1$/);
+  });
+});
