@@ -8,6 +8,7 @@
 //   settlement   SETTLE#<tx hash>   SETTLE     (create-only: a transfer is recorded, and credits, once)
 //   unconfirmed  UNCONFIRMED        <ISO time>#<payment id>   (a settlement left pending, to confirm on chain)
 //   undelivered  PENDING            <ISO time>#<account id>#<request id>   (a charge neither delivered nor refunded yet)
+//   idempotency  IDEM#<account id>#<sha256(Idempotency-Key)>  IDEM   (expiresAt: TTL; the first answer for retries)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -55,3 +56,6 @@ export const UNCONFIRMED_SKEW_SECONDS = 60;
 
 /** The marker of a settlement awaiting confirmation on chain. */
 export const unconfirmedKey = (at: Date, paymentId: string): TableKey => ({ pk: UNCONFIRMED_PARTITION, sk: `${at.toISOString()}#${paymentId}` });
+
+/** An account's Idempotency-Key (by its SHA-256): the claim, then the first answer, for 24 hours. */
+export const idempotencyKey = (accountId: string, keyHash: string): TableKey => ({ pk: `IDEM#${accountId}#${keyHash}`, sk: "IDEM" });

@@ -1,5 +1,6 @@
 import { type Account, authenticate, getAccount } from "../billing/accounts.js";
 import { rateLimited, unauthorized } from "../billing/errors.js";
+import { type Claim, claimIdempotency, completeIdempotency, releaseIdempotency } from "../billing/idempotency.js";
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { enforceRateLimit, type RateCount } from "../billing/rate-limit.js";
 import { config } from "../config.js";
@@ -9,6 +10,7 @@ import { describeError, log } from "../log.js";
 import { type Purpose, type Settlement, settlePayment } from "../payments/settlement.js";
 import { type Resource, releasePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
+import { fingerprint, idempotencyKeyOf } from "./idempotency.js";
 
 /** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
 type Payer = { readonly kind: "account"; readonly account: Account } | { readonly kind: "x402"; readonly address: string };
@@ -34,6 +36,9 @@ export interface AccessDependencies {
   releasePayment(payment: VerifiedPayment): Promise<void>;
   /** The account's balance now (micro-USD), for the answer's header. */
   balanceOf(accountId: string): Promise<number>;
+  claimIdempotency(accountId: string, key: string, fingerprint: string, requestId: string, leaseUntil: number): Promise<Claim>;
+  completeIdempotency(accountId: string, key: string, requestId: string, answer: string): Promise<void>;
+  releaseIdempotency(accountId: string, key: string, requestId: string): Promise<void>;
 }
 
 /** The ledger in DynamoDB and x402 through the configured facilitator. */
@@ -47,6 +52,9 @@ export const realAccess: AccessDependencies = {
   settlePayment,
   releasePayment,
   balanceOf: async (accountId) => (await getAccount(accountId))?.balance ?? 0,
+  claimIdempotency,
+  completeIdempotency,
+  releaseIdempotency,
 };
 
 /** The request as access control sees it. */
@@ -58,6 +66,8 @@ export interface AccessRequest {
   /** When the request arrived (the usage entry's time: a retried invocation writes the same entry). */
   readonly at: Date;
   readonly resource: Resource;
+  /** Until when (epoch ms) an Idempotency-Key claimed by this request holds while it runs: its deadline. */
+  readonly leaseUntil: number;
 }
 
 /** The outcome of access control for one request: its caller, what to settle or undo afterwards, and the limits it counted against. */
@@ -67,6 +77,10 @@ export interface AccessGrant {
   readonly charge: Charge | null;
   payment: VerifiedPayment | null;
   readonly rates: readonly RateState[];
+  /** The Idempotency-Key this request claimed, to complete or release. */
+  readonly idempotency: { readonly accountId: string; readonly key: string } | null;
+  /** The kept first answer of an Idempotency-Key, to send again instead of doing the work. */
+  readonly replay: string | null;
 }
 
 /** A limit as this request counted against it: its policy's name, quota and window, and what is left. */
@@ -153,7 +167,7 @@ async function countAuthFailure(sourceIp: string, deps: AccessDependencies): Pro
  */
 export async function authorize(route: Route, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<AccessGrant> {
   const rates: RateState[] = [];
-  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates };
+  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates, idempotency: null, replay: null };
   if (route.access === "open") return grant;
   const authorization = request.headers.authorization;
   if (authorization === undefined && route.access === "priced" && route.price) {
@@ -166,8 +180,24 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   const account = authorization === undefined ? null : await authenticated(authorization, request.sourceIp, deps);
   for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, account), deps);
   if (route.access !== "priced" || !route.price || !account) return { ...grant, account };
-  const charge = await deps.charge(account.accountId, priceOf(route.price, request.body), { requestId: request.requestId, endpoint: route.id, at: request.at });
-  return { ...grant, account, payer: { kind: "account", account }, charge };
+  const payer = { kind: "account", account } as const;
+  const key = idempotencyKeyOf(request.headers);
+  if (key !== null) {
+    const claim = await deps.claimIdempotency(account.accountId, key, fingerprint(route.id, request.body), request.requestId, request.leaseUntil);
+    if (claim.kind === "replay") return { ...grant, account, payer, replay: claim.answer };
+  }
+  const idempotency = key === null ? null : { accountId: account.accountId, key };
+  try {
+    const charge = await deps.charge(account.accountId, priceOf(route.price, request.body), {
+      requestId: request.requestId,
+      endpoint: route.id,
+      at: request.at,
+    });
+    return { ...grant, account, payer, charge, idempotency };
+  } catch (error) {
+    if (idempotency) await deps.releaseIdempotency(idempotency.accountId, idempotency.key, request.requestId);
+    throw error;
+  }
 }
 
 /** After the work succeeded: settles an x402 payment by `settleBy` (epoch ms) and returns the receipt headers (none for a key). */
@@ -191,12 +221,36 @@ export async function settle(
   return (await deps.settlePayment(payment, { kind: "render" }, { resource: request.resource, at: request.at }, settleBy)).headers;
 }
 
-/** After the work failed, whatever failed: refunds a charge and frees an unsettled payment. Never throws. */
+/** After the work failed, whatever failed: refunds a charge, frees an unsettled payment and an Idempotency-Key. Never throws. */
 export async function undo(grant: AccessGrant, deps: AccessDependencies = realAccess): Promise<void> {
+  const claimed = grant.idempotency;
+  if (claimed && grant.charge) {
+    await afterWork(deps.releaseIdempotency(claimed.accountId, claimed.key, grant.charge.requestId), "releasing an Idempotency-Key", grant.charge.requestId);
+  }
   // A payment that was never settled: the authorisation may pay again.
   if (grant.payment) await afterWork(deps.releasePayment(grant.payment), "releasing a payment", grant.payment.requestId);
   // A refund that fails or hangs leaves the charge's PENDING marker: the reconciler refunds it after the grace period.
   if (grant.charge) await afterWork(deps.refund(grant.charge), "refunding a charge", grant.charge.requestId);
+}
+
+/** After the work succeeded: keeps its answer for retries with the same Idempotency-Key (a failure to keep it releases the key). */
+export async function keepForRetries(
+  grant: AccessGrant,
+  answer: () => Promise<string>,
+  requestId: string,
+  deps: AccessDependencies = realAccess,
+): Promise<void> {
+  const claimed = grant.idempotency;
+  if (!claimed) return;
+  const keep = answer().then((text) => deps.completeIdempotency(claimed.accountId, claimed.key, requestId, text));
+  await afterWork(
+    keep.catch(async (error: unknown) => {
+      await deps.releaseIdempotency(claimed.accountId, claimed.key, requestId);
+      throw error;
+    }),
+    "keeping an answer for its Idempotency-Key",
+    requestId,
+  );
 }
 
 /** How long the answer waits for the ledger once the work is over. */

@@ -73,6 +73,16 @@ const renderResponses = {
   "504": error("The page took too long (RENDER_TIMEOUT)"),
 };
 
+/** Safe retries for API-key requests (docs/agents.md). */
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "With an API key: a retry with the same key and body within 24 hours gets the first answer (`Idempotent-Replayed: true`) and is not charged again. 1 to 255 visible ASCII characters.",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+};
+
 const PRICED = `${formatUsd(PRICES.screenshot)} a capture, ${formatUsd(PRICES.mockup)} with \`style: "mockup"\`; nothing when it fails`;
 
 /** Each route's operation, by route id (the fallback is not an operation). */
@@ -80,6 +90,7 @@ const OPERATIONS: Record<string, Json> = {
   screenshot: {
     summary: "Screenshot a web page",
     description: `A URL captured as PNG, JPEG, WebP, AVIF or PDF, optionally framed as a mockup. ${PRICED}.`,
+    parameters: [IDEMPOTENCY_KEY],
     requestBody: {
       required: true,
       content: {
@@ -97,6 +108,7 @@ const OPERATIONS: Record<string, Json> = {
   "html-to-screenshot": {
     summary: "Render raw HTML",
     description: `An HTML document (at most 500 KB) rendered as PNG, JPEG, WebP, AVIF or PDF. ${PRICED}.`,
+    parameters: [IDEMPOTENCY_KEY],
     requestBody: {
       required: true,
       content: {

@@ -8,9 +8,10 @@ import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/x402.js";
 import { type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
-import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, rateLimitHeaders, realAccess, settle, undo } from "./access.js";
+import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, keepForRetries, rateLimitHeaders, realAccess, settle, undo } from "./access.js";
 import { describe, discoveryOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
+import { keepAnswer, replayAnswer } from "./idempotency.js";
 import { type HttpResponse, toApiGatewayResult } from "./responses.js";
 import { validate } from "./validate.js";
 
@@ -94,6 +95,9 @@ function resourceOf(event: APIGatewayProxyEventV2, route: Route): Resource {
     discovery: () => discoveryOf(route),
   };
 }
+
+/** An Idempotency-Key claim outlives its request's deadline by this much before a retry may take it over. */
+const LEASE_MARGIN_MS = 5_000;
 
 /** How long an answer waits for the balance it reports; without it, the header is left out. */
 const BALANCE_WAIT_MS = 1_000;
@@ -204,6 +208,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     sourceIp: event.requestContext.http.sourceIp,
     at: new Date(event.requestContext.timeEpoch),
     resource: internal.resource,
+    leaseUntil: internal.settleBy + LEASE_MARGIN_MS,
   });
 
   const access: Middleware = {
@@ -224,6 +229,8 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const receipt = await settle(grant, accessRequest(request), request.internal.settleBy, deps);
       const headers = { ...receipt, ...(await steeringHeaders(route, grant, charged, deps)) };
       request.response = { ...request.response, headers: { ...request.response?.headers, ...headers } };
+      const answer = request.response;
+      await keepForRetries(grant, () => keepAnswer(answer), request.event.requestContext.requestId, deps);
     },
     onError: async ({ internal }) => {
       if (!internal.grant) return;
@@ -241,6 +248,8 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const { internal } = (context as PipelineContext).pipeline;
       const requestId = event.requestContext.requestId;
       const grant = internal.grant;
+      // A retry with a used Idempotency-Key: the first answer again, nothing done or charged.
+      if (grant?.replay) return replayAnswer(grant.replay, requestId);
       const caller = grant ? { account: grant.account, payer: grant.payer } : {};
       const work = handler({
         ...caller,

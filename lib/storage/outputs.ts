@@ -29,3 +29,16 @@ export async function storeOutput(body: Buffer, contentType: string, extension: 
   const url = await getSignedUrl(s3, new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }), { expiresIn });
   return { url, expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString() };
 }
+
+/** Keeps the body of an answer too large for its idempotency record (docs/agents.md, "Safe retries"); the lifecycle rule deletes it after a day. Returns its key. */
+export async function storeAnswerBody(body: Buffer): Promise<string> {
+  const key = `answers/${new Date().toISOString().slice(0, 10)}/${randomUUID()}`;
+  await s3.send(new PutObjectCommand({ Bucket: config.BUCKET_NAME, Key: key, Body: body }));
+  return key;
+}
+
+/** The body kept by storeAnswerBody. */
+export async function loadAnswerBody(key: string): Promise<Buffer> {
+  const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }));
+  return Buffer.from(await Body!.transformToByteArray());
+}

@@ -1,6 +1,7 @@
 import type { Account } from "../../lib/billing/accounts.js";
 import { insufficientBalance, rateLimited, unauthorized } from "../../lib/billing/errors.js";
 import type { Charge } from "../../lib/billing/ledger.js";
+import { AppError } from "../../lib/errors.js";
 import type { AccessDependencies } from "../../lib/http/access.js";
 import { paymentRequired, type VerifiedPayment } from "../../lib/payments/x402.js";
 
@@ -25,6 +26,7 @@ export const account = (over: Partial<Account> = {}): Account => ({
 export function fakeAccess(options: { account?: Account; limited?: string[]; paymentHeader?: string } = {}) {
   const held = options.account ?? account();
   const calls: string[] = [];
+  const claims = new Map<string, { fingerprint: string; answer?: string }>();
   const deps: AccessDependencies = {
     async authenticate(authorization) {
       calls.push("authenticate");
@@ -61,6 +63,25 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     },
     async balanceOf() {
       return held.balance;
+    },
+    async claimIdempotency(_accountId, key, fingerprint) {
+      calls.push(`claim ${key}`);
+      const kept = claims.get(key);
+      if (!kept) {
+        claims.set(key, { fingerprint });
+        return { kind: "claimed" };
+      }
+      if (kept.fingerprint !== fingerprint) throw new AppError("IDEMPOTENCY_CONFLICT", "another body");
+      if (kept.answer === undefined) throw new AppError("IDEMPOTENCY_IN_PROGRESS", "running");
+      return { kind: "replay", answer: kept.answer };
+    },
+    async completeIdempotency(_accountId, key, _requestId, answer) {
+      calls.push(`complete ${key}`);
+      claims.set(key, { ...claims.get(key)!, answer });
+    },
+    async releaseIdempotency(_accountId, key) {
+      calls.push(`release-key ${key}`);
+      claims.delete(key);
     },
   };
   return { deps, calls };

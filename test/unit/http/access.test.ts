@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { config } from "../../../lib/config.js";
 import { AppError } from "../../../lib/errors.js";
-import { type AccessRequest, authorize, settle, undo } from "../../../lib/http/access.js";
+import { type AccessRequest, authorize, keepForRetries, settle, undo } from "../../../lib/http/access.js";
 import { PRICES, routeById } from "../../../lib/routes.js";
 import { account, fakeAccess, KEY } from "../../helpers/access.js";
 
@@ -17,6 +17,7 @@ const request = (headers: Record<string, string> = {}, body: unknown = {}): Acce
   sourceIp: "203.0.113.9",
   at: new Date(0),
   resource: { url: "http://127.0.0.1/api/v1/screenshot", description: "test", mimeType: "image/png" },
+  leaseUntil: 30_000,
 });
 
 const codeOf = async (promise: Promise<unknown>) => {
@@ -60,6 +61,48 @@ describe("a priced route (screenshot)", () => {
     const grant = await authorize(route, request({ "payment-signature": "signed" }), deps);
     await undo(grant, deps);
     expect(calls.at(-1)).toBe(`release ${PRICES.screenshot}`);
+  });
+
+  describe("Idempotency-Key", () => {
+    const keyed = (idempotencyKey: string, body: unknown = { url: "https://example.com" }) =>
+      request({ authorization: `Bearer ${KEY}`, "idempotency-key": idempotencyKey }, body);
+
+    it("the first request claims the key and is charged; its answer kept, a retry gets it back without a charge", async () => {
+      const { deps, calls } = fakeAccess();
+      const first = await authorize(route, keyed("k-1"), deps);
+      expect(first.charge?.amount).toBe(PRICES.screenshot);
+      expect(first.idempotency).toEqual({ accountId: "acct-1", key: "k-1" });
+      await keepForRetries(first, async () => "the first answer", "req-1", deps);
+      const retry = await authorize(route, keyed("k-1"), deps);
+      expect(retry.replay).toBe("the first answer");
+      expect(retry.charge).toBeNull();
+      expect(calls.filter((c) => c.startsWith("charge"))).toHaveLength(1);
+    });
+
+    it("the same key with another body: 409 IDEMPOTENCY_CONFLICT; while the first runs: 409 IDEMPOTENCY_IN_PROGRESS; neither charged", async () => {
+      const { deps, calls } = fakeAccess();
+      await authorize(route, keyed("k-2"), deps);
+      expect(await codeOf(authorize(route, keyed("k-2"), deps))).toBe("IDEMPOTENCY_IN_PROGRESS");
+      expect(await codeOf(authorize(route, keyed("k-2", { url: "https://example.org" }), deps))).toBe("IDEMPOTENCY_CONFLICT");
+      expect(calls.filter((c) => c.startsWith("charge"))).toHaveLength(1);
+    });
+
+    it("a request that failed releases its key (its charge refunded), so the retry runs afresh; so does a refused charge", async () => {
+      const { deps, calls } = fakeAccess();
+      const first = await authorize(route, keyed("k-3"), deps);
+      await undo(first, deps);
+      expect(calls).toContain("release-key k-3");
+      expect((await authorize(route, keyed("k-3"), deps)).charge).not.toBeNull();
+      const poor = fakeAccess({ account: account({ balance: 0 }) });
+      expect(await codeOf(authorize(route, keyed("k-4"), poor.deps))).toBe("INSUFFICIENT_BALANCE");
+      expect(poor.calls).toContain("release-key k-4");
+    });
+
+    it("a key that is not 1 to 255 visible ASCII characters: 400 before anything is charged", async () => {
+      const { deps, calls } = fakeAccess();
+      for (const bad of ["", "has space", "x".repeat(256), "caf\u00e9"]) expect(await codeOf(authorize(route, keyed(bad), deps))).toBe("INVALID_PARAMS");
+      expect(calls.some((c) => c.startsWith("charge") || c.startsWith("claim"))).toBe(false);
+    });
   });
 
   it("with a wrong key: 401, the failure counted for the IP, before any other limit or charge", async () => {
