@@ -1,17 +1,15 @@
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SIGNUP_BONUS_MICRO_USD } from "../billing/money.js";
 import { config } from "../config.js";
 import { PRICES } from "../routes.js";
+import { inlineHash, pageHeaders } from "./headers.js";
 import { MAX_TOPUP_CENTS, MIN_TOPUP_CENTS } from "./schemas.js";
 
 // The dashboard is one HTML document with its stylesheet and script inlined (dashboard/ holds the
 // sources), assembled once per container. The Content-Security-Policy allows exactly those two
 // inline blocks (by hash) and requests to this origin only.
-
-const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 
 let page: { html: string; headers: Record<string, string> } | undefined;
 
@@ -36,21 +34,7 @@ export function dashboardPage(): { html: string; headers: Record<string, string>
     .replace("/* SCRIPT */", () => script);
   page = {
     html,
-    headers: {
-      "Content-Security-Policy": [
-        "default-src 'none'",
-        `script-src ${sha256(script)}`,
-        `style-src ${sha256(style)}`,
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-      ].join("; "),
-      "X-Content-Type-Options": "nosniff",
-      "Referrer-Policy": "no-referrer",
-      "Cache-Control": "no-cache",
-    },
+    headers: pageHeaders([`script-src ${inlineHash(script)}`, `style-src ${inlineHash(style)}`, "img-src 'self' data:", "connect-src 'self'"], "no-cache"),
   };
   return page;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Route } from "../routes.js";
+import { RENDER_EXAMPLE } from "./response-schemas.js";
 import { htmlScreenshotRequest, screenshotRequest } from "./schemas.js";
 
 // How agents find and understand the paid routes (docs/agents.md): x402's `bazaar` discovery
@@ -36,19 +37,6 @@ interface Discoverable {
   readonly schema: z.ZodType;
   readonly example: Record<string, unknown>;
 }
-
-const OUTPUT_EXAMPLE = {
-  image: "iVBORw0KGgoAAAANSUhEUgAA...",
-  format: "png",
-  contentType: "image/png",
-  width: 2560,
-  height: 1600,
-  bytes: 183402,
-  url: "https://example.com/",
-  title: "Example Domain",
-  truncated: false,
-  renderMs: 812,
-};
 
 const FORMS = "PNG, JPEG, WebP, AVIF or PDF, optionally framed as a mockup (browser, laptop, tablet or phone on a background)";
 const PRICES = "$0.005 a capture, $0.01 a mockup";
@@ -106,7 +94,7 @@ export function discoveryOf(route: Pick<Route, "id" | "method">): Discovery | nu
   if (declared && route.method) {
     const compact = headlineSchema(declared.schema);
     const input = { type: "http", method: route.method, bodyType: "json", body: declared.example };
-    const output = { type: "json", example: OUTPUT_EXAMPLE };
+    const output = { type: "json", example: RENDER_EXAMPLE };
     discovery = {
       bazaar: {
         info: { input, output },
@@ -139,10 +127,10 @@ export function discoveryOf(route: Pick<Route, "id" | "method">): Discovery | nu
           bodyFields: bodySchema(declared.schema).properties,
           example: declared.example,
         },
-        output: OUTPUT_EXAMPLE,
+        output: RENDER_EXAMPLE,
       },
       input: { method: route.method, bodyType: "json", body: declared.example, inputSchema: bodySchema(declared.schema) },
-      output: { mimeType: "image/png", example: OUTPUT_EXAMPLE },
+      output: { mimeType: "image/png", example: RENDER_EXAMPLE },
     };
   }
   cache.set(route.id, discovery);

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { escapeHtml } from "../text.js";
+import { inlineHash, pageHeaders } from "./headers.js";
 import { openApiDocument } from "./openapi.js";
 
 // GET /docs: the OpenAPI document as one HTML page, rendered here (no script, no network): each
@@ -99,20 +99,6 @@ export function referencePage(origin: string, version: string): { html: string; 
 <nav>${operations.map(({ op }) => `<a href="#${escapeHtml(op.operationId)}">${escapeHtml(op.operationId)}</a>`).join("")}</nav>
 ${operations.map(({ path, method, op }) => operation(path, method, op)).join("\n")}
 </body></html>`;
-  page = {
-    html,
-    headers: {
-      "Content-Security-Policy": [
-        "default-src 'none'",
-        `style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`,
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-      ].join("; "),
-      "X-Content-Type-Options": "nosniff",
-      "Referrer-Policy": "no-referrer",
-      "Cache-Control": "public, max-age=300",
-    },
-  };
+  page = { html, headers: pageHeaders([`style-src ${inlineHash(STYLE)}`], "public, max-age=300") };
   return page;
 }

@@ -56,26 +56,27 @@ const envelope = {
   renderMs: z.number().int(),
 };
 
+/** An example of a render's JSON envelope (the OpenAPI document's and x402 discovery's). */
+export const RENDER_EXAMPLE = {
+  image: "iVBORw0KGgoAAAANSUhEUgAA...",
+  format: "png",
+  contentType: "image/png",
+  width: 2560,
+  height: 1600,
+  bytes: 183402,
+  url: "https://example.com/",
+  title: "Example Domain",
+  truncated: false,
+  renderMs: 812,
+};
+
 /** A render with `responseFormat: "json"`: the output inline (base64), or a link to it when large. */
 export const renderEnvelope = z
   .union([
     z.object({ image: z.string().describe("The output, base64"), ...envelope }),
     z.object({ downloadUrl: z.string(), expiresAt: z.string(), ...envelope }),
   ])
-  .meta({
-    example: {
-      image: "iVBORw0KGgoAAAANSUhEUgAA...",
-      format: "png",
-      contentType: "image/png",
-      width: 2560,
-      height: 1600,
-      bytes: 183402,
-      url: "https://example.com/",
-      title: "Example Domain",
-      truncated: false,
-      renderMs: 812,
-    },
-  });
+  .meta({ example: RENDER_EXAMPLE });
 
 const usageEntry = z.object({
   id: z.string(),
