@@ -8,7 +8,7 @@ import { orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { type Purpose, type Settlement, settlePayment } from "../payments/settlement.js";
-import { type Resource, releasePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
+import { paymentIdentifierOf, type Resource, releasePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
 import { fingerprint, idempotencyKeyOf } from "./idempotency.js";
 
@@ -77,8 +77,8 @@ export interface AccessGrant {
   readonly charge: Charge | null;
   payment: VerifiedPayment | null;
   readonly rates: readonly RateState[];
-  /** The Idempotency-Key this request claimed, to complete or release. */
-  readonly idempotency: { readonly accountId: string; readonly key: string } | null;
+  /** The Idempotency-Key (scope: the account) or x402 payment id (scope "x402") this request claimed, to complete or release. */
+  readonly idempotency: { readonly scope: string; readonly key: string; readonly requestId: string } | null;
   /** The kept first answer of an Idempotency-Key, to send again instead of doing the work. */
   readonly replay: string | null;
 }
@@ -174,9 +174,17 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   const authorization = request.headers.authorization;
   if (authorization === undefined && route.access === "priced" && route.price) {
     for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, null), deps);
-    const payment = await deps.verifyPayment(request.headers, priceOf(route.price, request.body), request.resource, request.requestId);
-    await count(rates, "payer", [`payer:${payment.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND, 1], deps);
-    return { ...grant, payer: { kind: "x402", address: payment.payer }, payment };
+    // A payment with a payment-identifier id: looked up before it is verified (a resend after a lost
+    // answer may no longer verify), bound to this exact payment and body.
+    const paymentId = paymentIdentifierOf(request.headers);
+    const payment = request.headers["payment-signature"] ?? request.headers["x-payment"];
+    const claimed = paymentId === null ? null : await claim("x402", paymentId, { body: request.body, payment }, route, request, deps);
+    if (typeof claimed === "string") return { ...grant, replay: claimed };
+    return holding(claimed, request, deps, async () => {
+      const verified = await deps.verifyPayment(request.headers, priceOf(route.price!, request.body), request.resource, request.requestId);
+      await count(rates, "payer", [`payer:${verified.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND, 1], deps);
+      return { ...grant, payer: { kind: "x402", address: verified.payer }, payment: verified, idempotency: claimed };
+    });
   }
   if (authorization === undefined && route.access !== "public") throw unauthorized();
   const account = authorization === undefined ? null : await authenticated(authorization, request.sourceIp, deps);
@@ -184,20 +192,32 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   if (route.access !== "priced" || !route.price || !account) return { ...grant, account };
   const payer = { kind: "account", account } as const;
   const key = idempotencyKeyOf(request.headers);
-  if (key !== null) {
-    const claim = await deps.claimIdempotency(account.accountId, key, fingerprint(route.id, request.body), request.requestId, request.leaseUntil);
-    if (claim.kind === "replay") return { ...grant, account, payer, replay: claim.answer };
-  }
-  const idempotency = key === null ? null : { accountId: account.accountId, key };
-  try {
-    const charge = await deps.charge(account.accountId, priceOf(route.price, request.body), {
+  const claimed = key === null ? null : await claim(account.accountId, key, request.body, route, request, deps);
+  if (typeof claimed === "string") return { ...grant, account, payer, replay: claimed };
+  return holding(claimed, request, deps, async () => {
+    const charge = await deps.charge(account.accountId, priceOf(route.price!, request.body), {
       requestId: request.requestId,
       endpoint: route.id,
       at: request.at,
     });
-    return { ...grant, account, payer, charge, idempotency };
+    return { ...grant, account, payer, charge, idempotency: claimed };
+  });
+}
+
+type Claimed = NonNullable<AccessGrant["idempotency"]>;
+
+/** Claims `key` in `scope` for this request and what it sends; the first answer when a retry finds one (lib/billing/idempotency.ts). */
+async function claim(scope: string, key: string, sent: unknown, route: Route, request: AccessRequest, deps: AccessDependencies): Promise<Claimed | string> {
+  const found = await deps.claimIdempotency(scope, key, fingerprint(route.id, sent), request.requestId, request.leaseUntil);
+  return found.kind === "replay" ? found.answer : { scope, key, requestId: request.requestId };
+}
+
+/** Runs the rest of access control holding `claimed`: released when it fails (a refused charge, a payment that does not verify). */
+async function holding(claimed: Claimed | null, request: AccessRequest, deps: AccessDependencies, rest: () => Promise<AccessGrant>): Promise<AccessGrant> {
+  try {
+    return await rest();
   } catch (error) {
-    if (idempotency) await deps.releaseIdempotency(idempotency.accountId, idempotency.key, request.requestId);
+    if (claimed) await deps.releaseIdempotency(claimed.scope, claimed.key, request.requestId);
     throw error;
   }
 }
@@ -226,9 +246,7 @@ export async function settle(
 /** After the work failed, whatever failed: refunds a charge, frees an unsettled payment and an Idempotency-Key. Never throws. */
 export async function undo(grant: AccessGrant, deps: AccessDependencies = realAccess): Promise<void> {
   const claimed = grant.idempotency;
-  if (claimed && grant.charge) {
-    await afterWork(deps.releaseIdempotency(claimed.accountId, claimed.key, grant.charge.requestId), "releasing an Idempotency-Key", grant.charge.requestId);
-  }
+  if (claimed) await afterWork(deps.releaseIdempotency(claimed.scope, claimed.key, claimed.requestId), "releasing an idempotency key", claimed.requestId);
   // A payment that was never settled: the authorisation may pay again.
   if (grant.payment) await afterWork(deps.releasePayment(grant.payment), "releasing a payment", grant.payment.requestId);
   // A refund that fails or hangs leaves the charge's PENDING marker: the reconciler refunds it after the grace period.
@@ -244,10 +262,10 @@ export async function keepForRetries(
 ): Promise<void> {
   const claimed = grant.idempotency;
   if (!claimed) return;
-  const keep = answer().then((text) => deps.completeIdempotency(claimed.accountId, claimed.key, requestId, text));
+  const keep = answer().then((text) => deps.completeIdempotency(claimed.scope, claimed.key, requestId, text));
   await afterWork(
     keep.catch(async (error: unknown) => {
-      await deps.releaseIdempotency(claimed.accountId, claimed.key, requestId);
+      await deps.releaseIdempotency(claimed.scope, claimed.key, requestId);
       throw error;
     }),
     "keeping an answer for its Idempotency-Key",

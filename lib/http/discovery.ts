@@ -178,6 +178,7 @@ export const llmsTxt = (origin: string): string => `# Shotline
 - API key: sign up with POST ${origin}/api/v1/signup {"email": "..."}, then send Authorization: Bearer <key>.
 - x402, no account: call a paid endpoint without Authorization; the 402 answer's PAYMENT-REQUIRED header (x402 v2) and body (v1) say what to pay (USDC, exact scheme). Retry with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1). You are charged only when the render succeeds.
 - Failed requests answer {"error": {"code", "message"}} and cost nothing.
+- Safe retries: with a key, send Idempotency-Key: <uuid>; with x402, put a payment-identifier id in the payment (the 402 advertises the extension). A resend gets the first answer without paying twice.
 
 ## Machine descriptions
 

@@ -6,7 +6,7 @@ import { documents } from "../billing/dynamodb.js";
 import { paymentKey } from "../billing/keys.js";
 import { formatUsd } from "../billing/money.js";
 import { config } from "../config.js";
-import { AppError } from "../errors.js";
+import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { getFacilitator } from "./facilitator.js";
 
@@ -81,12 +81,39 @@ export function paymentRequired(amount: number, resource: Resource, reason?: str
         error: reason ?? "payment required",
         resource: described,
         accepts: [requirementsV2(amount)],
-        ...(discovery ? { extensions: { bazaar: discovery.bazaar } } : {}),
+        ...(discovery ? { extensions: { bazaar: discovery.bazaar, "payment-identifier": PAYMENT_IDENTIFIER_EXTENSION } } : {}),
       }),
       "Cache-Control": "no-store",
     },
     body: { x402Version: 1, error: message, code: "PAYMENT_REQUIRED", accepts: [requirementsV1(amount, resource)] },
   });
+}
+
+/**
+ * x402's payment-identifier extension (the x402 repository's specs/extensions/payment_identifier.md),
+ * advertised in the 402: a client may send an id with its payment, and a retry with the same id and
+ * payment after a lost response gets that response without paying again.
+ */
+export const PAYMENT_IDENTIFIER_EXTENSION = {
+  info: { required: false },
+  schema: {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    type: "object",
+    properties: { required: { type: "boolean" }, id: { type: "string", minLength: 16, maxLength: 128, pattern: "^[a-zA-Z0-9_-]+$" } },
+    required: ["required"],
+  },
+};
+
+const PAYMENT_ID = /^[A-Za-z0-9_-]{16,128}$/;
+
+/** The payment-identifier id a request's payment carries (x402 v2), or null; 400 when it is not 16 to 128 letters, digits, "-" or "_". */
+export function paymentIdentifierOf(headers: Readonly<Record<string, string>>): string | null {
+  const sent = readPayment(headers);
+  if (sent === null || typeof sent === "string") return null;
+  const id = (sent.payload.extensions?.["payment-identifier"] as { info?: { id?: unknown } } | undefined)?.info?.id;
+  if (id === undefined) return null;
+  if (typeof id !== "string" || !PAYMENT_ID.test(id)) throw invalidParams('payment-identifier: the id must be 16 to 128 letters, digits, "-" or "_".');
+  return id;
 }
 
 /** A payment that verified, to be settled once the work succeeded. */

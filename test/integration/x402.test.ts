@@ -2,17 +2,18 @@
 // + Circle's USDC), verified and settled by the in-process facilitator. No mocks.
 import { x402Client } from "@x402/core/client";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension } from "@x402/extensions/payment-identifier";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { describe, expect, inject, it } from "vitest";
 import { MAX_PRESENTATIONS } from "../../lib/payments/x402.js";
-import type { X402Body } from "../helpers/api.js";
+import type { ErrorBody, X402Body } from "../helpers/api.js";
 import { getItem } from "../helpers/ledger.js";
 import { decode, localPayer } from "../helpers/x402.js";
 
 const info = inject("devInfo");
 const base = inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
-const { usdc, payer, balanceOf, payingFetch, paymentFor } = localPayer(info);
+const { usdc, payer, client, balanceOf, payingFetch, paymentFor } = localPayer(info);
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
@@ -221,6 +222,81 @@ describe("paying with @x402/fetch", () => {
     expect(((await usage.json()) as { balance_micro_usd: number }).balance_micro_usd).toBe(250_000 + 5_000_000);
     const small = await post("/api/v1/topup", { amount_cents: 499 }, { authorization: `Bearer ${key}` });
     expect(small.status).toBe(400);
+  });
+});
+
+describe("x402 payment-identifier: a resend after a lost answer", () => {
+  /** A payment for `quote` carrying the payment-identifier `id`, as the official client and extension package build it. */
+  async function paymentWithId(quote: Response, id: string): Promise<string> {
+    const required = decode(quote.headers.get("payment-required"));
+    appendPaymentIdentifierToExtensions(required.extensions, id);
+    const payload = await client.createPaymentPayload(required as never);
+    expect(payload.extensions?.["payment-identifier"]).toMatchObject({ info: { id } });
+    return Buffer.from(JSON.stringify(payload)).toString("base64");
+  }
+  const newId = () => `pay_${crypto.randomUUID().replaceAll("-", "")}`;
+
+  it("is advertised in every paid 402 as the extension package declares it, the header still under 8 KB", async () => {
+    const quote = await post("/api/v1/screenshot", { url: fixture("/simple") });
+    expect(decode(quote.headers.get("payment-required")).extensions["payment-identifier"]).toEqual(declarePaymentIdentifierExtension(false));
+    expect(quote.headers.get("payment-required")!.length).toBeLessThan(8192);
+  });
+
+  it("the same payment and id again gets the first answer and its PAYMENT-RESPONSE; one render, one transfer", async () => {
+    const name = crypto.randomUUID();
+    const body = { url: `${inject("fixtureUrl")}/zoo/counted?name=${name}`, width: 320, deviceScaleFactor: 1 };
+    const header = await paymentWithId(await post("/api/v1/screenshot", body), newId());
+    const before = await balanceOf(payer.address);
+    const first = await post("/api/v1/screenshot", body, { "payment-signature": header });
+    expect(first.status).toBe(200);
+    const firstBytes = Buffer.from(await first.arrayBuffer());
+    const resend = await post("/api/v1/screenshot", body, { "payment-signature": header });
+    expect(resend.status).toBe(200);
+    expect(resend.headers.get("idempotent-replayed")).toBe("true");
+    expect(resend.headers.get("payment-response")).toBe(first.headers.get("payment-response"));
+    expect(Buffer.from(await resend.arrayBuffer()).equals(firstBytes)).toBe(true);
+    expect(await (await fetch(`${inject("fixtureUrl")}/zoo/__hits?name=counted:${name}`)).json()).toBe(1);
+    expect(await balanceOf(payer.address)).toBe(before - 5_000n);
+  });
+
+  it("the same id with another payment or another body: 409 IDEMPOTENCY_CONFLICT, nothing paid; while the first runs: 409 IDEMPOTENCY_IN_PROGRESS", async () => {
+    const id = newId();
+    const body = { html: "<p>slow</p>", delay: 1500, width: 320, height: 100, deviceScaleFactor: 1 };
+    const header = await paymentWithId(await post("/api/v1/html-to-screenshot", body), id);
+    const before = await balanceOf(payer.address);
+    const first = post("/api/v1/html-to-screenshot", body, { "payment-signature": header });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const during = await post("/api/v1/html-to-screenshot", body, { "payment-signature": header });
+    expect(during.status).toBe(409);
+    expect(((await during.json()) as ErrorBody).error.code).toBe("IDEMPOTENCY_IN_PROGRESS");
+    expect((await first).status).toBe(200);
+    const another = await paymentWithId(await post("/api/v1/html-to-screenshot", body), id);
+    const conflict = await post("/api/v1/html-to-screenshot", body, { "payment-signature": another });
+    expect(conflict.status).toBe(409);
+    expect(((await conflict.json()) as ErrorBody).error.code).toBe("IDEMPOTENCY_CONFLICT");
+    const otherBody = await post("/api/v1/html-to-screenshot", { ...body, html: "<p>other</p>" }, { "payment-signature": header });
+    expect(otherBody.status).toBe(409);
+    expect(await balanceOf(payer.address)).toBe(before - 5_000n);
+  });
+
+  it("a render that failed frees its id: the resend is tried again, and nothing is paid", async () => {
+    const body = { url: fixture("/not-found"), width: 320, deviceScaleFactor: 1 };
+    const header = await paymentWithId(await post("/api/v1/screenshot", body), newId());
+    const before = await balanceOf(payer.address);
+    expect((await post("/api/v1/screenshot", body, { "payment-signature": header })).status).toBe(422);
+    const resend = await post("/api/v1/screenshot", body, { "payment-signature": header });
+    expect(resend.status).toBe(422);
+    expect(resend.headers.get("idempotent-replayed")).toBeNull();
+    expect(await balanceOf(payer.address)).toBe(before);
+  });
+
+  it("an id that is not 16 to 128 letters, digits, - or _: 400, nothing paid", async () => {
+    const quote = await post("/api/v1/screenshot", { url: fixture("/simple") });
+    const payload = decode(await paymentFor(quote));
+    payload.extensions = { "payment-identifier": { info: { required: false, id: "short" } } };
+    const res = await post("/api/v1/screenshot", { url: fixture("/simple") }, { "payment-signature": Buffer.from(JSON.stringify(payload)).toString("base64") });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.message).toMatch(/^payment-identifier:/);
   });
 });
 

@@ -71,7 +71,7 @@ describe("a priced route (screenshot)", () => {
       const { deps, calls } = fakeAccess();
       const first = await authorize(route, keyed("k-1"), deps);
       expect(first.charge?.amount).toBe(PRICES.screenshot);
-      expect(first.idempotency).toEqual({ accountId: "acct-1", key: "k-1" });
+      expect(first.idempotency).toEqual({ scope: "acct-1", key: "k-1", requestId: "req-1" });
       await keepForRetries(first, async () => "the first answer", "req-1", deps);
       const retry = await authorize(route, keyed("k-1"), deps);
       expect(retry.replay).toBe("the first answer");
@@ -96,6 +96,61 @@ describe("a priced route (screenshot)", () => {
       const poor = fakeAccess({ account: account({ balance: 0 }) });
       expect(await codeOf(authorize(route, keyed("k-4"), poor.deps))).toBe("INSUFFICIENT_BALANCE");
       expect(poor.calls).toContain("release-key k-4");
+    });
+
+    describe("x402 payment-identifier", () => {
+      // A v2 payment whose payload carries a payment-identifier id; the fake facilitator takes `signed` as valid.
+      const paid = (id: string, nonce = "c") =>
+        Buffer.from(
+          JSON.stringify({
+            x402Version: 2,
+            payload: {
+              signature: "0xabc",
+              authorization: {
+                from: `0x${"a".repeat(40)}`,
+                to: `0x${"b".repeat(40)}`,
+                value: "5000",
+                validAfter: "0",
+                validBefore: "1",
+                nonce: `0x${nonce.repeat(64)}`,
+              },
+            },
+            extensions: { "payment-identifier": { info: { required: false, id } } },
+          }),
+        ).toString("base64");
+      const pay = (header: string) => request({ "payment-signature": header });
+
+      it("is claimed before the payment is verified, so a resend of the settled payment gets the first answer without verifying", async () => {
+        const header = paid("pay_0123456789abcdef");
+        const { deps, calls } = fakeAccess({ paymentHeader: header });
+        const first = await authorize(route, pay(header), deps);
+        expect(first.idempotency).toEqual({ scope: "x402", key: "pay_0123456789abcdef", requestId: "req-1" });
+        expect(calls.indexOf("claim pay_0123456789abcdef")).toBeLessThan(calls.indexOf(`verify ${PRICES.screenshot}`));
+        await keepForRetries(first, async () => "the paid answer", "req-1", deps);
+        const resend = await authorize(route, pay(header), deps);
+        expect(resend.replay).toBe("the paid answer");
+        expect(resend.payment).toBeNull();
+        expect(calls.filter((c) => c.startsWith("verify"))).toHaveLength(1);
+      });
+
+      it("the same id with another payment: 409 IDEMPOTENCY_CONFLICT, nothing verified", async () => {
+        const header = paid("pay_0123456789abcdef");
+        const { deps, calls } = fakeAccess({ paymentHeader: header });
+        await authorize(route, pay(header), deps);
+        expect(await codeOf(authorize(route, pay(paid("pay_0123456789abcdef", "d")), deps))).toBe("IDEMPOTENCY_CONFLICT");
+        expect(calls.filter((c) => c.startsWith("verify"))).toHaveLength(1);
+      });
+
+      it("a payment that does not verify frees its id; so does work that failed", async () => {
+        const header = paid("pay_fedcba9876543210");
+        const refused = fakeAccess({ paymentHeader: "another" });
+        expect(await codeOf(authorize(route, pay(header), refused.deps))).toBe("PAYMENT_REQUIRED");
+        expect(refused.calls).toContain("release-key pay_fedcba9876543210");
+        const { deps, calls } = fakeAccess({ paymentHeader: header });
+        await undo(await authorize(route, pay(header), deps), deps);
+        expect(calls).toContain("release-key pay_fedcba9876543210");
+        expect(calls.at(-1)).toBe(`release ${PRICES.screenshot}`);
+      });
     });
 
     it("a key that is not 1 to 255 visible ASCII characters: 400 before anything is charged", async () => {

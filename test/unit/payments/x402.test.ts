@@ -1,5 +1,6 @@
+import { declarePaymentIdentifierExtension } from "@x402/extensions/payment-identifier";
 import { describe, expect, it } from "vitest";
-import { readPayment, requirementsV1, requirementsV2 } from "../../../lib/payments/x402.js";
+import { PAYMENT_IDENTIFIER_EXTENSION, paymentIdentifierOf, readPayment, requirementsV1, requirementsV2 } from "../../../lib/payments/x402.js";
 
 const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64");
 const authorization = {
@@ -59,5 +60,33 @@ describe("payment requirements", () => {
     const resource = { url: "http://127.0.0.1/api/v1/screenshot", description: "d", mimeType: "image/png" };
     expect(requirementsV2(5_000)).toMatchObject({ scheme: "exact", amount: "5000", extra: { name: "USD Coin", version: "2" } });
     expect(requirementsV1(10_000, resource)).toMatchObject({ scheme: "exact", maxAmountRequired: "10000", resource: resource.url });
+  });
+});
+
+describe("payment-identifier", () => {
+  const withId = (id: unknown) => ({ "payment-signature": b64({ ...payload, extensions: { "payment-identifier": { info: { required: false, id } } } }) });
+
+  it("advertises what the official extension package declares", () => {
+    expect(PAYMENT_IDENTIFIER_EXTENSION).toEqual(declarePaymentIdentifierExtension(false));
+  });
+
+  it("reads the id a payment carries; none without the extension or without a payment", () => {
+    expect(paymentIdentifierOf(withId("pay_7d5d747be160e280504c099d984bcfe0"))).toBe("pay_7d5d747be160e280504c099d984bcfe0");
+    expect(paymentIdentifierOf({ "payment-signature": b64(payload) })).toBeNull();
+    expect(paymentIdentifierOf({ "payment-signature": b64({ ...payload, extensions: { "payment-identifier": { info: { required: false } } } }) })).toBeNull();
+    expect(paymentIdentifierOf({})).toBeNull();
+    // A header that is not a payment is verifyPayment's to refuse (402 with the reason), not an id's.
+    expect(paymentIdentifierOf({ "payment-signature": "%%%" })).toBeNull();
+  });
+
+  it.each([
+    ["too short", "pay_short"],
+    ["too long", "p".repeat(129)],
+    ["a space", "pay 7d5d747be160e280"],
+    ["not a string", 1234567890123456],
+  ])("an id that is %s: 400 INVALID_PARAMS naming the extension", (_, id) => {
+    expect(() => paymentIdentifierOf(withId(id))).toThrow(
+      expect.objectContaining({ code: "INVALID_PARAMS", message: expect.stringMatching(/^payment-identifier:/) }),
+    );
   });
 });
