@@ -1,6 +1,6 @@
 // The layering rules of docs/design.md ("Layers"), checked by `npm run check` in CI.
 // Folders under lib/ form a DAG, so no two folders can depend on each other (no folder cycles):
-//   lib/*.ts (neutral) <- storage, billing <- payments <- render <- metadata <- http <- functions
+//   lib/*.ts (neutral) <- storage, billing <- payments <- render <- metadata <- http <- mcp <- functions
 const domains = "^lib/(render|metadata|billing|payments|storage)/";
 const forbidOther = (name, comment, from, to) => ({ name, comment, severity: "error", from: { path: from }, to: { path: to } });
 
@@ -20,6 +20,7 @@ module.exports = {
       from: { path: "^(stacks/|sst\\.config\\.ts$)" },
       to: { path: "^lib/config\\.ts$", reachable: true },
     },
+    forbidOther("below-mcp-imports-mcp", "lib/mcp sits on lib/http: nothing else in lib imports it.", "^lib/(?!mcp/)", "^lib/mcp/"),
     forbidOther(
       "lambda-imports-dev",
       "What ships to Lambda (lib/, functions/) never imports the local stack, CLIs, tests or benchmarks.",

@@ -8,7 +8,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH";
 /**
  * Who may call a route: "priced" (an API key is charged per request, or, without Authorization, an
  * x402 payment), "key" (API key only), "public" (anyone; rate-limited per key or IP), "open"
- * (anyone, no limit, touches nothing).
+ * (anyone, no limit, touches nothing; the MCP route's tool calls apply their own routes' access).
  */
 export type Access = "priced" | "key" | "public" | "open";
 
@@ -78,11 +78,14 @@ export interface Cap {
   readonly burst: number;
 }
 
-// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 44 of an
+// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 64 of an
 // account's 1,000 by default, leaving the rest (less the 100 Lambda keeps unreserved) to renders.
 const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
 const METADATA_CAP: Cap = { concurrency: 10, rate: 10, burst: 20 };
 const SIGNUP_CAP: Cap = { concurrency: 2, rate: 2, burst: 5 };
+// MCP renders in its own function: its tools' calls are charged as their routes', and it keeps a
+// reserved pool of its own (which also bounds it: past 20 at once, agents use the REST routes).
+const MCP_CAP: Cap = { concurrency: 20, rate: 20, burst: 40 };
 
 const RENDER_PRICE: PriceRule = { standard: PRICES.screenshot, mockup: PRICES.mockup };
 
@@ -124,6 +127,8 @@ const ROWS = [
   // The OpenAPI document and its human reference page (docs/agents.md).
   { id: "openapi", method: "GET", path: "/openapi.json", ...LIGHT, ...OPEN, uses: [] },
   { id: "docs", method: "GET", path: "/docs", ...LIGHT, ...OPEN, uses: [] },
+  // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
+  { id: "mcp", method: "POST", path: "/mcp", ...RENDER, access: "open", price: null, limits: [], cap: MCP_CAP, uses: ["table", "bucket", "x402"] },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
   { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, uses: [] },
 ] as const satisfies readonly Route[];

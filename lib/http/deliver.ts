@@ -1,5 +1,6 @@
 import { config } from "../config.js";
 import type { Capture } from "../render/capture.js";
+import { previewOf } from "../render/encode.js";
 import { storeOutput } from "../storage/outputs.js";
 import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 
@@ -28,7 +29,18 @@ export async function deliverCapture(capture: Capture, responseFormat: "binary" 
     if (!fitsInline) return seeOther((await store()).url, headers);
     return binary(capture.body, capture.contentType, { ...headers, "Content-Disposition": `inline; filename="screenshot.${extension}"` });
   }
-  const envelope = {
+  const envelope = envelopeOf(capture);
+  // The envelope is measured as serialised, with the image it would carry.
+  if (fitsInline && Buffer.byteLength(JSON.stringify(envelope)) + base64Bytes + 16 <= MAX_INLINE_ANSWER_BYTES) {
+    return json({ image: capture.body.toString("base64"), ...envelope }, 200, headers);
+  }
+  const stored = await store();
+  return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelope }, 200, headers);
+}
+
+/** What docs/api.md's JSON envelope says of a capture, besides its bytes. */
+function envelopeOf(capture: Capture) {
+  return {
     format: capture.format,
     contentType: capture.contentType,
     width: capture.width,
@@ -41,10 +53,20 @@ export async function deliverCapture(capture: Capture, responseFormat: "binary" 
     ...(capture.clip ? { clip: capture.clip } : {}),
     renderMs: capture.renderMs,
   };
-  // The envelope is measured as serialised, with the image it would carry.
-  if (fitsInline && Buffer.byteLength(JSON.stringify(envelope)) + base64Bytes + 16 <= MAX_INLINE_ANSWER_BYTES) {
-    return json({ image: capture.body.toString("base64"), ...envelope }, 200, headers);
-  }
-  const stored = await store();
-  return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelope }, 200, headers);
+}
+
+/**
+ * The answer of an MCP screenshot tool (lib/mcp): the envelope with a link to the full output in S3,
+ * and, for an image, a preview sized for a model (lib/render/encode.ts), made while the output uploads.
+ */
+export async function deliverForTool(capture: Capture): Promise<HttpResponse> {
+  const extension = EXTENSIONS[capture.format];
+  const [stored, preview] = await Promise.all([
+    storeOutput(capture.body, capture.contentType, extension),
+    capture.format === "pdf" ? null : previewOf(capture.body, capture.width, capture.height),
+  ]);
+  const shown = preview && { mimeType: "image/jpeg", data: preview.data.toString("base64"), width: preview.width, height: preview.height };
+  return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelopeOf(capture), preview: shown }, 200, {
+    "X-Render-Ms": String(capture.renderMs),
+  });
 }

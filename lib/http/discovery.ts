@@ -84,6 +84,17 @@ export interface Discovery {
   readonly output: Record<string, unknown>;
 }
 
+/** The JSON Schema of a bazaar extension's `info` whose input has `properties` (as @x402/extensions declares them). */
+const bazaarSchema = (properties: Record<string, unknown>, required: string[]) => ({
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  properties: {
+    input: { type: "object", properties, required, additionalProperties: false },
+    output: { type: "object", properties: { type: { type: "string" }, example: { type: "object" } }, required: ["type"] },
+  },
+  required: ["input"],
+});
+
 const cache = new Map<string, Discovery | null>();
 
 /** The discovery data of `route`, computed once per process when first asked for (zod's JSON Schema costs ~35 ms cold). */
@@ -98,25 +109,15 @@ export function discoveryOf(route: Pick<Route, "id" | "method">): Discovery | nu
     discovery = {
       bazaar: {
         info: { input, output },
-        schema: {
-          $schema: "https://json-schema.org/draft/2020-12/schema",
-          type: "object",
-          properties: {
-            input: {
-              type: "object",
-              properties: {
-                type: { type: "string", const: "http" },
-                method: { type: "string", enum: ["POST", "PUT", "PATCH"] },
-                bodyType: { type: "string", enum: ["json", "form-data", "text"] },
-                body: compact,
-              },
-              required: ["type", "method", "bodyType", "body"],
-              additionalProperties: false,
-            },
-            output: { type: "object", properties: { type: { type: "string" }, example: { type: "object" } }, required: ["type"] },
+        schema: bazaarSchema(
+          {
+            type: { type: "string", const: "http" },
+            method: { type: "string", enum: ["POST", "PUT", "PATCH"] },
+            bodyType: { type: "string", enum: ["json", "form-data", "text"] },
+            body: compact,
           },
-          required: ["input"],
-        },
+          ["type", "method", "bodyType", "body"],
+        ),
       },
       outputSchema: {
         input: {
@@ -159,6 +160,29 @@ export function discoveryManifest(origin: string, routes: readonly Route[], requ
   return { x402Version: 2, lastUpdated: updatedAt, items };
 }
 
+/**
+ * The discovery data of the MCP tool `toolName`, which renders through `route`: x402's bazaar for an
+ * MCP tool (input type "mcp", as @x402/extensions declares one) in its 402s; the rest as the route's.
+ */
+export function toolDiscoveryOf(toolName: string, route: Pick<Route, "id" | "method">): Discovery | null {
+  const http = discoveryOf(route);
+  const declared = DISCOVERABLE[route.id];
+  if (!http || !declared) return null;
+  const { responseFormat: _, ...example } = declared.example;
+  const input = { type: "mcp", toolName, transport: "streamable-http", inputSchema: headlineSchema(declared.schema), example };
+  const schema = bazaarSchema(
+    {
+      type: { type: "string", const: "mcp" },
+      toolName: { type: "string" },
+      transport: { type: "string", enum: ["streamable-http"] },
+      inputSchema: { type: "object" },
+      example: { type: "object" },
+    },
+    ["type", "toolName", "inputSchema"],
+  );
+  return { ...http, bazaar: { info: { input, output: { type: "json", example: RENDER_EXAMPLE } }, schema } };
+}
+
 /** /llms.txt: what an agent needs to use the service, in a page of Markdown (llmstxt.org's form). */
 export const llmsTxt = (origin: string): string => `# Shotline
 
@@ -184,4 +208,5 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 - x402 discovery manifest (every paid endpoint, its price and JSON Schema): ${origin}/.well-known/x402.json
 - Every endpoint, field, rule and default (OpenAPI 3.1): ${origin}/openapi.json; for people: ${origin}/docs
+- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, metadata, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
 `;

@@ -185,6 +185,22 @@ const OPERATIONS: Record<string, Json> = {
   },
   "llms-txt": { summary: "A guide for agents", responses: { "200": { description: "Markdown", content: { "text/plain": { schema: { type: "string" } } } } } },
   openapi: { summary: "This document", responses: { "200": { description: "OpenAPI 3.1", content: { "application/json": { schema: { type: "object" } } } } } },
+  mcp: {
+    summary: "The MCP server (Streamable HTTP, stateless)",
+    description:
+      'Model Context Protocol over HTTP: one JSON-RPC message per POST, answered as JSON (send `Accept: application/json, text/event-stream`). Tools: `screenshot`, `html_to_screenshot`, `metadata`, `usage`; each call is authorised, limited and charged as its REST route (`Authorization: Bearer`, or x402 in `_meta["x402/payment"]`). See docs/agents.md.',
+    requestBody: { required: true, content: { "application/json": { schema: { type: "object", description: "A JSON-RPC 2.0 request or notification" } } } },
+    responses: {
+      "200": { description: "The JSON-RPC response", content: { "application/json": { schema: { type: "object" } } } },
+      "202": { description: "A notification, accepted" },
+      "400": { description: "Not a JSON object, or not a valid JSON-RPC message", content: { "application/json": { schema: { type: "object" } } } },
+      "403": { description: "A browser Origin other than this host", content: { "application/json": { schema: { type: "object" } } } },
+      "406": {
+        description: "The Accept header does not list application/json and text/event-stream",
+        content: { "application/json": { schema: { type: "object" } } },
+      },
+    },
+  },
   docs: { summary: "The API reference (HTML)", responses: { "200": { description: "The page", content: { "text/html": { schema: { type: "string" } } } } } },
 };
 

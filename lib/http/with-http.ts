@@ -9,7 +9,7 @@ import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/x402.js";
 import { type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
 import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, keepForRetries, rateLimitHeaders, realAccess, settle, undo } from "./access.js";
-import { describe, discoveryOf, SERVICE } from "./discovery.js";
+import { type Discovery, describe, discoveryOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
 import { keepAnswer, replayAnswer } from "./idempotency.js";
 import { type HttpResponse, toApiGatewayResult } from "./responses.js";
@@ -84,15 +84,15 @@ function errorResponse(error: unknown, requestId: string): HttpResponse {
   };
 }
 
-/** What an x402 payment on this request pays for: this URL, as the client called it. */
-function resourceOf(event: APIGatewayProxyEventV2, route: Route): Resource {
+/** What an x402 payment on this request pays for: this URL, as the client called it; `discovery` describes it for catalogues. */
+function resourceOf(event: APIGatewayProxyEventV2, route: Route, discovery: () => Discovery | null): Resource {
   const headers = lowerCaseHeaders(event);
   return {
     url: `${headers["x-forwarded-proto"] ?? "http"}://${headers.host ?? event.requestContext.domainName}${event.rawPath}`,
     description: describe(route),
     mimeType: route.browser ? "image/png" : "application/json",
     ...SERVICE,
-    discovery: () => discoveryOf(route),
+    discovery,
   };
 }
 
@@ -152,11 +152,12 @@ function setDeadline(internal: Internal, at: number, reason: Error): void {
  * our JSON answer before the gateway's limit.
  */
 export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = undefined>(
-  options: { route: Id; schema?: S; access?: AccessDependencies },
+  options: { route: Id; schema?: S; access?: AccessDependencies; discovery?: () => Discovery | null },
   handler: (request: HttpRequest<S extends z.ZodType ? z.output<S> : undefined, Id>) => Promise<HttpResponse>,
 ) {
   const route: Route = routeById(options.route);
   const deps = options.access ?? realAccess;
+  const discovery = options.discovery ?? (() => discoveryOf(route));
   const rowHeaders: Record<string, string> = route.noStore ? { "Cache-Control": "no-store" } : {};
 
   /** The answer for an error: its JSON body, with the row's headers (and what access control adds). */
@@ -178,7 +179,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     before: ({ event, context, internal }) => {
       internal.started = Date.now();
       internal.grant = null;
-      internal.resource = resourceOf(event, route);
+      internal.resource = resourceOf(event, route, discovery);
       // The request's one deadline, fixed as it starts: the Lambda's time and the gateway's 30 s.
       // An x402 request's work ends earlier (access, below); its settling has until this one.
       internal.settleBy = requestDeadline(internal.started, context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);

@@ -82,3 +82,22 @@ export async function finishImage(image: Buffer | Sharp, output: ImageOutput): P
   }
   return encodeWith(pipeline, output.format, output.quality);
 }
+
+/** The MCP screenshot tool's preview, sized for a model (docs/agents.md, "MCP"): at most this wide, and the top this tall of a longer page. */
+export const PREVIEW_MAX_WIDTH = 1024;
+export const PREVIEW_MAX_HEIGHT = 1536;
+
+/** A small JPEG of an image capture: scaled to PREVIEW_MAX_WIDTH (never enlarged), then its top PREVIEW_MAX_HEIGHT pixels, flattened on white. */
+export async function previewOf(image: Buffer, width: number, height: number): Promise<{ data: Buffer; width: number; height: number }> {
+  const sharp = await loadSharp();
+  const scaledWidth = Math.min(width, PREVIEW_MAX_WIDTH);
+  const scaledHeight = Math.max(1, Math.round((height * scaledWidth) / width));
+  const box = { width: scaledWidth, height: Math.min(scaledHeight, PREVIEW_MAX_HEIGHT) };
+  const data = await sharp(image, { limitInputPixels: false })
+    .resize(scaledWidth, scaledHeight)
+    .extract({ left: 0, top: 0, ...box })
+    .flatten({ background: "#ffffff" })
+    .jpeg({ quality: 80 })
+    .toBuffer();
+  return { data, ...box };
+}

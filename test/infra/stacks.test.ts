@@ -81,7 +81,7 @@ describe("Api stack", () => {
     const keys = Object.values(api.findResources("AWS::ApiGatewayV2::Route")).map((r) => (r as Resource).Properties.RouteKey);
     expect(keys.sort()).toEqual([...httpRoutes.map((r) => `${r.method} ${r.path}`), "$default"].sort());
     // What agents look for first (docs/agents.md).
-    for (const key of ["GET /.well-known/x402.json", "GET /llms.txt", "GET /openapi.json", "GET /docs"]) expect(keys).toContain(key);
+    for (const key of ["GET /.well-known/x402.json", "GET /llms.txt", "GET /openapi.json", "GET /docs", "POST /mcp"]) expect(keys).toContain(key);
   });
 
   it("gives each row its own Node.js 24 Lambda with the row's memory and timeout", () => {

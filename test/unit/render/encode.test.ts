@@ -1,6 +1,6 @@
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import { chromiumFormat, finishImage, thumbnailSize } from "../../../lib/render/encode.js";
+import { chromiumFormat, finishImage, PREVIEW_MAX_HEIGHT, PREVIEW_MAX_WIDTH, previewOf, thumbnailSize } from "../../../lib/render/encode.js";
 
 const output = (fields: Partial<Parameters<typeof thumbnailSize>[2]>) => ({ format: "png" as const, quality: 80, ...fields });
 
@@ -59,5 +59,33 @@ describe("finishing an image", () => {
       expect([info.width, info.height]).toEqual([200, 300]);
       expect([...data.subarray(0, info.channels)]).toEqual(corner);
     }
+  });
+});
+
+describe("the MCP preview", () => {
+  const png = (width: number, height: number, alpha = 1) =>
+    sharp({ create: { width, height, channels: 4, background: { r: 0, g: 0, b: 255, alpha } } })
+      .png()
+      .toBuffer();
+  const sizeOf = async (data: Buffer) => {
+    const { format, width, height } = await sharp(data).metadata();
+    return [format, width, height];
+  };
+
+  it.each([
+    ["a wide capture is scaled to the limit", 2560, 1600, [PREVIEW_MAX_WIDTH, 640]],
+    ["a small one is never enlarged", 400, 300, [400, 300]],
+    ["a tall page keeps its top, scaled", 2048, 10_000, [PREVIEW_MAX_WIDTH, PREVIEW_MAX_HEIGHT]],
+    ["a narrow tall one is cut, not squeezed", 800, 5000, [800, PREVIEW_MAX_HEIGHT]],
+  ])("%s", async (_, width, height, expected) => {
+    const preview = await previewOf(await png(width, height), width, height);
+    expect(await sizeOf(preview.data)).toEqual(["jpeg", ...expected]);
+    expect([preview.width, preview.height]).toEqual(expected);
+  });
+
+  it("flattens transparency on white", async () => {
+    const preview = await previewOf(await png(100, 100, 0), 100, 100);
+    const { data } = await sharp(preview.data).raw().toBuffer({ resolveWithObject: true });
+    expect([...data.subarray(0, 3)].every((v) => v > 250)).toBe(true);
   });
 });

@@ -1,0 +1,107 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { z } from "zod";
+import { usageReport } from "../billing/usage.js";
+import { deliverForTool } from "../http/deliver.js";
+import { toolDiscoveryOf } from "../http/discovery.js";
+import { json } from "../http/responses.js";
+import { htmlScreenshotRequest, metadataRequest, screenshotRequest } from "../http/schemas.js";
+import { withHttp } from "../http/with-http.js";
+import { extractMetadata } from "../metadata/extract.js";
+import { capture } from "../render/capture.js";
+import { PREVIEW_MAX_HEIGHT, PREVIEW_MAX_WIDTH } from "../render/encode.js";
+import { routeById } from "../routes.js";
+
+// The MCP server's tools (docs/agents.md, "MCP"). Each runs through its REST route's own pipeline
+// (lib/http/with-http.ts), in process: the same validation, access, rate limits, price, charge or
+// x402 verification before the work and settlement after it, the same errors. Only the answer
+// differs: a link to the full output and a preview sized for a model, instead of the bytes.
+
+/** A tool's pipeline: an API Gateway handler for its route. */
+type Pipeline = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface Tool {
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  /** What the tool takes, as JSON Schema (from the route's zod schema; made when first listed). */
+  readonly inputSchema: () => Record<string, unknown>;
+  /** The HTTP method of its route, as the pipeline sees it. */
+  readonly method: "GET" | "POST";
+  readonly pipeline: Pipeline;
+  /** Renders and costs money: its answer carries an image or a link. */
+  readonly renders: boolean;
+}
+
+/** The JSON Schema of a request body as a model sends it, without the fields a tool does not take. */
+function argumentsSchema(schema: z.ZodType, without: readonly string[] = []): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown> & {
+    properties?: Record<string, unknown>;
+  };
+  if (rest.properties) rest.properties = Object.fromEntries(Object.entries(rest.properties).filter(([name]) => !without.includes(name)));
+  return rest;
+}
+
+const PREVIEW = `The result shows a JPEG preview at most ${PREVIEW_MAX_WIDTH} px wide (the top ${PREVIEW_MAX_HEIGHT} px of a longer page) and links to the full-resolution output for an hour; a PDF is returned as a link only.`;
+const PRICES =
+  'Costs $0.005 ($0.01 with style: "mockup"), charged only when the render succeeds: to the API key sent as Authorization: Bearer, or paid per call with x402 (the first call answers the payment requirements; retry with the payment in _meta["x402/payment"]).';
+
+const screenshot: Tool = {
+  name: "screenshot",
+  title: "Screenshot a web page",
+  description: `Loads a public web page in Chromium and captures it as PNG, JPEG, WebP, AVIF or PDF. Set url; optionally width/height (viewport, default 1280x800), fullPage: true for the whole page, selector for one element, format, deviceScaleFactor (default 2), darkMode, delay or waitForSelector for pages that load late, blockAds and blockCookieBanners, or style: "mockup" with frame (browser, laptop, tablet, phone) to frame it on a background. ${PREVIEW} ${PRICES}`,
+  inputSchema: () => argumentsSchema(screenshotRequest, ["responseFormat"]),
+  method: "POST",
+  renders: true,
+  pipeline: withHttp(
+    { route: "screenshot", schema: screenshotRequest, discovery: () => toolDiscoveryOf("screenshot", routeById("screenshot")) },
+    async ({ body, deadline }) => {
+      const { url, responseFormat: _, ...options } = body;
+      return deliverForTool(await capture({ kind: "url", url }, options, deadline));
+    },
+  ),
+};
+
+const htmlToScreenshot: Tool = {
+  name: "html_to_screenshot",
+  title: "Render HTML to an image",
+  description: `Renders an HTML document you write (html, up to 500 KB; inline CSS, images as data: URLs or public URLs) in Chromium and captures it: for social cards, charts, invoices, receipts. Set width and height to the size you want (default 1280x800); every option of the screenshot tool applies. ${PREVIEW} ${PRICES}`,
+  inputSchema: () => argumentsSchema(htmlScreenshotRequest, ["responseFormat"]),
+  method: "POST",
+  renders: true,
+  pipeline: withHttp(
+    {
+      route: "html-to-screenshot",
+      schema: htmlScreenshotRequest,
+      discovery: () => toolDiscoveryOf("html_to_screenshot", routeById("html-to-screenshot")),
+    },
+    async ({ body, deadline }) => {
+      const { html, responseFormat: _, ...options } = body;
+      return deliverForTool(await capture({ kind: "html", html }, options, deadline));
+    },
+  ),
+};
+
+const metadata: Tool = {
+  name: "metadata",
+  title: "Read a page's metadata",
+  description:
+    "Reads a web page's title, description, Open Graph and Twitter card tags, image, favicon and theme colour, as a link preview shows them. Free; no key needed (rate-limited per caller).",
+  inputSchema: () => argumentsSchema(metadataRequest),
+  method: "POST",
+  renders: false,
+  pipeline: withHttp({ route: "metadata", schema: metadataRequest }, async ({ body, deadline }) => json(await extractMetadata(body.url, deadline))),
+};
+
+const usage: Tool = {
+  name: "usage",
+  title: "Balance and recent usage",
+  description:
+    "The calling API key's balance (micro-USD: 1,000,000 = $1), total spent and recent charges and refunds. Needs Authorization: Bearer <key>; free.",
+  inputSchema: () => ({ type: "object", properties: {}, additionalProperties: false }),
+  method: "GET",
+  renders: false,
+  pipeline: withHttp({ route: "usage" }, async ({ account, deadline }) => json(await usageReport(account.accountId, deadline.signal))),
+};
+
+/** Every tool, in the order tools/list gives them. */
+export const tools: readonly Tool[] = [screenshot, htmlToScreenshot, metadata, usage];

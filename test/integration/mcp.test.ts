@@ -1,0 +1,274 @@
+// The MCP server at /mcp through the local stack: the official @modelcontextprotocol/sdk client lists
+// the tools and calls each with a key (charged as the REST call); a paying client built on @x402/core
+// and @x402/evm pays a screenshot on the local chain per the x402 MCP transport; the stdio entry
+// forwards to it; hostile and bad calls get errors, never charges.
+import { resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { validateDiscoveryExtension } from "@x402/extensions/bazaar";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { z } from "zod";
+import { screenshotRequest } from "../../lib/http/schemas.js";
+import { PRICES } from "../../lib/routes.js";
+import { callPaying, mcpClient, paymentRequiredOf } from "../helpers/mcp.js";
+import { localPayer } from "../helpers/x402.js";
+
+const base = inject("baseUrl");
+const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
+// An account of its own: other files charge the shared key at the same time.
+let key = "";
+const auth = { authorization: "" };
+const balance = async () => ((await (await fetch(`${base}/api/v1/usage`, { headers: auth })).json()) as { balance_micro_usd: number }).balance_micro_usd;
+
+type Content = CallToolResult["content"][number];
+const ofType = <T extends Content["type"]>(result: CallToolResult, type: T) =>
+  result.content.filter((c): c is Extract<Content, { type: T }> => c.type === type);
+
+let keyed: Client;
+let anonymous: Client;
+beforeAll(async () => {
+  const signup = await fetch(`${base}/api/v1/signup`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: `mcp-${Date.now()}@mcp.test` }),
+  });
+  key = ((await signup.json()) as { api_key: string }).api_key;
+  auth.authorization = `Bearer ${key}`;
+  keyed = await mcpClient(base, auth);
+  anonymous = await mcpClient(base);
+});
+afterAll(async () => {
+  await keyed.close();
+  await anonymous.close();
+});
+
+describe("tools/list", () => {
+  it("lists screenshot, html_to_screenshot, metadata and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
+    const { tools } = await keyed.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "metadata", "usage"]);
+    const screenshot = tools[0]!;
+    const rest = z.toJSONSchema(screenshotRequest, { io: "input", unrepresentable: "any" }) as { properties: Record<string, unknown> };
+    // Every render field, as the REST route takes it, but the REST-only answer format.
+    expect(Object.keys(screenshot.inputSchema.properties ?? {}).sort()).toEqual(
+      Object.keys(rest.properties)
+        .filter((name) => name !== "responseFormat")
+        .sort(),
+    );
+    expect(screenshot.inputSchema.properties?.frame).toEqual(rest.properties.frame);
+    expect(screenshot.inputSchema.required).toEqual(["url"]);
+    for (const tool of tools) expect(tool.description!.length, tool.name).toBeGreaterThan(100);
+    expect(tools[0]!.description).toMatch(/\$0\.005/);
+  });
+});
+
+describe("tools/call with an API key", () => {
+  it("screenshot: a JPEG preview at most 1024 px wide, a link to the full-resolution PNG, charged $0.005 like the REST call", async () => {
+    const before = await balance();
+    const result = (await keyed.callTool({ name: "screenshot", arguments: { url: fixture("/simple") } })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const [image] = ofType(result, "image");
+    expect(image!.mimeType).toBe("image/jpeg");
+    const preview = await sharp(Buffer.from(image!.data, "base64")).metadata();
+    expect([preview.format, preview.width, preview.height]).toEqual(["jpeg", 1024, 640]);
+    const [link] = ofType(result, "resource_link");
+    expect(link).toMatchObject({ mimeType: "image/png", name: "screenshot.png" });
+    const full = await fetch(link!.uri);
+    expect(full.status).toBe(200);
+    const original = await sharp(Buffer.from(await full.arrayBuffer())).metadata();
+    expect([original.format, original.width, original.height]).toEqual(["png", 2560, 1600]);
+    expect(ofType(result, "text")[0]!.text).toContain(link!.uri);
+    expect(result.structuredContent).toMatchObject({ format: "png", width: 2560, height: 1600, title: "Simple fixture", downloadUrl: link!.uri });
+    expect(result._meta).toMatchObject({ "shotline/charged-micro-usd": PRICES.screenshot, "shotline/balance-micro-usd": before - PRICES.screenshot });
+    expect(await balance()).toBe(before - PRICES.screenshot);
+  });
+
+  it("html_to_screenshot of a tall full page: the preview is the top 1536 px, said so; a mockup costs $0.01", async () => {
+    const before = await balance();
+    const html = '<body style="margin:0"><div style="height:5000px;background:linear-gradient(#00f,#0f0)"></div></body>';
+    const result = (await keyed.callTool({
+      name: "html_to_screenshot",
+      arguments: { html, fullPage: true, width: 800, deviceScaleFactor: 1 },
+    })) as CallToolResult;
+    const preview = await sharp(Buffer.from(ofType(result, "image")[0]!.data, "base64")).metadata();
+    expect([preview.width, preview.height]).toEqual([800, 1536]);
+    expect(ofType(result, "text")[0]!.text).toMatch(/the top of the page/);
+    expect(result.structuredContent).toMatchObject({ width: 800, height: 5000 });
+    const mockup = (await keyed.callTool({
+      name: "html_to_screenshot",
+      arguments: { html: "<h1>Hi</h1>", style: "mockup", deviceScaleFactor: 1 },
+    })) as CallToolResult;
+    expect(mockup._meta?.["shotline/charged-micro-usd"]).toBe(PRICES.mockup);
+    expect(await balance()).toBe(before - PRICES.screenshot - PRICES.mockup);
+  });
+
+  it("a PDF comes back as a link only", async () => {
+    const result = (await keyed.callTool({ name: "html_to_screenshot", arguments: { html: "<h1>Invoice</h1>", format: "pdf" } })) as CallToolResult;
+    expect(ofType(result, "image")).toEqual([]);
+    const [link] = ofType(result, "resource_link");
+    expect(link!.mimeType).toBe("application/pdf");
+    expect(
+      Buffer.from(await (await fetch(link!.uri)).arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe("%PDF-");
+  });
+
+  it("metadata (free) and usage answer as their REST routes do", async () => {
+    const before = await balance();
+    const metadata = (await keyed.callTool({ name: "metadata", arguments: { url: fixture("/simple") } })) as CallToolResult;
+    expect(metadata.structuredContent).toMatchObject({ title: "Simple fixture" });
+    expect(JSON.parse((ofType(metadata, "text")[0] as { text: string }).text)).toEqual(metadata.structuredContent);
+    const usage = (await keyed.callTool({ name: "usage", arguments: {} })) as CallToolResult;
+    expect(usage.structuredContent).toMatchObject({ balance_micro_usd: before });
+    expect(await balance()).toBe(before);
+  });
+
+  it("bad arguments get the REST error body as an error result, and cost nothing; an unknown tool is a JSON-RPC error", async () => {
+    const before = await balance();
+    for (const [name, args, code] of [
+      ["screenshot", { url: "ftp://example.com" }, "INVALID_PARAMS"],
+      ["screenshot", { url: fixture("/simple"), width: 10 }, "INVALID_PARAMS"],
+      ["html_to_screenshot", {}, "INVALID_PARAMS"],
+      ["screenshot", { url: fixture("/not-found") }, "INVALID_URL"],
+      ["screenshot", { url: "http://169.254.169.254/latest/meta-data/" }, "INVALID_URL"],
+    ] as const) {
+      const result = (await keyed.callTool({ name, arguments: args })) as CallToolResult;
+      expect(result.isError, JSON.stringify(args)).toBe(true);
+      expect((result.structuredContent as { error: { code: string } }).error.code, JSON.stringify(args)).toBe(code);
+    }
+    await expect(keyed.callTool({ name: "screenshots", arguments: {} })).rejects.toThrow(/Unknown tool "screenshots"/);
+    expect(await balance()).toBe(before);
+  });
+
+  it("usage without a key: 401's error as an error result", async () => {
+    const result = (await anonymous.callTool({ name: "usage", arguments: {} })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect((result.structuredContent as { error: { code: string } }).error.code).toBe("UNAUTHORIZED");
+  });
+});
+
+describe("tools/call paid with x402 (the x402 MCP transport)", () => {
+  const { client: payer, payer: account, balanceOf } = localPayer(inject("devInfo"));
+
+  it("without payment: an error result carrying PaymentRequired (structured and as text) with the MCP tool's bazaar discovery; nothing runs", async () => {
+    const result = (await anonymous.callTool({ name: "screenshot", arguments: { url: fixture("/simple") } })) as CallToolResult;
+    const required = paymentRequiredOf(result)!;
+    expect(required).toMatchObject({ x402Version: 2, accepts: [{ scheme: "exact", amount: String(PRICES.screenshot), payTo: inject("devInfo").payTo }] });
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(result.structuredContent);
+    expect(required.extensions.bazaar.info.input).toMatchObject({ type: "mcp", toolName: "screenshot", transport: "streamable-http" });
+    expect(validateDiscoveryExtension(required.extensions.bazaar)).toEqual({ valid: true });
+    const mockup = paymentRequiredOf(
+      (await anonymous.callTool({ name: "html_to_screenshot", arguments: { html: "<p>x</p>", style: "mockup" } })) as CallToolResult,
+    );
+    expect(mockup!.accepts[0].amount).toBe(String(PRICES.mockup));
+  });
+
+  it("a paying client pays a screenshot: the image, the settlement in _meta, and exactly its price moves on chain; the same payment again is refused", async () => {
+    const before = [await balanceOf(account.address), await balanceOf(inject("devInfo").payTo)];
+    const payments: unknown[] = [];
+    const result = await callPaying(
+      anonymous,
+      payer,
+      { name: "screenshot", arguments: { url: fixture("/simple"), width: 400, deviceScaleFactor: 1 } },
+      payments,
+    );
+    expect(result.isError).toBeFalsy();
+    expect(ofType(result, "image")).toHaveLength(1);
+    expect(result._meta?.["x402/payment-response"]).toMatchObject({ success: true, payer: account.address, network: inject("devInfo").network });
+    expect(await balanceOf(account.address)).toBe(before[0]! - BigInt(PRICES.screenshot));
+    expect(await balanceOf(inject("devInfo").payTo)).toBe(before[1]! + BigInt(PRICES.screenshot));
+    const again = (await anonymous.callTool({
+      name: "screenshot",
+      arguments: { url: fixture("/simple"), width: 400, deviceScaleFactor: 1 },
+      _meta: { "x402/payment": payments[0] },
+    })) as CallToolResult;
+    // The requirements again, with why this payment was refused (the facilitator's reason).
+    expect(paymentRequiredOf(again)?.error).toMatch(/^invalid_/);
+    expect(await balanceOf(account.address)).toBe(before[0]! - BigInt(PRICES.screenshot));
+  });
+
+  it("a render that fails is not settled: an error result, nothing moves", async () => {
+    const before = await balanceOf(account.address);
+    const result = await callPaying(anonymous, payer, { name: "screenshot", arguments: { url: fixture("/not-found") } });
+    expect(result.isError).toBe(true);
+    expect((result.structuredContent as { error: { code: string } }).error.code).toBe("INVALID_URL");
+    expect(result._meta?.["x402/payment-response"]).toBeUndefined();
+    expect(await balanceOf(account.address)).toBe(before);
+  });
+
+  it("a payment that is not x402 at all: the requirements again, with the reason", async () => {
+    const result = (await anonymous.callTool({
+      name: "screenshot",
+      arguments: { url: fixture("/simple") },
+      _meta: { "x402/payment": "hello" },
+    })) as CallToolResult;
+    expect(paymentRequiredOf(result)?.error).toMatch(/not base64-encoded x402 JSON|x402Version/);
+  });
+});
+
+describe("the HTTP endpoint", () => {
+  const post = (headers: Record<string, string>, body: unknown) =>
+    fetch(`${base}/mcp`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const list = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+  const accept = { accept: "application/json, text/event-stream" };
+
+  it("is stateless JSON: no session id, GET (no SSE stream) is 405", async () => {
+    const res = await post(accept, list);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(res.headers.get("mcp-session-id")).toBeNull();
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(4);
+    const get = await fetch(`${base}/mcp`, { headers: accept });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+  });
+
+  it("refuses a page elsewhere (Origin), a client that cannot take JSON, and bodies that are not JSON-RPC; all as JSON", async () => {
+    expect((await post({ ...accept, origin: "http://evil.example" }, list)).status).toBe(403);
+    expect((await post({ ...accept, origin: base }, list)).status).toBe(200);
+    expect((await post({ accept: "text/html" }, list)).status).toBe(406);
+    const notRpc = await post(accept, { hello: "world" });
+    expect(notRpc.status).toBe(400);
+    expect(((await notRpc.json()) as { error: unknown }).error).toBeDefined();
+    const array = await post(accept, [list]);
+    expect(array.status).toBe(400);
+    const garbage = await fetch(`${base}/mcp`, { method: "POST", headers: { "content-type": "application/json", ...accept }, body: "{not json" });
+    expect(garbage.status).toBe(400);
+  });
+});
+
+describe("npm run mcp (the stdio entry)", () => {
+  it("forwards a desktop agent's calls to the service with its key: list, render, charge", async () => {
+    const before = await balance();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", "tsx", resolve("dev/mcp-stdio.ts")],
+      env: { ...(process.env as Record<string, string>), SHOTLINE_URL: base, SHOTLINE_API_KEY: key },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "desktop-agent", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("screenshot");
+      const result = (await client.callTool({ name: "html_to_screenshot", arguments: { html: "<h1>stdio</h1>", width: 400, height: 200 } })) as CallToolResult;
+      expect(ofType(result, "image")).toHaveLength(1);
+      expect(await balance()).toBe(before - PRICES.screenshot);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a service that is not there: the call fails with a JSON-RPC error naming it, not a hang", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", "tsx", resolve("dev/mcp-stdio.ts")],
+      env: { ...(process.env as Record<string, string>), SHOTLINE_URL: `http://127.0.0.1:${inject("closedPort")}` },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "desktop-agent", version: "1.0.0" });
+    await expect(client.connect(transport)).rejects.toThrow(/Shotline at http:\/\/127\.0\.0\.1/);
+    await client.close();
+  });
+});
