@@ -225,20 +225,65 @@ describe("Layers stack", () => {
   });
 });
 
+/** SST's build output for the function `id` (artifact folders are named by function id hash). */
+function artifactOf(id: string): string {
+  const artifacts = path.join(".sst", "artifacts");
+  const dir = readdirSync(artifacts)
+    .map((d) => path.resolve(artifacts, d))
+    .find((d) => existsSync(path.join(d, "functions", `${id}.mjs`)));
+  expect(dir, id).toBeDefined();
+  return dir!;
+}
+
+/**
+ * The environment of a bundled function run here as on Lambda: the layers' folders stand in for
+ * /opt/chromium, /opt/fonts and /opt/filter-lists; FONTCONFIG_PATH is what @sparticuz/chromium sets
+ * on Lambda, here a fonts.conf listing the fonts layer. The ledger is the local stack's DynamoDB
+ * Local, with the test account's key (AWS itself cannot run here).
+ */
+function smokeEnv(dir: string, fontsDir: string, fontconfig: string): NodeJS.ProcessEnv {
+  const info = inject("devInfo");
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TABLE_NAME: info.tableName,
+    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
+    AWS_REGION: info.region,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    CHROMIUM_BIN_DIR: path.resolve(".build", "layers", "chromium", "chromium"),
+    FONTS_DIR: fontsDir,
+    FONTCONFIG_PATH: fontconfig,
+    FILTER_LISTS_DIR: path.resolve(".build", "layers", "filter-lists", "filter-lists"),
+    AUTOCONSENT_DIR: path.join(dir, "autoconsent"),
+    LOG_LEVEL: "error",
+  };
+}
+
+describe("the bundled MCP function", () => {
+  it("loads from its bundle (the MCP SDK inside) and lists its tools", () => {
+    const dir = artifactOf("mcp");
+    const fontsDir = path.resolve(".build", "layers", "fonts", "fonts");
+    const message = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir, "mcp", message, inject("apiKey")], {
+      env: smokeEnv(dir, fontsDir, writeFontconfig(path.join(outdir, "fontconfig-mcp"), [fontsDir])),
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    const result = JSON.parse(output) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(200);
+    const answer = JSON.parse(result.body) as { result: { tools: { name: string }[] } };
+    expect(answer.result.tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "metadata", "usage"]);
+  });
+});
+
 describe("the bundled render function", () => {
   it("renders emoji and CJK from its bundle, with Chromium, fonts, filter lists, autoconsent and sharp where the deployed environment points", async () => {
-    // SST's build output for html-to-screenshot (artifact folders are named by function id hash).
-    const artifacts = path.join(".sst", "artifacts");
-    const dir = readdirSync(artifacts)
-      .map((d) => path.resolve(artifacts, d))
-      .find((d) => existsSync(path.join(d, "functions", "html-to-screenshot.mjs")));
-    expect(dir).toBeDefined();
-    expect(existsSync(path.join(dir!, "autoconsent", "autoconsent.playwright.js"))).toBe(true);
+    const dir = artifactOf("html-to-screenshot");
+    expect(existsSync(path.join(dir, "autoconsent", "autoconsent.playwright.js"))).toBe(true);
     // sharp and its native parts next to the handler (Lambda has no node_modules of ours otherwise).
-    for (const { to } of COPIED_FILES.sharp) expect(existsSync(path.join(dir!, to, "package.json")), to).toBe(true);
+    for (const { to } of COPIED_FILES.sharp) expect(existsSync(path.join(dir, to, "package.json")), to).toBe(true);
     const fontsDir = path.resolve(".build", "layers", "fonts", "fonts");
-    // The layers' folders stand in for /opt/chromium and /opt/fonts; FONTCONFIG_PATH is what
-    // @sparticuz/chromium sets on Lambda, here a fonts.conf listing the fonts layer.
     const fontconfig = writeFontconfig(path.join(outdir, "fontconfig"), [fontsDir]);
     // 9,000 px tall, past Chromium's one-piece limit: captured in tiles, stitched by the sharp copied next to the handler.
     const body = JSON.stringify({
@@ -250,24 +295,8 @@ describe("the bundled render function", () => {
       blockCookieBanners: true,
       blockAds: true,
     });
-    // The ledger is the local stack's DynamoDB Local, with the test account's key (AWS itself cannot run here).
-    const info = inject("devInfo");
-    const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir!, "html-to-screenshot", body, inject("apiKey")], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TABLE_NAME: info.tableName,
-        DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
-        AWS_REGION: info.region,
-        AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-        CHROMIUM_BIN_DIR: path.resolve(".build", "layers", "chromium", "chromium"),
-        FONTS_DIR: fontsDir,
-        FONTCONFIG_PATH: fontconfig,
-        FILTER_LISTS_DIR: path.resolve(".build", "layers", "filter-lists", "filter-lists"),
-        AUTOCONSENT_DIR: path.join(dir!, "autoconsent"),
-        LOG_LEVEL: "error",
-      },
+    const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir, "html-to-screenshot", body, inject("apiKey")], {
+      env: smokeEnv(dir, fontsDir, fontconfig),
       encoding: "utf8",
       timeout: 60_000,
     });

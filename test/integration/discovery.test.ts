@@ -83,7 +83,8 @@ describe("the well-known manifest and /llms.txt", () => {
     expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     const text = await res.text();
     expect(text.startsWith("# Shotline\n")).toBe(true);
-    for (const path of ["/api/v1/screenshot", "/api/v1/html-to-screenshot", "/api/v1/metadata", "/api/v1/signup", "/mcp"]) expect(text).toContain(`${base()}${path}`);
+    for (const path of ["/api/v1/screenshot", "/api/v1/html-to-screenshot", "/api/v1/metadata", "/api/v1/signup", "/mcp"])
+      expect(text).toContain(`${base()}${path}`);
     expect(text).toContain("$0.005");
     expect(text).toContain("$0.01");
     expect(text).toMatch(/PAYMENT-SIGNATURE/);

@@ -237,6 +237,17 @@ describe("the HTTP endpoint", () => {
     const garbage = await fetch(`${base}/mcp`, { method: "POST", headers: { "content-type": "application/json", ...accept }, body: "{not json" });
     expect(garbage.status).toBe(400);
   });
+
+  it("a tools/call whose arguments are not an object, or that names no tool: a JSON-RPC error, no render", async () => {
+    for (const params of [{ name: "screenshot", arguments: "https://example.com" }, { arguments: {} }, { name: ["screenshot"] }]) {
+      const res = await post(accept, { jsonrpc: "2.0", id: 7, method: "tools/call", params });
+      const body = (await res.json()) as { id: number; error?: { code: number; message: string } };
+      // The SDK's answer: -32602 (invalid params) or, for a request its schema refuses, -32603.
+      expect([-32602, -32603], JSON.stringify(params)).toContain(body.error?.code);
+      expect(body.error?.message, JSON.stringify(params)).toMatch(/invalid|expected/i);
+      expect(body.id).toBe(7);
+    }
+  });
 });
 
 describe("npm run mcp (the stdio entry)", () => {
