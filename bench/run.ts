@@ -13,6 +13,7 @@ import puppeteer from "puppeteer-core";
 import { quietChromium } from "../dev/harness/browser.js";
 import { fundedKey, spawnDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
+import { benchCache } from "./cache.js";
 import { benchFilterLists } from "./filter-lists.js";
 import { benchMcp } from "./mcp.js";
 import { benchMetadata } from "./metadata.js";
@@ -130,10 +131,12 @@ async function main() {
   Object.assign(results.ratios, outputs.ratios);
   const metadata = await benchMetadata({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, metadata.ratios);
+  const cache = await benchCache({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
+  Object.assign(results.ratios, cache.ratios);
   const mcp = await benchMcp({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, mcp.ratios);
 
-  const out = writeResults({ ...results, outputs: outputs.results, metadata: metadata.results, mcp: mcp.results });
+  const out = writeResults({ ...results, outputs: outputs.results, metadata: metadata.results, mcp: mcp.results, cache: cache.results });
   for (const name of names)
     console.log(
       `${name.padEnd(16)} p50 ${String(results[name].p50_ms).padStart(5)} ms   p95 ${String(results[name].p95_ms).padStart(5)} ms   n=${results[name].n}`,
@@ -152,6 +155,7 @@ async function main() {
   );
   outputs.print();
   metadata.print();
+  cache.print();
   mcp.print();
   console.log(`written to ${out}`);
 

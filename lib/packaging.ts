@@ -43,3 +43,11 @@ export const TABLE = {
 
 /** package.json's version, read at deploy (stacks/Api.ts) or local start (dev/dev.ts), never in a Lambda. */
 export const packageVersion = (): string => (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/**
+ * The render cache's objects (lib/storage/outputs.ts): under `cache/d<N>/`, deleted by a lifecycle rule
+ * N + 1 days after they were written (stacks/Storage.ts), N the smallest class that covers the
+ * entry's TTL. Everything else in the bucket (large outputs, kept answers) expires after a day.
+ */
+export const CACHE_PREFIX = "cache/";
+export const CACHE_RETENTION_DAYS = [1, 7, 30] as const;

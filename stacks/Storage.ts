@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { BlockPublicAccess, BucketEncryption } from "aws-cdk-lib/aws-s3";
 import { Bucket, type StackContext, Table } from "sst/constructs";
-import { TABLE } from "../lib/packaging.js";
+import { CACHE_PREFIX, CACHE_RETENTION_DAYS, TABLE } from "../lib/packaging.js";
 
 /** Days a large output stays downloadable in S3 before the lifecycle rule deletes it. */
 export const OUTPUT_RETENTION_DAYS = 1;
@@ -28,7 +28,17 @@ export function Storage({ stack, app }: StackContext) {
         blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
         encryption: BucketEncryption.S3_MANAGED,
         enforceSSL: true,
-        lifecycleRules: [{ id: "expire-outputs", enabled: true, expiration: Duration.days(OUTPUT_RETENTION_DAYS) }],
+        lifecycleRules: [
+          // Large outputs and kept answers: a day. Cached renders: a day past their class's longest TTL.
+          { id: "expire-outputs", enabled: true, prefix: "outputs/", expiration: Duration.days(OUTPUT_RETENTION_DAYS) },
+          { id: "expire-answers", enabled: true, prefix: "answers/", expiration: Duration.days(OUTPUT_RETENTION_DAYS) },
+          ...CACHE_RETENTION_DAYS.map((days) => ({
+            id: `expire-cache-d${days}`,
+            enabled: true,
+            prefix: `${CACHE_PREFIX}d${days}/`,
+            expiration: Duration.days(days + 1),
+          })),
+        ],
         removalPolicy: RemovalPolicy.DESTROY,
         autoDeleteObjects: !production,
       },

@@ -9,6 +9,7 @@
 //   unconfirmed  UNCONFIRMED        <ISO time>#<payment id>   (a settlement left pending, to confirm on chain)
 //   undelivered  PENDING            <ISO time>#<account id>#<request id>   (a charge neither delivered nor refunded yet)
 //   idempotency  IDEM#<account id>#<sha256(Idempotency-Key)>  IDEM   (expiresAt: TTL; the first answer for retries)
+//   render cache CACHE#<sha256(scope, route, request)>  CACHE   (expiresAt: TTL; where a cached output is, or who renders it)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -59,3 +60,6 @@ export const unconfirmedKey = (at: Date, paymentId: string): TableKey => ({ pk: 
 
 /** An account's Idempotency-Key (by its SHA-256): the claim, then the first answer, for 24 hours. */
 export const idempotencyKey = (accountId: string, keyHash: string): TableKey => ({ pk: `IDEM#${accountId}#${keyHash}`, sk: "IDEM" });
+
+/** A render cache entry, by the hash of the request and the customer it belongs to (lib/http/render-cache.ts). */
+export const renderCacheKey = (hash: string): TableKey => ({ pk: `CACHE#${hash}`, sk: "CACHE" });

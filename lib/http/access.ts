@@ -4,13 +4,14 @@ import { type Claim, claimIdempotency, completeIdempotency, releaseIdempotency }
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { enforceRateLimit, type RateCount } from "../billing/rate-limit.js";
 import { config } from "../config.js";
-import { orTimeout } from "../deadline.js";
+import { type Deadline, orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { type Purpose, type Settlement, settlePayment } from "../payments/settlement.js";
 import { paymentIdentifierOf, type Resource, releasePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
 import { fingerprint, idempotencyKeyOf } from "./idempotency.js";
+import { type CacheRequest, type CacheSlot, closeCache, openCache } from "./render-cache.js";
 
 /** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
 type Payer = { readonly kind: "account"; readonly account: Account } | { readonly kind: "x402"; readonly address: string };
@@ -39,6 +40,8 @@ export interface AccessDependencies {
   claimIdempotency(accountId: string, key: string, fingerprint: string, requestId: string, leaseUntil: number): Promise<Claim>;
   completeIdempotency(accountId: string, key: string, requestId: string, answer: string): Promise<void>;
   releaseIdempotency(accountId: string, key: string, requestId: string): Promise<void>;
+  /** The request's render cache slot (lib/http/render-cache.ts), or null when it asks for none. */
+  openCache(request: CacheRequest): Promise<CacheSlot | null>;
 }
 
 /** The ledger in DynamoDB and x402 through the configured facilitator. */
@@ -55,6 +58,7 @@ export const realAccess: AccessDependencies = {
   claimIdempotency,
   completeIdempotency,
   releaseIdempotency,
+  openCache,
 };
 
 /** The request as access control sees it. */
@@ -68,6 +72,8 @@ export interface AccessRequest {
   readonly resource: Resource;
   /** Until when (epoch ms) an Idempotency-Key claimed by this request holds while it runs: its deadline. */
   readonly leaseUntil: number;
+  /** When the work must be done (a request waiting on another's render gives up in time). */
+  readonly deadline: Deadline;
 }
 
 /** The outcome of access control for one request: its caller, what to settle or undo afterwards, and the limits it counted against. */
@@ -81,6 +87,8 @@ export interface AccessGrant {
   readonly idempotency: { readonly scope: string; readonly key: string; readonly requestId: string } | null;
   /** The kept first answer of an Idempotency-Key, to send again instead of doing the work. */
   readonly replay: string | null;
+  /** The request's render cache slot: a hit is answered without rendering (and, with a key, without a charge). */
+  readonly cache: CacheSlot | null;
 }
 
 /** A limit as this request counted against it: its policy's name, quota and window, and what is left. */
@@ -169,7 +177,7 @@ async function countAuthFailure(sourceIp: string, deps: AccessDependencies): Pro
  */
 export async function authorize(route: Route, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<AccessGrant> {
   const rates: RateState[] = [];
-  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates, idempotency: null, replay: null };
+  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates, idempotency: null, replay: null, cache: null };
   if (route.access === "open") return grant;
   const authorization = request.headers.authorization;
   if (authorization === undefined && route.access === "priced" && route.price) {
@@ -183,7 +191,9 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
     return holding(claimed, request, deps, async () => {
       const verified = await deps.verifyPayment(request.headers, priceOf(route.price!, request.body), request.resource, request.requestId);
       await count(rates, "payer", [`payer:${verified.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND, 1], deps);
-      return { ...grant, payer: { kind: "x402", address: verified.payer }, payment: verified, idempotency: claimed };
+      // x402 pays the same for a cache hit: the price is quoted before the payer is known.
+      const cache = await deps.openCache(cacheRequest(route, request, verified.payer.toLowerCase()));
+      return { ...grant, payer: { kind: "x402", address: verified.payer }, payment: verified, idempotency: claimed, cache };
     });
   }
   if (authorization === undefined && route.access !== "public") throw unauthorized();
@@ -195,14 +205,32 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   const claimed = key === null ? null : await claim(account.accountId, key, request.body, route, request, deps);
   if (typeof claimed === "string") return { ...grant, account, payer, replay: claimed };
   return holding(claimed, request, deps, async () => {
-    const charge = await deps.charge(account.accountId, priceOf(route.price!, request.body), {
-      requestId: request.requestId,
-      endpoint: route.id,
-      at: request.at,
-    });
-    return { ...grant, account, payer, charge, idempotency: claimed };
+    // A cache hit costs an API key nothing: looked up before the charge.
+    const cache = await deps.openCache(cacheRequest(route, request, account.accountId));
+    if (cache?.state === "hit") return { ...grant, account, payer, idempotency: claimed, cache };
+    try {
+      const charge = await deps.charge(account.accountId, priceOf(route.price!, request.body), {
+        requestId: request.requestId,
+        endpoint: route.id,
+        at: request.at,
+      });
+      return { ...grant, account, payer, charge, idempotency: claimed, cache };
+    } catch (error) {
+      await closeCache(cache);
+      throw error;
+    }
   });
 }
+
+/** What the render cache needs of a request paid by `scope` (an account, or a payer's address). */
+const cacheRequest = (route: Route, request: AccessRequest, scope: string): CacheRequest => ({
+  routeId: route.id,
+  scope,
+  body: (request.body ?? {}) as CacheRequest["body"],
+  requestId: request.requestId,
+  leaseUntil: request.leaseUntil,
+  deadline: request.deadline,
+});
 
 type Claimed = NonNullable<AccessGrant["idempotency"]>;
 
@@ -247,6 +275,7 @@ export async function settle(
 export async function undo(grant: AccessGrant, deps: AccessDependencies = realAccess): Promise<void> {
   const claimed = grant.idempotency;
   if (claimed) await afterWork(deps.releaseIdempotency(claimed.scope, claimed.key, claimed.requestId), "releasing an idempotency key", claimed.requestId);
+  await closeCache(grant.cache);
   // A payment that was never settled: the authorisation may pay again.
   if (grant.payment) await afterWork(deps.releasePayment(grant.payment), "releasing a payment", grant.payment.requestId);
   // A refund that fails or hangs leaves the charge's PENDING marker: the reconciler refunds it after the grace period.

@@ -17,9 +17,9 @@ const MAX_INLINE_ANSWER_BYTES = 5_500_000;
  * output above INLINE_LIMIT_BYTES, or an answer that would be larger than MAX_INLINE_ANSWER_BYTES
  * as sent, goes to S3 and the client gets a presigned link instead (303, or downloadUrl).
  */
-export async function deliverCapture(capture: Capture, responseFormat: "binary" | "json"): Promise<HttpResponse> {
+export async function deliverCapture(capture: Capture, responseFormat: "binary" | "json", extraHeaders: Record<string, string> = {}): Promise<HttpResponse> {
   const extension = EXTENSIONS[capture.format];
-  const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs) };
+  const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs), ...extraHeaders };
   if (capture.truncated) headers["X-Truncated"] = "true";
   const store = () => storeOutput(capture.body, capture.contentType, extension);
   const base64Bytes = Math.ceil(capture.body.length / 3) * 4;
@@ -59,7 +59,7 @@ function envelopeOf(capture: Capture) {
  * The answer of an MCP screenshot tool (lib/mcp): the envelope with a link to the full output in S3,
  * and, for an image, a preview sized for a model (lib/render/encode.ts), made while the output uploads.
  */
-export async function deliverForTool(capture: Capture): Promise<HttpResponse> {
+export async function deliverForTool(capture: Capture, extraHeaders: Record<string, string> = {}): Promise<HttpResponse> {
   const extension = EXTENSIONS[capture.format];
   const [stored, preview] = await Promise.all([
     storeOutput(capture.body, capture.contentType, extension),
@@ -68,5 +68,14 @@ export async function deliverForTool(capture: Capture): Promise<HttpResponse> {
   const shown = preview && { mimeType: "image/jpeg", data: preview.data.toString("base64"), width: preview.width, height: preview.height };
   return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelopeOf(capture), preview: shown }, 200, {
     "X-Render-Ms": String(capture.renderMs),
+    ...extraHeaders,
   });
 }
+
+/** A render request's capture options: everything but how its answer is delivered and cached. */
+export const captureOptionsOf = <T extends { responseFormat: unknown; cacheTtl: unknown; cacheKey?: unknown }>(
+  request: T,
+): Omit<T, "responseFormat" | "cacheTtl" | "cacheKey"> => {
+  const { responseFormat: _, cacheTtl: __, cacheKey: ___, ...options } = request;
+  return options;
+};

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { invalidParams } from "../errors.js";
-import { loadAnswerBody, storeAnswerBody } from "../storage/outputs.js";
+import { loadStored, storeAnswerBody } from "../storage/outputs.js";
 
 // The HTTP side of Idempotency-Key (lib/billing/idempotency.ts keeps the claims): the key read from
 // the request, the body's fingerprint, and the first answer kept as it was sent: in the record when
@@ -21,7 +21,7 @@ export function idempotencyKeyOf(headers: Readonly<Record<string, string>>): str
 }
 
 /** JSON with object keys sorted, so that the same body always reads the same. */
-const canonical = (value: unknown): string =>
+export const canonical = (value: unknown): string =>
   Array.isArray(value)
     ? `[${value.map(canonical).join(",")}]`
     : value !== null && typeof value === "object"
@@ -52,7 +52,7 @@ export async function keepAnswer(result: APIGatewayProxyStructuredResultV2): Pro
 /** The kept answer, to send again, marked as a replay. */
 export async function replayAnswer(text: string, requestId: string): Promise<APIGatewayProxyStructuredResultV2> {
   const kept = JSON.parse(text) as Kept;
-  const body = kept.objectKey ? (await loadAnswerBody(kept.objectKey)).toString(kept.isBase64Encoded ? "base64" : "utf8") : (kept.body ?? "");
+  const body = kept.objectKey ? (await loadStored(kept.objectKey)).toString(kept.isBase64Encoded ? "base64" : "utf8") : (kept.body ?? "");
   return {
     statusCode: kept.statusCode,
     headers: { ...kept.headers, "Idempotent-Replayed": "true", "X-Request-Id": requestId },

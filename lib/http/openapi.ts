@@ -48,6 +48,8 @@ const renderResponses = {
     headers: {
       "X-Render-Ms": { description: "Time the render took", schema: { type: "integer" } },
       "X-Truncated": { description: "`true` when the page was cut at the capture limit", schema: { type: "string" } },
+      "X-Cache": { description: "`HIT` or `MISS` when the request asked for the render cache (`cacheTtl`)", schema: { type: "string", enum: ["HIT", "MISS"] } },
+      Age: { description: "On a cache hit: seconds since the output was stored", schema: { type: "integer" } },
       "PAYMENT-RESPONSE": { description: "x402 v2 settlement receipt (base64 JSON), when paid with x402", schema: { type: "string" } },
       ...STEERING,
     },

@@ -32,6 +32,8 @@ const BACKGROUND_RULE = `must be a preset (${Object.keys(BACKGROUND_PRESETS)
 
 /** Largest accepted `html` document, in UTF-8 bytes (docs/api.md: 500 KB). */
 export const MAX_HTML_BYTES = 500 * 1024;
+/** The longest a render may be cached: 30 days. */
+const MAX_CACHE_TTL_SECONDS = 2_592_000;
 
 const httpUrl = z
   .string({ error: "must be a string holding an http:// or https:// URL" })
@@ -274,7 +276,13 @@ const renderFields = {
   blockAds: boolean().default(false),
   blockTrackers: boolean().default(false),
   responseFormat: oneOf(["binary", "json"]).default("binary"),
+  // The render cache (docs/api.md, "Render cache"): seconds an output is kept for the same request.
+  cacheTtl: integer(0, MAX_CACHE_TTL_SECONDS).default(0),
+  cacheKey: z.string({ error: "must be a string" }).min(1, { error: "must not be empty" }).max(256, { error: "must be at most 256 characters" }).optional(),
 };
+
+/** Fields of a render request that say how the answer is delivered, not what is rendered. */
+type DeliveryFields = "responseFormat" | "cacheTtl" | "cacheKey";
 
 type RenderFieldsIn = Pick<
   CaptureOptions,
@@ -376,8 +384,8 @@ type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
 // Render owns its options (lib/render/options.ts); the schemas must produce exactly what it takes.
 // A field added to one and not the other fails to compile here.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const schemasMatchRender: Same<Omit<ScreenshotRequest, "url" | "responseFormat">, CaptureOptions> &
-  Same<Omit<HtmlScreenshotRequest, "html" | "responseFormat">, CaptureOptions> = true;
+const schemasMatchRender: Same<Omit<ScreenshotRequest, "url" | DeliveryFields>, CaptureOptions> &
+  Same<Omit<HtmlScreenshotRequest, "html" | DeliveryFields>, CaptureOptions> = true;
 void schemasMatchRender;
 
 /** Body of POST /api/v1/metadata. */

@@ -12,6 +12,7 @@ import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, ke
 import { type Discovery, describe, discoveryOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
 import { keepAnswer, replayAnswer } from "./idempotency.js";
+import type { CacheSlot } from "./render-cache.js";
 import { type HttpResponse, toApiGatewayResult } from "./responses.js";
 import { validate } from "./validate.js";
 
@@ -29,6 +30,8 @@ interface BaseRequest<Body> {
   readonly resource: Resource;
   /** When the work must be done, and the signal that aborts then with the row's timeout error; every lib call takes it. */
   readonly deadline: Deadline;
+  /** The render cache slot access control opened (lib/http/render-cache.ts), or null: renders go through it. */
+  readonly cache: CacheSlot | null;
 }
 
 /** A handler's request on the route `Id`: its caller typed by the route's access (a key route always has its account). */
@@ -210,6 +213,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     at: new Date(event.requestContext.timeEpoch),
     resource: internal.resource,
     leaseUntil: internal.settleBy + LEASE_MARGIN_MS,
+    deadline: internal.deadline,
   });
 
   const access: Middleware = {
@@ -263,6 +267,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
         route,
         resource: internal.resource,
         deadline: internal.deadline,
+        cache: grant?.cache ?? null,
       } as HttpRequest<never, Id>);
       // Past the deadline the answer is the timeout; work that ignored the signal is let go.
       work.catch(() => undefined);

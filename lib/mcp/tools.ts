@@ -1,8 +1,9 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
 import { usageReport } from "../billing/usage.js";
-import { deliverForTool } from "../http/deliver.js";
+import { captureOptionsOf, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
+import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
 import { htmlScreenshotRequest, metadataRequest, screenshotRequest } from "../http/schemas.js";
 import { withHttp } from "../http/with-http.js";
@@ -54,9 +55,10 @@ const screenshot: Tool = {
   renders: true,
   pipeline: withHttp(
     { route: "screenshot", schema: screenshotRequest, discovery: () => toolDiscoveryOf("screenshot", routeById("screenshot")) },
-    async ({ body, deadline }) => {
-      const { url, responseFormat: _, ...options } = body;
-      return deliverForTool(await capture({ kind: "url", url }, options, deadline));
+    async ({ body, deadline, cache }) => {
+      const { url, ...rest } = body;
+      const shot = await renderThrough(cache, () => capture({ kind: "url", url }, captureOptionsOf(rest), deadline));
+      return deliverForTool(shot.capture, shot.headers);
     },
   ),
 };
@@ -74,9 +76,10 @@ const htmlToScreenshot: Tool = {
       schema: htmlScreenshotRequest,
       discovery: () => toolDiscoveryOf("html_to_screenshot", routeById("html-to-screenshot")),
     },
-    async ({ body, deadline }) => {
-      const { html, responseFormat: _, ...options } = body;
-      return deliverForTool(await capture({ kind: "html", html }, options, deadline));
+    async ({ body, deadline, cache }) => {
+      const { html, ...rest } = body;
+      const shot = await renderThrough(cache, () => capture({ kind: "html", html }, captureOptionsOf(rest), deadline));
+      return deliverForTool(shot.capture, shot.headers);
     },
   ),
 };

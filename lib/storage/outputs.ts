@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { config } from "../config.js";
+import { CACHE_PREFIX, CACHE_RETENTION_DAYS } from "../packaging.js";
 import { s3 } from "./s3.js";
 
 /** A stored output and the presigned link that fetches it until `expiresAt`. */
@@ -37,8 +38,19 @@ export async function storeAnswerBody(body: Buffer): Promise<string> {
   return key;
 }
 
-/** The body kept by storeAnswerBody. */
-export async function loadAnswerBody(key: string): Promise<Buffer> {
+/**
+ * Keeps a cached render's output for `ttlSeconds` (docs/api.md, "Render cache"): under the prefix of
+ * the lifecycle rule that deletes it a day after its entry expires at the latest (stacks/Storage.ts).
+ */
+export async function storeCachedOutput(body: Buffer, contentType: string, ttlSeconds: number): Promise<string> {
+  const days = CACHE_RETENTION_DAYS.find((d) => ttlSeconds <= d * 86_400) ?? CACHE_RETENTION_DAYS.at(-1)!;
+  const key = `${CACHE_PREFIX}d${days}/${randomUUID()}`;
+  await s3.send(new PutObjectCommand({ Bucket: config.BUCKET_NAME, Key: key, Body: body, ContentType: contentType }));
+  return key;
+}
+
+/** An object stored by storeAnswerBody or storeCachedOutput. */
+export async function loadStored(key: string): Promise<Buffer> {
   const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }));
   return Buffer.from(await Body!.transformToByteArray());
 }

@@ -3,6 +3,7 @@ import { insufficientBalance, rateLimited, unauthorized } from "../../lib/billin
 import type { Charge } from "../../lib/billing/ledger.js";
 import { AppError } from "../../lib/errors.js";
 import type { AccessDependencies } from "../../lib/http/access.js";
+import type { CacheSlot } from "../../lib/http/render-cache.js";
 import { paymentRequired, type VerifiedPayment } from "../../lib/payments/x402.js";
 
 // Fakes of the ledger and of x402 for unit tests of the access decision, which must run without
@@ -22,8 +23,8 @@ export const account = (over: Partial<Account> = {}): Account => ({
   ...over,
 });
 
-/** A ledger and facilitator in memory that record every call; `limited` subjects answer 429. */
-export function fakeAccess(options: { account?: Account; limited?: string[]; paymentHeader?: string } = {}) {
+/** A ledger, facilitator and render cache in memory that record every call; `limited` subjects answer 429; a request with cacheTtl finds `cache`. */
+export function fakeAccess(options: { account?: Account; limited?: string[]; paymentHeader?: string; cache?: CacheSlot } = {}) {
   const held = options.account ?? account();
   const calls: string[] = [];
   const claims = new Map<string, { fingerprint: string; answer?: string }>();
@@ -82,6 +83,11 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     async releaseIdempotency(_accountId, key) {
       calls.push(`release-key ${key}`);
       claims.delete(key);
+    },
+    async openCache(request) {
+      if (!request.body.cacheTtl) return null;
+      calls.push(`cache ${request.scope}`);
+      return options.cache ?? { state: "pass" };
     },
   };
   return { deps, calls };

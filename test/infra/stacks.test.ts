@@ -11,7 +11,7 @@ import { App, getStack } from "sst/constructs";
 import { initProject } from "sst/project.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
-import { COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
+import { CACHE_PREFIX, CACHE_RETENTION_DAYS, COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
 import { writeFontconfig } from "../../lib/render/fonts.js";
 import { httpRoutes, routes } from "../../lib/routes.js";
 import sstConfig from "../../sst.config.js";
@@ -62,7 +62,7 @@ describe("Storage stack", () => {
     });
   });
 
-  it("has an encrypted, private output bucket whose objects expire", () => {
+  it("has an encrypted, private output bucket whose objects expire: outputs and kept answers after a day, cached renders a day after their class", () => {
     storage.hasResourceProperties("AWS::S3::Bucket", {
       PublicAccessBlockConfiguration: {
         BlockPublicAcls: true,
@@ -71,7 +71,13 @@ describe("Storage stack", () => {
         RestrictPublicBuckets: true,
       },
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }] },
-      LifecycleConfiguration: { Rules: [Match.objectLike({ Status: "Enabled", ExpirationInDays: OUTPUT_RETENTION_DAYS })] },
+      LifecycleConfiguration: {
+        Rules: [
+          Match.objectLike({ Status: "Enabled", Prefix: "outputs/", ExpirationInDays: OUTPUT_RETENTION_DAYS }),
+          Match.objectLike({ Status: "Enabled", Prefix: "answers/", ExpirationInDays: OUTPUT_RETENTION_DAYS }),
+          ...CACHE_RETENTION_DAYS.map((days) => Match.objectLike({ Status: "Enabled", Prefix: `${CACHE_PREFIX}d${days}/`, ExpirationInDays: days + 1 })),
+        ],
+      },
     });
   });
 });

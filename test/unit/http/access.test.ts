@@ -18,6 +18,7 @@ const request = (headers: Record<string, string> = {}, body: unknown = {}): Acce
   at: new Date(0),
   resource: { url: "http://127.0.0.1/api/v1/screenshot", description: "test", mimeType: "image/png" },
   leaseUntil: 30_000,
+  deadline: { at: 30_000, signal: new AbortController().signal },
 });
 
 const codeOf = async (promise: Promise<unknown>) => {
@@ -61,6 +62,37 @@ describe("a priced route (screenshot)", () => {
     const grant = await authorize(route, request({ "payment-signature": "signed" }), deps);
     await undo(grant, deps);
     expect(calls.at(-1)).toBe(`release ${PRICES.screenshot}`);
+  });
+
+  describe("render cache", () => {
+    const hit = { state: "hit", entry: { objectKey: "cache/d1/x", meta: {}, storedAt: 0, freshUntil: 1 } } as const;
+    const cached = (headers: Record<string, string>) => request(headers, { url: "https://example.com", cacheTtl: 60 });
+
+    it("a hit with a key is looked up before the charge and costs nothing; a miss is charged", async () => {
+      const { deps, calls } = fakeAccess({ cache: hit });
+      const grant = await authorize(route, cached({ authorization: `Bearer ${KEY}` }), deps);
+      expect(grant.cache).toEqual(hit);
+      expect(grant.charge).toBeNull();
+      expect(calls).toContain("cache acct-1");
+      expect(calls.some((c) => c.startsWith("charge"))).toBe(false);
+      const miss = fakeAccess();
+      expect((await authorize(route, cached({ authorization: `Bearer ${KEY}` }), miss.deps)).charge?.amount).toBe(PRICES.screenshot);
+      expect(miss.calls.indexOf("cache acct-1")).toBeLessThan(miss.calls.findIndex((c) => c.startsWith("charge")));
+    });
+
+    it("with x402 the cache is the payer's, looked up after the payment verified: a hit still pays", async () => {
+      const { deps, calls } = fakeAccess({ paymentHeader: "signed", cache: hit });
+      const grant = await authorize(route, cached({ "payment-signature": "signed" }), deps);
+      expect(grant.cache).toEqual(hit);
+      expect(grant.payment?.amount).toBe(PRICES.screenshot);
+      expect(calls.indexOf(`verify ${PRICES.screenshot}`)).toBeLessThan(calls.indexOf("cache 0xpayer"));
+    });
+
+    it("without cacheTtl there is no slot", async () => {
+      const { deps, calls } = fakeAccess({ cache: hit });
+      expect((await authorize(route, request({ authorization: `Bearer ${KEY}` }, { url: "https://example.com" }), deps)).cache).toBeNull();
+      expect(calls.some((c) => c.startsWith("cache"))).toBe(false);
+    });
   });
 
   describe("Idempotency-Key", () => {

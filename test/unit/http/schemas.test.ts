@@ -54,6 +54,7 @@ describe("screenshot request", () => {
       blockAds: false,
       blockTrackers: false,
       responseFormat: "binary",
+      cacheTtl: 0,
     });
   });
 
@@ -101,6 +102,8 @@ describe("screenshot request", () => {
       blockAds: true,
       blockTrackers: true,
       responseFormat: "json",
+      cacheTtl: 2_592_000,
+      cacheKey: "variant-b",
     } as const;
     expect(validate(screenshotRequest, body)).toEqual(body);
   });
@@ -127,6 +130,11 @@ describe("screenshot request", () => {
     ["quality", 0, 1, /quality: must be an integer from 1 to 100/],
     ["quality", 101, 100, /quality: must be an integer from 1 to 100/],
     ["imageWidth", 0, 1, /imageWidth: must be an integer from 1 to 8192/],
+    ["cacheTtl", -1, 0, /cacheTtl: must be an integer from 0 to 2592000/],
+    ["cacheTtl", 2_592_001, 86_400, /cacheTtl: must be an integer from 0 to 2592000/],
+    ["cacheTtl", 1.5, 1, /cacheTtl: must be an integer/],
+    ["cacheKey", "", "a", /cacheKey: must not be empty/],
+    ["cacheKey", "k".repeat(257), "k".repeat(256), /cacheKey: must be at most 256 characters/],
     ["imageWidth", 8193, 8192, /imageWidth: must be an integer from 1 to 8192/],
     ["imageHeight", 600.5, 600, /imageHeight: must be an integer/],
     ["imageHeight", "600", 600, /imageHeight: must be an integer/],
