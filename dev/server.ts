@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { renderStats } from "../lib/render/browser.js";
-import { fallbackRoute, matchRoute } from "../lib/routes.js";
+import { fallbackRoute, matchRoute, pathParams } from "../lib/routes.js";
 import { lambdaContext, toApiGatewayEvent } from "./events.js";
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -69,6 +69,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   const { route } = matchRoute(method, rawPath);
   const target = route ?? fallbackRoute;
   const event = toApiGatewayEvent(request, body, route ? `${route.method} ${route.path}` : "$default");
+  if (route?.path.includes("{")) event.pathParameters = pathParams(route.path, rawPath) ?? {};
   const context = lambdaContext(`shotline-local-${target.id}`, target.memoryMB, target.timeoutSeconds);
   const handler = await loadHandler(target.id);
   let timer: NodeJS.Timeout | undefined;

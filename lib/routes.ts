@@ -3,14 +3,15 @@
 // row's policy (access, rate limits, price, caching, timeout code). A route's policy lives in its
 // row, never in an `if (route.id === ...)`. This module imports nothing: the stacks read it too.
 
-export type HttpMethod = "GET" | "POST" | "PATCH";
+export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
 
 /**
  * Who may call a route: "priced" (an API key is charged per request, or, without Authorization, an
  * x402 payment), "key" (API key only), "public" (anyone; rate-limited per key or IP), "open"
- * (anyone, no limit, touches nothing; the MCP route's tool calls apply their own routes' access).
+ * (anyone, no limit, touches nothing; the MCP route's tool calls apply their own routes' access),
+ * "signed" (a GET link signed with an account's signing key: charged to it like a key; docs/api.md, "Signed links").
  */
-export type Access = "priced" | "key" | "public" | "open";
+export type Access = "priced" | "signed" | "key" | "public" | "open";
 
 /**
  * Rate limits a route counts against (lib/http/access.ts maps them to configuration): "caller" is
@@ -53,7 +54,7 @@ export interface Route {
   /** Lambda timeout in seconds. */
   readonly timeoutSeconds: number;
   readonly access: Access;
-  /** Set exactly on "priced" routes. */
+  /** Set exactly on "priced" and "signed" routes. */
   readonly price: PriceRule | null;
   readonly limits: readonly RateLimit[];
   /** Needs the Chromium layer, the fonts and autoconsent's files. */
@@ -127,6 +128,22 @@ const ROWS = [
   // The OpenAPI document and its human reference page (docs/agents.md).
   { id: "openapi", method: "GET", path: "/openapi.json", ...LIGHT, ...OPEN, uses: [] },
   { id: "docs", method: "GET", path: "/docs", ...LIGHT, ...OPEN, uses: [] },
+  // A render authorised by a signature in its query, for <img src> (docs/api.md, "Signed links").
+  {
+    id: "signed-screenshot",
+    method: "GET",
+    path: "/api/v1/screenshot",
+    ...RENDER,
+    access: "signed",
+    price: RENDER_PRICE,
+    limits: ["caller"],
+    cap: null,
+    uses: ["table", "bucket"],
+  },
+  // An account's signing keys for those links.
+  { id: "signing-keys-create", method: "POST", path: "/api/v1/signing-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  { id: "signing-keys-list", method: "GET", path: "/api/v1/signing-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  { id: "signing-keys-revoke", method: "DELETE", path: "/api/v1/signing-keys/{keyId}", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
   { id: "mcp", method: "POST", path: "/mcp", ...RENDER, access: "open", price: null, limits: [], cap: MCP_CAP, uses: ["table", "bucket", "x402"] },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
@@ -172,9 +189,25 @@ export function routeById<Id extends RouteId>(id: Id): RouteOf<Id> {
   return route as unknown as RouteOf<Id>;
 }
 
+/** The path parameters of `path` if it matches the route path `template` (`{name}` is one segment), else null. */
+export function pathParams(template: string, path: string): Record<string, string> | null {
+  const names: string[] = [];
+  const pattern = template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, (_, name: string) => {
+    names.push(name);
+    return "([^/]+)";
+  });
+  const match = new RegExp(`^${pattern}$`).exec(path);
+  if (!match) return null;
+  try {
+    return Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(match[i + 1]!)]));
+  } catch {
+    return null; // a malformed escape: no route
+  }
+}
+
 /** Finds the route for a method and path; `allowed` lists the path's methods when only the method is wrong. */
 export function matchRoute(method: string, path: string): { route?: HttpRoute; allowed: HttpMethod[] } {
-  const samePath = httpRoutes.filter((r) => r.path === path);
+  const samePath = httpRoutes.filter((r) => pathParams(r.path, path) !== null);
   const route = samePath.find((r) => r.method === method.toUpperCase());
   return { route, allowed: samePath.map((r) => r.method) };
 }

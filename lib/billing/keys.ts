@@ -9,6 +9,8 @@
 //   unconfirmed  UNCONFIRMED        <ISO time>#<payment id>   (a settlement left pending, to confirm on chain)
 //   undelivered  PENDING            <ISO time>#<account id>#<request id>   (a charge neither delivered nor refunded yet)
 //   idempotency  IDEM#<account id>#<sha256(Idempotency-Key)>  IDEM   (expiresAt: TTL; the first answer for retries)
+//   signing key  SIGNKEY#<key id>   SIGNKEY    -> accountId, secret (signed links: docs/api.md)
+//                ACCT#<id>          SIGNKEY#<key id>   (the account's list of its keys, no secret)
 //   render cache CACHE#<sha256(scope, route, request)>  CACHE   (expiresAt: TTL; where a cached output is, or who renders it)
 
 export type TableKey = { pk: string; sk: string };
@@ -63,3 +65,12 @@ export const idempotencyKey = (accountId: string, keyHash: string): TableKey => 
 
 /** A render cache entry, by the hash of the request and the customer it belongs to (lib/http/render-cache.ts). */
 export const renderCacheKey = (hash: string): TableKey => ({ pk: `CACHE#${hash}`, sk: "CACHE" });
+
+/** A signing key for signed links, by its id: its account and its secret. */
+export const signingKeyKey = (keyId: string): TableKey => ({ pk: `SIGNKEY#${keyId}`, sk: "SIGNKEY" });
+
+/** Sort-key prefix of an account's signing keys in its partition. */
+export const SIGNING_KEY_PREFIX = "SIGNKEY#";
+
+/** An account's listing of one of its signing keys. */
+export const accountSigningKeyKey = (accountId: string, keyId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: `${SIGNING_KEY_PREFIX}${keyId}` });

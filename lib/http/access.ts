@@ -12,6 +12,7 @@ import { paymentIdentifierOf, type Resource, releasePayment, type VerifiedPaymen
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
 import { fingerprint, idempotencyKeyOf } from "./idempotency.js";
 import { type CacheRequest, type CacheSlot, closeCache, openCache } from "./render-cache.js";
+import { signedAccountId } from "./signed-links.js";
 
 /** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
 type Payer = { readonly kind: "account"; readonly account: Account } | { readonly kind: "x402"; readonly address: string };
@@ -42,6 +43,8 @@ export interface AccessDependencies {
   releaseIdempotency(accountId: string, key: string, requestId: string): Promise<void>;
   /** The request's render cache slot (lib/http/render-cache.ts), or null when it asks for none. */
   openCache(request: CacheRequest): Promise<CacheSlot | null>;
+  /** The account a signed link (its raw query) is charged to (lib/http/signed-links.ts); 403 when it is not validly signed. */
+  signedAccount(query: string): Promise<Account>;
 }
 
 /** The ledger in DynamoDB and x402 through the configured facilitator. */
@@ -59,6 +62,11 @@ export const realAccess: AccessDependencies = {
   completeIdempotency,
   releaseIdempotency,
   openCache,
+  signedAccount: async (query) => {
+    const account = await getAccount(await signedAccountId(query));
+    if (!account) throw new AppError("INVALID_SIGNATURE", "This link's signature is not valid: its account no longer exists.");
+    return account;
+  },
 };
 
 /** The request as access control sees it. */
@@ -74,6 +82,8 @@ export interface AccessRequest {
   readonly leaseUntil: number;
   /** When the work must be done (a request waiting on another's render gives up in time). */
   readonly deadline: Deadline;
+  /** The raw query string (a signed link's authorisation is in it). */
+  readonly query: string;
 }
 
 /** The outcome of access control for one request: its caller, what to settle or undo afterwards, and the limits it counted against. */
@@ -141,19 +151,25 @@ const refusedUntil = new Map<string, number>();
 const AUTH_FAILURE_WINDOW_SECONDS = 60;
 
 /**
- * The account of an Authorization header. Failed attempts are counted per client IP (shared by
- * every instance, like the other limits); past AUTH_FAILURES_PER_MINUTE the IP gets 429 for the rest
- * of the minute, and this container answers it without reading the table at all.
+ * The account `attempt` authenticates (an Authorization header, or a signed link). Failed attempts
+ * (`failure`) are counted per client IP (shared by every instance, like the other limits); past
+ * AUTH_FAILURES_PER_MINUTE the IP gets 429 for the rest of the minute, and this container answers it
+ * without reading the table at all.
  */
-async function authenticated(authorization: string, sourceIp: string, deps: AccessDependencies): Promise<Account> {
+async function authenticated(
+  sourceIp: string,
+  failure: "UNAUTHORIZED" | "INVALID_SIGNATURE",
+  attempt: () => Promise<Account>,
+  deps: AccessDependencies,
+): Promise<Account> {
   const until = refusedUntil.get(sourceIp);
   if (until !== undefined && until > Date.now())
     throw rateLimited(config.AUTH_FAILURES_PER_MINUTE, AUTH_FAILURE_WINDOW_SECONDS, Math.ceil((until - Date.now()) / 1000));
   refusedUntil.delete(sourceIp);
   try {
-    return await deps.authenticate(authorization);
+    return await attempt();
   } catch (error) {
-    if (error instanceof AppError && error.code === "UNAUTHORIZED") await countAuthFailure(sourceIp, deps);
+    if (error instanceof AppError && error.code === failure) await countAuthFailure(sourceIp, deps);
     throw error;
   }
 }
@@ -196,10 +212,15 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
       return { ...grant, payer: { kind: "x402", address: verified.payer }, payment: verified, idempotency: claimed, cache };
     });
   }
-  if (authorization === undefined && route.access !== "public") throw unauthorized();
-  const account = authorization === undefined ? null : await authenticated(authorization, request.sourceIp, deps);
+  const signed = route.access === "signed";
+  if (!signed && authorization === undefined && route.access !== "public") throw unauthorized();
+  const account = signed
+    ? await authenticated(request.sourceIp, "INVALID_SIGNATURE", () => deps.signedAccount(request.query), deps)
+    : authorization === undefined
+      ? null
+      : await authenticated(request.sourceIp, "UNAUTHORIZED", () => deps.authenticate(authorization), deps);
   for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, account), deps);
-  if (route.access !== "priced" || !route.price || !account) return { ...grant, account };
+  if (!route.price || !account) return { ...grant, account };
   const payer = { kind: "account", account } as const;
   const key = idempotencyKeyOf(request.headers);
   const claimed = key === null ? null : await claim(account.accountId, key, request.body, route, request, deps);

@@ -7,6 +7,8 @@ import {
   metadataResponse,
   paymentRequiredBody,
   renderEnvelope,
+  signingKeyCreated,
+  signingKeyList,
   signupResponse,
   topupResponse,
   usageReport,
@@ -122,6 +124,62 @@ const OPERATIONS: Record<string, Json> = {
     },
     responses: renderResponses,
   },
+  "signed-screenshot": {
+    summary: "Screenshot by signed link (for <img src>)",
+    description: `A GET link signed with one of the account's signing keys (docs/api.md, "Signed links"), charged to it like a POST. Every render field of POST /api/v1/screenshot is a query parameter (numbers and booleans as they are written, objects and lists as JSON text). \`signature\` is the lower-case hex HMAC-SHA256, with the signing secret, of every other parameter sorted by name, each \`name=value\` RFC 3986-encoded, joined with "&". With \`cacheTtl\` the answer is cached (and cacheable by a CDN) that long. ${PRICED}.`,
+    parameters: [
+      { name: "url", in: "query", required: true, schema: { type: "string" }, description: "The page" },
+      { name: "keyId", in: "query", required: true, schema: { type: "string" }, description: "The signing key's id" },
+      {
+        name: "expires",
+        in: "query",
+        required: true,
+        schema: { type: "string", pattern: "^[0-9]+$" },
+        description: "Unix seconds after which the link is refused",
+      },
+      {
+        name: "signature",
+        in: "query",
+        required: true,
+        schema: { type: "string", pattern: "^[0-9a-f]{64}$" },
+        description: "HMAC-SHA256 of the canonical query",
+      },
+    ],
+    responses: {
+      "200": renderResponses["200"],
+      "400": error("A render field is not valid"),
+      "403": error("INVALID_SIGNATURE (tampered, unknown or revoked key) or LINK_EXPIRED"),
+      "422": error("The page could not be captured"),
+      "429": error("Too many requests"),
+      "504": error("The render ran out of time"),
+    },
+  },
+  "signing-keys-create": {
+    summary: "Create a signing key",
+    description: "A key for signed links. Its secret is in this answer only; at most 20 keys per account (409 TOO_MANY_SIGNING_KEYS).",
+    responses: {
+      "201": { description: "The key and its secret", content: jsonContent(signingKeyCreated) },
+      "401": error("A key is required"),
+      "409": error("Too many keys"),
+    },
+  },
+  "signing-keys-list": {
+    summary: "List signing keys",
+    responses: { "200": { description: "The account's keys, no secrets", content: jsonContent(signingKeyList) }, "401": error("A key is required") },
+  },
+  "signing-keys-revoke": {
+    summary: "Revoke a signing key",
+    description: "Links signed with it are refused (403 INVALID_SIGNATURE) from now on.",
+    parameters: [{ name: "keyId", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": {
+        description: "Revoked",
+        content: { "application/json": { schema: { type: "object", properties: { keyId: { type: "string" }, revoked: { const: true } } } } },
+      },
+      "401": error("A key is required"),
+      "404": error("The account has no such key"),
+    },
+  },
   metadata: {
     summary: "Page metadata",
     description: "Title, description, social tags, favicon and theme colour of a page. Free.",
@@ -212,6 +270,7 @@ const SECURITY: Record<Route["access"], Json[]> = {
   key: [{ apiKey: [] }],
   public: [{}, { apiKey: [] }],
   open: [{}],
+  signed: [{ signedLink: [] }],
 };
 
 let document: Json | undefined;
@@ -242,6 +301,12 @@ export function openApiDocument(origin: string, version: string): Json {
     components: {
       securitySchemes: {
         apiKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API key>` (POST /api/v1/signup gives one)" },
+        signedLink: {
+          type: "apiKey",
+          in: "query",
+          name: "signature",
+          description: 'A signed link: keyId, expires and signature in the query (docs/api.md, "Signed links")',
+        },
         x402: {
           type: "apiKey",
           in: "header",

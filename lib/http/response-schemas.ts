@@ -12,10 +12,13 @@ const ERROR_CODES = [
   "UNAUTHORIZED",
   "INSUFFICIENT_BALANCE",
   "PAYMENT_REQUIRED",
+  "INVALID_SIGNATURE",
+  "LINK_EXPIRED",
   "NOT_FOUND",
   "METHOD_NOT_ALLOWED",
   "EMAIL_TAKEN",
   "IDEMPOTENCY_CONFLICT",
+  "TOO_MANY_SIGNING_KEYS",
   "IDEMPOTENCY_IN_PROGRESS",
   "INVALID_URL",
   "SELECTOR_NOT_FOUND",
@@ -115,6 +118,12 @@ export const metadataResponse = z.object({
   favicon: z.string(),
   themeColor: z.string().nullable(),
 });
+
+/** POST /api/v1/signing-keys: the key's id and, this once, its secret. */
+export const signingKeyCreated = z.object({ keyId: z.string(), secret: z.string(), createdAt: z.string() });
+
+/** GET /api/v1/signing-keys. */
+export const signingKeyList = z.object({ signingKeys: z.array(z.object({ keyId: z.string(), createdAt: z.string() })) });
 
 /** GET /api/v1/health. */
 export const healthResponse = z.object({ status: z.literal("ok"), version: z.string() });

@@ -14,6 +14,7 @@ import { lowerCaseHeaders } from "./headers.js";
 import { keepAnswer, replayAnswer } from "./idempotency.js";
 import type { CacheSlot } from "./render-cache.js";
 import { type HttpResponse, toApiGatewayResult } from "./responses.js";
+import { queryBody } from "./signed-links.js";
 import { validate } from "./validate.js";
 
 /** What every handler receives: the validated body and the request's context. */
@@ -25,6 +26,8 @@ interface BaseRequest<Body> {
   readonly sourceIp: string;
   readonly method: string;
   readonly path: string;
+  /** The path's parameters (`{keyId}` of the route's path). */
+  readonly params: Readonly<Record<string, string>>;
   readonly route: Route;
   /** What an x402 payment on this request pays for. */
   readonly resource: Resource;
@@ -201,7 +204,12 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
 
   const body: Middleware = {
     before: ({ event, internal }) => {
-      if (options.schema) internal.body = validate(options.schema, parseJsonBody(event));
+      // A GET takes its fields from the query (a signed link), anything else from a JSON body.
+      if (options.schema)
+        internal.body = validate(
+          options.schema,
+          event.requestContext.http.method === "GET" ? queryBody(event.rawQueryString ?? "", options.schema) : parseJsonBody(event),
+        );
     },
   };
 
@@ -214,6 +222,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     resource: internal.resource,
     leaseUntil: internal.settleBy + LEASE_MARGIN_MS,
     deadline: internal.deadline,
+    query: event.rawQueryString ?? "",
   });
 
   const access: Middleware = {
@@ -264,6 +273,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
         sourceIp: event.requestContext.http.sourceIp,
         method: event.requestContext.http.method,
         path: event.rawPath,
+        params: (event.pathParameters ?? {}) as Record<string, string>,
         route,
         resource: internal.resource,
         deadline: internal.deadline,

@@ -84,6 +84,11 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
       calls.push(`release-key ${key}`);
       claims.delete(key);
     },
+    async signedAccount(query) {
+      calls.push("signed");
+      if (!query.includes("signature=good")) throw new AppError("INVALID_SIGNATURE", "bad signature");
+      return held;
+    },
     async openCache(request) {
       if (!request.body.cacheTtl) return null;
       calls.push(`cache ${request.scope}`);

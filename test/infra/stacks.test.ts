@@ -152,13 +152,16 @@ describe("Api stack", () => {
   it("grants table and bucket access only to functions that use them, scoped to those resources", () => {
     type Statement = { Action: string | string[]; Resource: unknown };
     const policies = Object.values(api.findResources("AWS::IAM::Policy")) as Resource[];
-    const statementsOf = (id: string): Statement[] =>
-      policies
-        .filter((p) => JSON.stringify(p.Properties.Roles).toLowerCase().includes(id.replaceAll("-", "")))
-        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    // SST names a route's function (and its role) after the route key: "POST /api/v1/screenshot" -> ApiLambdaPOSTapiv1screenshot...
+    const statementsOf = (route: (typeof routes)[number]): Statement[] => {
+      const name = `lambda${route.method ? `${route.method}${route.path}` : "default"}`.replace(/[^A-Za-z0-9]/g, "").toLowerCase();
+      const mine = policies.filter((p) => JSON.stringify(p.Properties.Roles).toLowerCase().includes(name));
+      expect(mine.length, `${route.id}: its role's policy`).toBeGreaterThan(0);
+      return mine.flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    };
     const actions = (statements: Statement[]) => statements.flatMap((s) => [s.Action].flat());
     for (const route of routes) {
-      const statements = statementsOf(route.id);
+      const statements = statementsOf(route);
       expect(
         actions(statements).some((a) => a.startsWith("dynamodb:")),
         `${route.id} table access`,

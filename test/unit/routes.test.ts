@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { withHttp } from "../../lib/http/with-http.js";
-import { httpRoutes, jobs, type RouteId, routeById, routes } from "../../lib/routes.js";
+import { httpRoutes, jobs, matchRoute, pathParams, type RouteId, routeById, routes } from "../../lib/routes.js";
 
 describe("the route table", () => {
   it("has unique ids and unique method + path pairs, and exactly one catch-all", () => {
@@ -12,7 +12,7 @@ describe("the route table", () => {
 
   it("prices every priced route and no other", () => {
     for (const route of routes) {
-      expect(route.price !== null, route.id).toBe(route.access === "priced");
+      expect(route.price !== null, route.id).toBe(route.access === "priced" || route.access === "signed");
       if (route.price) expect(route.price.mockup).toBeGreaterThan(route.price.standard);
     }
   });
@@ -46,5 +46,15 @@ describe("the route table", () => {
       'lib/routes.ts has no route "screenshott"',
     );
     expect(() => routeById("nope" as RouteId)).toThrow();
+  });
+
+  it("matches path templates one segment per parameter, decoded; a malformed escape matches nothing", () => {
+    expect(pathParams("/api/v1/signing-keys/{keyId}", "/api/v1/signing-keys/sk_a%2Db")).toEqual({ keyId: "sk_a-b" });
+    expect(pathParams("/api/v1/signing-keys/{keyId}", "/api/v1/signing-keys/a/b")).toBeNull();
+    expect(pathParams("/api/v1/signing-keys/{keyId}", "/api/v1/signing-keys/%E0%A4%A")).toBeNull();
+    expect(pathParams("/api/v1/usage", "/api/v1/usage")).toEqual({});
+    expect(matchRoute("DELETE", "/api/v1/signing-keys/sk_1").route?.id).toBe("signing-keys-revoke");
+    expect(matchRoute("GET", "/api/v1/screenshot").route?.id).toBe("signed-screenshot");
+    expect(matchRoute("PUT", "/api/v1/screenshot").allowed).toEqual(["POST", "GET"]);
   });
 });

@@ -19,6 +19,7 @@ const request = (headers: Record<string, string> = {}, body: unknown = {}): Acce
   resource: { url: "http://127.0.0.1/api/v1/screenshot", description: "test", mimeType: "image/png" },
   leaseUntil: 30_000,
   deadline: { at: 30_000, signal: new AbortController().signal },
+  query: "",
 });
 
 const codeOf = async (promise: Promise<unknown>) => {

@@ -161,9 +161,9 @@ describe("fallback ($default route)", () => {
   });
 
   it("answers 405 METHOD_NOT_ALLOWED with Allow for a known path and the wrong method", async () => {
-    const res = await invoke(fallback, { method: "GET", path: "/api/v1/screenshot" });
+    const res = await invoke(fallback, { method: "PUT", path: "/api/v1/screenshot" });
     expect(res.status).toBe(405);
-    expect(res.headers.Allow).toBe("POST");
+    expect(res.headers.Allow).toBe("POST, GET");
     expect(res.json().error.code).toBe("METHOD_NOT_ALLOWED");
   });
 });

@@ -1,0 +1,171 @@
+// Signed links through the stack and DynamoDB Local: signing keys (create once with the secret,
+// list without, revoke), GET /api/v1/screenshot authorised by the signature of its query, charged to
+// the key's account like a POST; tampered, unknown, expired and revoked links refused without a
+// charge; cached with cacheTtl; and a real page in Chromium showing one through <img src>.
+import { createHmac } from "node:crypto";
+import puppeteer from "puppeteer-core";
+import sharp from "sharp";
+import { describe, expect, inject, it } from "vitest";
+import { quietChromium } from "../../dev/harness/browser.js";
+import { type ErrorBody, postJson } from "../helpers/api.js";
+
+const base = inject("baseUrl");
+const fixtureUrl = inject("fixtureUrl");
+let counter = 0;
+
+async function freshAccount() {
+  const res = await postJson("/api/v1/signup", { email: `signed-${Date.now()}-${counter++}@signed.test` }, {});
+  const { api_key: key } = (await res.json()) as { api_key: string };
+  const auth = { authorization: `Bearer ${key}` };
+  return {
+    auth,
+    createKey: () => fetch(`${base}/api/v1/signing-keys`, { method: "POST", headers: auth }),
+    listKeys: async () => ((await (await fetch(`${base}/api/v1/signing-keys`, { headers: auth })).json()) as { signingKeys: { keyId: string }[] }).signingKeys,
+    revoke: (keyId: string) => fetch(`${base}/api/v1/signing-keys/${encodeURIComponent(keyId)}`, { method: "DELETE", headers: auth }),
+    balance: async () => ((await (await fetch(`${base}/api/v1/usage`, { headers: auth })).json()) as { balance_micro_usd: number }).balance_micro_usd,
+  };
+}
+
+/** RFC 3986 percent-encoding (everything but A-Z a-z 0-9 - . _ ~), written here from docs/api.md, not taken from the service. */
+const encode = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/** A signed link for `fields`, as a customer would build it from the documented rule. */
+function signedLink(keyId: string, secret: string, fields: Record<string, unknown>, expires = Math.floor(Date.now() / 1000) + 600): string {
+  const params: [string, string][] = [
+    ...Object.entries(fields).map(([name, value]): [string, string] => [name, typeof value === "string" ? value : JSON.stringify(value)]),
+    ["keyId", keyId],
+    ["expires", String(expires)],
+  ];
+  const canonical = [...params]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, value]) => `${encode(name)}=${encode(value)}`)
+    .join("&");
+  const signature = createHmac("sha256", secret).update(canonical).digest("hex");
+  return `${base}/api/v1/screenshot?${canonical}&signature=${signature}`;
+}
+
+async function accountWithKey() {
+  const account = await freshAccount();
+  const created = await account.createKey();
+  expect(created.status).toBe(201);
+  const { keyId, secret } = (await created.json()) as { keyId: string; secret: string };
+  return { ...account, keyId, secret };
+}
+
+const small = { width: 320, height: 200, deviceScaleFactor: 1 };
+
+describe("signing keys", () => {
+  it("are created with their secret once, listed without it, and revoked; another account cannot touch them", async () => {
+    const account = await freshAccount();
+    const res = await account.createKey();
+    expect(res.status).toBe(201);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const created = (await res.json()) as { keyId: string; secret: string; createdAt: string };
+    expect(created.keyId).toMatch(/^sk_/);
+    expect(created.secret.length).toBeGreaterThanOrEqual(40);
+    const listed = await (await fetch(`${base}/api/v1/signing-keys`, { headers: account.auth })).text();
+    expect(listed).toContain(created.keyId);
+    expect(listed).not.toContain(created.secret);
+    const other = await freshAccount();
+    expect((await other.revoke(created.keyId)).status).toBe(404);
+    expect((await account.revoke(created.keyId)).status).toBe(200);
+    expect((await account.revoke(created.keyId)).status).toBe(404);
+    expect(await account.listKeys()).toEqual([]);
+    expect((await fetch(`${base}/api/v1/signing-keys`, { method: "POST" })).status).toBe(401);
+  });
+
+  it("an account holds at most 20: the 21st is 409 TOO_MANY_SIGNING_KEYS", async () => {
+    const account = await freshAccount();
+    for (let i = 0; i < 20; i++) expect((await account.createKey()).status).toBe(201);
+    const over = await account.createKey();
+    expect(over.status).toBe(409);
+    expect(((await over.json()) as ErrorBody).error.code).toBe("TOO_MANY_SIGNING_KEYS");
+  });
+});
+
+describe("GET /api/v1/screenshot with a signed link", () => {
+  it("renders and charges the key's account like a POST; fields of every type travel in the query", async () => {
+    const { keyId, secret, balance } = await accountWithKey();
+    const before = await balance();
+    const link = signedLink(keyId, secret, { url: `${fixtureUrl}/simple`, ...small, fullPage: false, hideSelectors: ["#nothing"], format: "png" });
+    const res = await fetch(link);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    expect(res.headers.get("x-charged-micro-usd")).toBe("5000");
+    const { width, height } = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+    expect([width, height]).toEqual([320, 200]);
+    expect(await balance()).toBe(before - 5000);
+  });
+
+  it("refuses tampered, unknown, unsigned, expired and revoked links with 403, and charges nothing", async () => {
+    const account = await accountWithKey();
+    const before = await account.balance();
+    const link = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, ...small });
+    const code = async (url: string) => {
+      const res = await fetch(url);
+      return [res.status, ((await res.json()) as ErrorBody).error.code];
+    };
+    expect(await code(link.replace("width=320", "width=640"))).toEqual([403, "INVALID_SIGNATURE"]);
+    expect(await code(`${link}&fullPage=true`)).toEqual([403, "INVALID_SIGNATURE"]);
+    expect(await code(link.replace(/signature=[0-9a-f]+/, `signature=${"0".repeat(64)}`))).toEqual([403, "INVALID_SIGNATURE"]);
+    expect(await code(link.replace(/&signature=[0-9a-f]+/, ""))).toEqual([403, "INVALID_SIGNATURE"]);
+    expect(await code(signedLink("sk_unknown", account.secret, { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
+    expect(await code(signedLink(account.keyId, "not the secret", { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
+    const expired = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple` }, Math.floor(Date.now() / 1000) - 1);
+    expect(await code(expired)).toEqual([403, "LINK_EXPIRED"]);
+    // An expired link altered to a later expiry no longer matches its signature.
+    expect(await code(expired.replace(/expires=\d+/, `expires=${Math.floor(Date.now() / 1000) + 600}`))).toEqual([403, "INVALID_SIGNATURE"]);
+    expect((await account.revoke(account.keyId)).status).toBe(200);
+    expect(await code(link)).toEqual([403, "INVALID_SIGNATURE"]);
+    expect(await account.balance()).toBe(before);
+  });
+
+  it("a signed link with an invalid field is 400 naming it, not charged", async () => {
+    const account = await accountWithKey();
+    const res = await fetch(signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, width: 5 }));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.message).toMatch(/width: must be an integer from 320 to 3840/);
+    expect((await fetch(`${base}/api/v1/screenshot?url=a&url=b&keyId=x&expires=1&signature=${"0".repeat(64)}`)).status).toBe(400);
+  });
+
+  it("with cacheTtl: cached (X-Cache, free hits) and marked for a CDN to keep as long; without it, not cacheable", async () => {
+    const account = await accountWithKey();
+    const before = await account.balance();
+    const link = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, ...small, cacheTtl: 3600 });
+    const miss = await fetch(link);
+    expect(miss.headers.get("x-cache")).toBe("MISS");
+    expect(miss.headers.get("cache-control")).toBe("public, max-age=3600, immutable");
+    const hit = await fetch(link);
+    expect(hit.headers.get("x-cache")).toBe("HIT");
+    expect(await account.balance()).toBe(before - 5000);
+    const uncached = await fetch(signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, ...small }));
+    expect(uncached.headers.get("cache-control")).toBe("private, no-store");
+  });
+
+  it("a real page shows it through <img src>: the image appears, the account is charged once for the render", async () => {
+    const account = await accountWithKey();
+    const before = await account.balance();
+    const link = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, ...small, cacheTtl: 600 });
+    const browser = await puppeteer.launch({ ...(await quietChromium()), pipe: true });
+    try {
+      const page = await browser.newPage();
+      // A page of another origin (the fixture server) embedding the link, as a customer's site would.
+      await page.goto(`${fixtureUrl}/simple`);
+      const size = await page.evaluate(async (src) => {
+        const img = document.createElement("img");
+        img.src = src;
+        document.body.append(img);
+        await img.decode();
+        const again = document.createElement("img");
+        again.src = src;
+        document.body.append(again);
+        await again.decode();
+        return [img.naturalWidth, img.naturalHeight, again.naturalWidth];
+      }, link);
+      expect(size).toEqual([320, 200, 320]);
+    } finally {
+      await browser.close();
+    }
+    expect(await account.balance()).toBe(before - 5000);
+  });
+});
