@@ -1,5 +1,6 @@
 import type { SSTConfig } from "sst";
 import { Api } from "./stacks/Api.js";
+import { Cdn } from "./stacks/Cdn.js";
 import { Layers } from "./stacks/Layers.js";
 import { Storage } from "./stacks/Storage.js";
 
@@ -8,6 +9,6 @@ export default {
     return { name: "shotline", region: process.env.AWS_REGION ?? "us-east-1" };
   },
   stacks(app) {
-    app.stack(Storage).stack(Layers).stack(Api);
+    app.stack(Storage).stack(Layers).stack(Api).stack(Cdn);
   },
 } satisfies SSTConfig;

@@ -179,6 +179,7 @@
       `  -d '{"url": "https://example.com"}' -o screenshot.png`,
     ].join("\n");
     renderUsage(usage);
+    loadSigningKeys();
   }
 
   // How credits read in the usage table; charges show the endpoint they paid for.
@@ -269,6 +270,125 @@
       button.textContent = "Selected: press Ctrl+C";
     }
     setTimeout(() => (button.textContent = "Copy"), 2000);
+  });
+
+  // ---- signed links: signing keys and the link builder (docs/api.md, "Signed links") --------
+
+  async function loadSigningKeys() {
+    fieldError("signing-keys-error");
+    try {
+      renderSigningKeys((await api("/signing-keys")).signingKeys);
+    } catch (error) {
+      fieldError("signing-keys-error", explain(error));
+    }
+  }
+
+  function renderSigningKeys(keys) {
+    const list = $("signing-keys");
+    list.replaceChildren();
+    const select = $("link-key");
+    const chosen = select.value;
+    select.replaceChildren();
+    for (const key of keys) {
+      const item = document.createElement("li");
+      const label = document.createElement("span");
+      const id = document.createElement("code");
+      id.textContent = key.keyId;
+      const created = document.createElement("span");
+      created.className = "muted small";
+      created.textContent = ` created ${new Date(key.createdAt).toLocaleDateString(undefined, { dateStyle: "medium" })}`;
+      label.append(id, created);
+      const revoke = document.createElement("button");
+      revoke.type = "button";
+      revoke.className = "button ghost small-button";
+      revoke.textContent = "Revoke";
+      revoke.dataset.revoke = key.keyId;
+      item.append(label, revoke);
+      list.append(item);
+      const option = document.createElement("option");
+      option.value = key.keyId;
+      option.textContent = key.keyId;
+      select.append(option);
+    }
+    if (keys.some((key) => key.keyId === chosen)) select.value = chosen;
+    show("signing-keys-empty", keys.length === 0);
+  }
+
+  $("create-signing-key").addEventListener("click", async () => {
+    fieldError("signing-keys-error");
+    try {
+      const created = await busy($("create-signing-key"), "Creating…", () => api("/signing-keys", { method: "POST" }));
+      $("new-secret-key").textContent = created.keyId;
+      $("new-secret-value").textContent = created.secret;
+      show("new-secret", true);
+      await loadSigningKeys();
+      // Ready to sign with it in this page (the secret stays here).
+      $("link-key").value = created.keyId;
+      $("link-secret").value = created.secret;
+    } catch (error) {
+      fieldError("signing-keys-error", error.code === "TOO_MANY_SIGNING_KEYS" ? `${error.message}` : explain(error));
+    }
+  });
+
+  $("signing-keys").addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-revoke]");
+    if (!button) return;
+    const keyId = button.dataset.revoke;
+    if (!confirm(`Revoke ${keyId}? Every link signed with it stops working at once.`)) return;
+    try {
+      await busy(button, "Revoking…", () => api(`/signing-keys/${encodeURIComponent(keyId)}`, { method: "DELETE" }));
+      if ($("new-secret-key").textContent === keyId) show("new-secret", false);
+      notify(`Revoked ${keyId}: its links are refused from now on.`);
+      await loadSigningKeys();
+    } catch (error) {
+      fieldError("signing-keys-error", explain(error));
+    }
+  });
+
+  /** RFC 3986 percent-encoding, as the signature's canonical query writes every name and value. */
+  const rfc3986 = (text) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+  async function hmacHex(secret, text) {
+    const encoder = new TextEncoder();
+    const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(text));
+    return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  $("link-builder").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    fieldError("link-error");
+    const url = $("link-url").value.trim();
+    const keyId = $("link-key").value;
+    const secret = $("link-secret").value.trim();
+    if (!/^https?:\/\/\S+$/i.test(url)) return fieldError("link-error", "Enter the page's full address, starting with https://.");
+    if (!keyId) return fieldError("link-error", "Create a signing key first.");
+    if (!secret) return fieldError("link-error", "Paste the secret of this signing key (shown once, when it was created).");
+    if (!crypto.subtle) return fieldError("link-error", "This browser cannot sign here: open the dashboard over https.");
+    const width = $("link-width").value.trim();
+    if (width && !(Number.isInteger(Number(width)) && Number(width) >= 320 && Number(width) <= 3840))
+      return fieldError("link-error", "The width must be a whole number from 320 to 3840.");
+    const params = [
+      ["url", url],
+      ["format", $("link-format").value],
+      ...(width ? [["width", width]] : []),
+      ...($("link-fullpage").checked ? [["fullPage", "true"]] : []),
+      ...($("link-cache").value !== "0" ? [["cacheTtl", $("link-cache").value]] : []),
+      ["keyId", keyId],
+      ["expires", String(Math.floor(Date.now() / 1000) + Number($("link-expires").value))],
+    ];
+    const canonical = params
+      .slice()
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, value]) => `${rfc3986(name)}=${rfc3986(value)}`)
+      .join("&");
+    const link = `${API}/screenshot?${canonical}&signature=${await hmacHex(secret, canonical)}`;
+    $("link-value").textContent = link;
+    const img = document.createElement("img");
+    img.src = link;
+    img.alt = `Screenshot of ${url}`;
+    $("link-img").textContent = img.outerHTML;
+    show("link-output", true);
   });
 
   // ---- top-up with an injected EIP-1193 wallet (x402, EIP-3009 authorization) -------------

@@ -248,4 +248,64 @@ describe("dashboard", () => {
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-out-phone-errors.png"), fullPage: true });
     await page.close();
   });
+
+  it("manages signing keys and builds a signed link that renders as an <img>, refused once its key is revoked", async () => {
+    const page = await openDashboard({ wallet: false });
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    page.on("dialog", (dialog) => void dialog.accept());
+    await signUpThroughPage(page, `links-${Date.now()}@shotline.test`);
+    await page.click("#continue");
+    await visible(page, "#signed-links");
+    expect(await textOf(page, "#signing-keys-empty")).toBe("No signing keys yet.");
+
+    // A new key: its secret shown once, the key listed and chosen in the builder with its secret.
+    await page.click("#create-signing-key");
+    await visible(page, "#new-secret");
+    const keyId = await textOf(page, "#new-secret-key");
+    const secret = await textOf(page, "#new-secret-value");
+    expect(keyId).toMatch(/^sk_/);
+    expect(secret).toMatch(/^sks_/);
+    await page.waitForFunction((id) => document.querySelector("#signing-keys")!.textContent!.includes(id), {}, keyId);
+    expect(await page.$eval("#link-key", (el) => (el as HTMLSelectElement).value)).toBe(keyId);
+
+    // The builder: a bad URL is explained; a good one gives a URL and an <img> tag.
+    await page.click("#link-builder button[type=submit]");
+    expect(await textOf(page, "#link-error")).toBe("Enter the page's full address, starting with https://.");
+    await page.type("#link-url", `${inject("fixtureUrl")}/simple`);
+    await page.type("#link-width", "400");
+    await page.select("#link-cache", "3600");
+    await page.click("#link-builder button[type=submit]");
+    await visible(page, "#link-output");
+    const link = await textOf(page, "#link-value");
+    expect(link).toMatch(new RegExp(`^${dev.info.baseUrl}/api/v1/screenshot\\?.*keyId=${keyId}.*&signature=[0-9a-f]{64}$`));
+    const tag = await textOf(page, "#link-img");
+    expect(tag).toBe(`<img src="${link.replaceAll("&", "&amp;")}" alt="Screenshot of ${inject("fixtureUrl")}/simple">`);
+
+    // The tag in a page of another origin shows the screenshot.
+    const viewer = await browser.newPage();
+    await viewer.goto(`${inject("fixtureUrl")}/simple`);
+    const width = await viewer.evaluate(async (html) => {
+      document.body.innerHTML = html;
+      const img = document.querySelector("img")!;
+      await img.decode();
+      return img.naturalWidth;
+    }, tag);
+    expect(width).toBe(800); // 400 CSS px at the default scale factor of 2
+    await viewer.close();
+
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-links-desktop.png"), fullPage: true });
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-links-phone.png"), fullPage: true });
+
+    // Revoked in the dashboard: the link is refused from now on.
+    await page.click(`[data-revoke="${keyId}"]`);
+    await page.waitForFunction(() => document.getElementById("signing-keys-empty")!.hidden === false);
+    const refused = await fetch(link);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("INVALID_SIGNATURE");
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });

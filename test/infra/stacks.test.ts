@@ -16,12 +16,14 @@ import { writeFontconfig } from "../../lib/render/fonts.js";
 import { httpRoutes, routes } from "../../lib/routes.js";
 import sstConfig from "../../sst.config.js";
 import { Api } from "../../stacks/Api.js";
+import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
 import { Layers } from "../../stacks/Layers.js";
 import { OUTPUT_RETENTION_DAYS, Storage } from "../../stacks/Storage.js";
 
 let storage: Template;
 let api: Template;
 let layers: Template;
+let cdn: Template;
 let outdir: string;
 
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -38,6 +40,7 @@ beforeAll(async () => {
   storage = Template.fromStack(getStack(Storage));
   api = Template.fromStack(getStack(Api));
   layers = Template.fromStack(getStack(Layers));
+  cdn = Template.fromStack(getStack(Cdn));
 }, 300_000);
 
 type Resource = { Properties: Record<string, unknown> };
@@ -218,6 +221,51 @@ describe("Api stack", () => {
         expect(variables).not.toHaveProperty("CHROMIUM_BIN_DIR");
       }
     }
+  });
+});
+
+describe("Cdn stack", () => {
+  it("caches signed links at the edge by their full query for as long as the answer's max-age (a hit never reaches API Gateway or a function)", () => {
+    cdn.resourceCountIs("AWS::CloudFront::Distribution", 1);
+    const [distribution] = Object.values(cdn.findResources("AWS::CloudFront::Distribution")) as Resource[];
+    const config = distribution!.Properties.DistributionConfig as {
+      Origins: { Id: string; DomainName: unknown; CustomOriginConfig?: { OriginProtocolPolicy: string } }[];
+      DefaultCacheBehavior: { CachePolicyId: unknown; AllowedMethods: string[]; TargetOriginId: string };
+      CacheBehaviors: {
+        PathPattern: string;
+        CachePolicyId: { Ref: string };
+        AllowedMethods: string[];
+        TargetOriginId: string;
+        OriginRequestPolicyId?: unknown;
+      }[];
+    };
+    // One origin: the HTTP API's host, over HTTPS.
+    expect(config.Origins).toHaveLength(1);
+    expect(JSON.stringify(config.Origins[0]!.DomainName)).toMatch(/Fn::Select/);
+    expect(config.Origins[0]!.CustomOriginConfig?.OriginProtocolPolicy).toBe("https-only");
+    // Signed links: GET/HEAD only, cached under a policy keyed by every query parameter and nothing else.
+    const signed = config.CacheBehaviors.find((b) => b.PathPattern === "/api/v1/screenshot")!;
+    expect(signed.AllowedMethods.sort()).toEqual(["GET", "HEAD"]);
+    expect(signed.OriginRequestPolicyId).toBeUndefined();
+    const policies = cdn.findResources("AWS::CloudFront::CachePolicy") as Record<string, Resource>;
+    const policy = policies[signed.CachePolicyId.Ref]!.Properties.CachePolicyConfig as {
+      MinTTL: number;
+      DefaultTTL: number;
+      MaxTTL: number;
+      ParametersInCacheKeyAndForwardedToOrigin: {
+        QueryStringsConfig: { QueryStringBehavior: string };
+        HeadersConfig: { HeaderBehavior: string };
+        CookiesConfig: { CookieBehavior: string };
+      };
+    };
+    expect([policy.MinTTL, policy.DefaultTTL, policy.MaxTTL]).toEqual([0, 0, CDN_MAX_TTL_SECONDS]);
+    expect(policy.ParametersInCacheKeyAndForwardedToOrigin.QueryStringsConfig.QueryStringBehavior).toBe("all");
+    expect(policy.ParametersInCacheKeyAndForwardedToOrigin.HeadersConfig.HeaderBehavior).toBe("none");
+    expect(policy.ParametersInCacheKeyAndForwardedToOrigin.CookiesConfig.CookieBehavior).toBe("none");
+    // Everything else passes through uncached (AWS's managed CachingDisabled policy).
+    expect(config.DefaultCacheBehavior.CachePolicyId).toBe("4135ea2d-6df8-44a3-9df3-4b5a84be39ad");
+    expect(config.DefaultCacheBehavior.AllowedMethods).toContain("POST");
+    cdn.hasOutput("CdnUrl", {});
   });
 });
 

@@ -1,0 +1,60 @@
+import { Duration, Fn } from "aws-cdk-lib";
+import {
+  AllowedMethods,
+  CachePolicy,
+  CacheQueryStringBehavior,
+  Distribution,
+  OriginRequestPolicy,
+  PriceClass,
+  ViewerProtocolPolicy,
+} from "aws-cdk-lib/aws-cloudfront";
+import { HttpOrigin } from "aws-cdk-lib/aws-cloudfront-origins";
+import { type StackContext, use } from "sst/constructs";
+import { routeById } from "../lib/routes.js";
+import { Api } from "./Api.js";
+
+/** The longest a CDN keeps a signed link's answer: the render cache's longest TTL (30 days). */
+export const CDN_MAX_TTL_SECONDS = 2_592_000;
+
+/**
+ * CloudFront in front of the API (docs/api.md, "Signed links"): signed screenshot links are cached
+ * at the edge by their full query (the signature is in it, so a shared entry is safe) for as long as
+ * the answer's Cache-Control says (its cacheTtl; 0 without one), and a hit there never reaches API
+ * Gateway or a function. Everything else passes through uncached with the viewer's headers.
+ */
+export function Cdn({ stack }: StackContext) {
+  const { api } = use(Api);
+  // https://<id>.execute-api.<region>.amazonaws.com -> its host name.
+  const origin = new HttpOrigin(Fn.select(2, Fn.split("/", api.url)));
+  const signedLinks = new CachePolicy(stack, "SignedLinks", {
+    comment: "Signed screenshot links: the full query is the key; the origin's max-age decides",
+    queryStringBehavior: CacheQueryStringBehavior.all(),
+    minTtl: Duration.seconds(0),
+    defaultTtl: Duration.seconds(0),
+    maxTtl: Duration.seconds(CDN_MAX_TTL_SECONDS),
+    enableAcceptEncodingGzip: false,
+    enableAcceptEncodingBrotli: false,
+  });
+  const signed = routeById("signed-screenshot");
+  const distribution = new Distribution(stack, "Cdn", {
+    comment: "Shotline: signed screenshot links cached at the edge",
+    priceClass: PriceClass.PRICE_CLASS_100,
+    defaultBehavior: {
+      origin,
+      allowedMethods: AllowedMethods.ALLOW_ALL,
+      viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+      cachePolicy: CachePolicy.CACHING_DISABLED,
+      originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+    },
+    additionalBehaviors: {
+      [signed.path]: {
+        origin,
+        allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+        viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        cachePolicy: signedLinks,
+      },
+    },
+  });
+  stack.addOutputs({ CdnUrl: `https://${distribution.distributionDomainName}` });
+  return { distribution };
+}
