@@ -31,6 +31,27 @@ export interface CacheRequest {
   readonly deadline: Deadline;
 }
 
+/**
+ * Cached outputs this instance stored or read lately, by object key, newest last: an object never
+ * changes (its key is a new UUID), so a hit on this instance skips S3. Freshness is still the
+ * index's to say. Bounded in bytes; outputs over a quarter of it are not kept.
+ */
+const recent = new Map<string, Buffer>();
+const RECENT_MAX_BYTES = 32 * 1024 * 1024;
+let recentBytes = 0;
+
+function remember(objectKey: string, body: Buffer): Buffer {
+  if (body.length > RECENT_MAX_BYTES / 4 || recent.has(objectKey)) return body;
+  recent.set(objectKey, body);
+  recentBytes += body.length;
+  for (const [key, old] of recent) {
+    if (recentBytes <= RECENT_MAX_BYTES) break;
+    recent.delete(key);
+    recentBytes -= old.length;
+  }
+  return body;
+}
+
 /** Time a follower keeps for its own render if the leader's output does not come. */
 const RENDER_RESERVE_MS = 12_000;
 const POLL_MS = 100;
@@ -76,10 +97,15 @@ export async function renderThrough(slot: CacheSlot | null, render: () => Promis
   if (slot?.state === "hit") {
     const { entry } = slot;
     // An object that cannot be read (S3 failing) is rendered again rather than failing a request that was promised a hit.
-    const body = await loadStored(entry.objectKey).catch((error: unknown) => {
-      log.warn("could not read a cached render; rendering it again", { objectKey: entry.objectKey, error: describeError(error) });
-      return null;
-    });
+    const body =
+      recent.get(entry.objectKey) ??
+      (await loadStored(entry.objectKey).then(
+        (read) => remember(entry.objectKey, read),
+        (error: unknown) => {
+          log.warn("could not read a cached render; rendering it again", { objectKey: entry.objectKey, error: describeError(error) });
+          return null;
+        },
+      ));
     if (body) {
       const capture = { ...(entry.meta as Omit<Capture, "body">), body };
       return { capture, headers: { "X-Cache": "HIT", Age: String(Math.max(0, Math.floor((Date.now() - entry.storedAt) / 1000))) } };
@@ -97,6 +123,7 @@ async function store(slot: Extract<CacheSlot, { state: "lead" }>, capture: Captu
     const { body, ...meta } = capture;
     const objectKey = await storeCachedOutput(body, capture.contentType, slot.ttl);
     await completeRender(slot.hash, slot.requestId, objectKey, meta, slot.ttl);
+    remember(objectKey, body);
   } catch (error) {
     log.warn("could not store a render in the cache", { requestId: slot.requestId, error: describeError(error) });
     await closeCache(slot);

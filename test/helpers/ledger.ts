@@ -1,9 +1,10 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { inject } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 
-// Reads the local stack's table directly, for assertions the API only summarizes (all usage entries).
+// Reads the local stack's table directly, for assertions the API only summarizes (all usage entries),
+// and changes one attribute where a test stages a fault DynamoDB Local cannot produce by itself.
 type StackInfo = { region: string; dynamodbEndpoint: string; tableName: string };
 const clients = new Map<string, DynamoDBDocumentClient>();
 const documents = (stack: StackInfo) => {
@@ -42,4 +43,19 @@ export async function allUsageEntries(
 export async function getItem(pk: string, sk: string): Promise<Record<string, unknown> | undefined> {
   const stack = inject("devInfo");
   return (await documents(stack).send(new GetCommand({ TableName: stack.tableName, Key: { pk, sk }, ConsistentRead: true }))).Item;
+}
+
+/** Sets one attribute of an existing item (a test staging a state the service would not write itself). */
+export async function setAttribute(pk: string, sk: string, name: string, value: unknown): Promise<void> {
+  const stack = inject("devInfo");
+  await documents(stack).send(
+    new UpdateCommand({
+      TableName: stack.tableName,
+      Key: { pk, sk },
+      UpdateExpression: "SET #name = :value",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeNames: { "#name": name },
+      ExpressionAttributeValues: { ":value": value },
+    }),
+  );
 }

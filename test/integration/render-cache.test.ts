@@ -4,7 +4,11 @@
 import { readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
+import { cacheHashOf } from "../../lib/http/render-cache.js";
+import { screenshotRequest } from "../../lib/http/schemas.js";
+import { validate } from "../../lib/http/validate.js";
 import { postJson } from "../helpers/api.js";
+import { setAttribute } from "../helpers/ledger.js";
 import { localPayer } from "../helpers/x402.js";
 
 const base = inject("baseUrl");
@@ -13,8 +17,9 @@ let counter = 0;
 
 async function freshAccount() {
   const res = await postJson("/api/v1/signup", { email: `cache-${Date.now()}-${counter++}@cache.test` }, {});
-  const { api_key: key } = (await res.json()) as { api_key: string };
+  const { api_key: key, account_id: accountId } = (await res.json()) as { api_key: string; account_id: string };
   return {
+    accountId,
     shot: (body: Record<string, unknown>) => postJson("/api/v1/screenshot", body, { authorization: `Bearer ${key}` }),
     balance: async () =>
       ((await (await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance_micro_usd: number })
@@ -115,23 +120,39 @@ describe("render cache with an API key", () => {
     expect(await account.balance()).toBe(before);
   });
 
-  it("a cached output that cannot be read any more is rendered again, not an error (and the hit stays free)", async () => {
+  it("a cached output that cannot be read any more (S3 failing) is rendered again, not an error, and the hit stays free", async () => {
     const account = await freshAccount();
     const page = countedPage();
     const before = await account.balance();
+    const body = { url: page.url, ...small, cacheTtl: 60 };
+    expect((await account.shot(body)).headers.get("x-cache")).toBe("MISS");
+    // Point the entry at an object S3 does not have (this instance keeps no copy of it under that key).
+    const hash = cacheHashOf("screenshot", account.accountId, validate(screenshotRequest, body) as Record<string, unknown>);
+    await setAttribute(`CACHE#${hash}`, "CACHE", "objectKey", "cache/d1/gone");
+    const again = await account.shot(body);
+    expect(again.status).toBe(200);
+    expect((await bytesOf(again)).subarray(1, 4).toString()).toBe("PNG");
+    expect(await page.loads()).toBe(2);
+    expect(await account.balance()).toBe(before - 5000);
+  });
+
+  it("an instance answers repeated hits from its own copy of an output it stored (objects never change), without S3", async () => {
+    const account = await freshAccount();
+    const page = countedPage();
     const started = Date.now() - 1000;
-    expect((await account.shot({ url: page.url, ...small, cacheTtl: 60 })).headers.get("x-cache")).toBe("MISS");
+    const body = { url: page.url, ...small, cacheTtl: 60 };
+    const miss = await account.shot(body);
+    const missBytes = await bytesOf(miss);
     // s3rver keeps objects as files: remove the one this miss stored (only this file uses the cache).
     const stored = (readdirSync(inject("localDir"), { recursive: true }) as string[])
       .map((file) => path.join(inject("localDir"), file))
       .filter((file) => file.includes(`${path.sep}cache${path.sep}d1${path.sep}`) && statSync(file).isFile() && statSync(file).mtimeMs >= started);
     expect(stored.length).toBeGreaterThan(0);
     for (const file of stored) rmSync(file);
-    const again = await account.shot({ url: page.url, ...small, cacheTtl: 60 });
-    expect(again.status).toBe(200);
-    expect((await bytesOf(again)).subarray(1, 4).toString()).toBe("PNG");
-    expect(await page.loads()).toBe(2);
-    expect(await account.balance()).toBe(before - 5000);
+    const hit = await account.shot(body);
+    expect(hit.headers.get("x-cache")).toBe("HIT");
+    expect((await bytesOf(hit)).equals(missBytes)).toBe(true);
+    expect(await page.loads()).toBe(1);
   });
 
   it("without cacheTtl nothing is cached and no X-Cache is sent", async () => {
