@@ -187,9 +187,12 @@ async function countAuthFailure(sourceIp: string, deps: AccessDependencies): Pro
  * the work): "priced" charges a key the request's price or, without Authorization, verifies an x402
  * payment (402 with the requirements when there is none; the IP is limited before the facilitator
  * is asked anything, the payer after); "key" needs a key (401 without); "public" takes anyone,
- * limited per key when one is sent, else per client IP; "open" checks nothing. A priced request
- * with a key and an Idempotency-Key claims it before the charge, or gets its first answer back
- * (lib/billing/idempotency.ts). Every limit counted is noted in the grant for the RateLimit headers.
+ * limited per key when one is sent, else per client IP; "signed" charges the account whose key
+ * signed the link (403 otherwise); "open" checks nothing. A priced request with a key and an
+ * Idempotency-Key (or an x402 payment with a payment-identifier id, before it is verified) claims it,
+ * or gets its first answer back (lib/billing/idempotency.ts). A request with `cacheTtl` opens its
+ * render cache slot before a key is charged (a hit is free) or after an x402 payment verified (a hit
+ * is paid). Every limit counted is noted in the grant for the RateLimit headers.
  */
 export async function authorize(route: Route, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<AccessGrant> {
   const rates: RateState[] = [];
