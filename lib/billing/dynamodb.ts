@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 
@@ -17,6 +17,11 @@ export const dynamodb = new DynamoDBClient({
 export const documents = DynamoDBDocumentClient.from(dynamodb, {
   marshallOptions: { removeUndefinedValues: true },
 });
+
+/** For `.catch` of a conditional write whose failed condition means "someone else's now": nothing to do; anything else is rethrown. */
+export function ignoreFailedCondition(error: unknown): void {
+  if (!(error instanceof ConditionalCheckFailedException)) throw error;
+}
 
 /** Whether a transaction was cancelled because the condition of its item at `index` failed. */
 export const transactionConditionFailed = (error: unknown, index: number) =>

@@ -3,7 +3,7 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
-import { documents } from "./dynamodb.js";
+import { documents, ignoreFailedCondition } from "./dynamodb.js";
 import { idempotencyKey } from "./keys.js";
 
 // Idempotency-Key on priced requests with an API key (docs/agents.md, "Safe retries"): the first
@@ -80,7 +80,5 @@ export async function releaseIdempotency(accountId: string, key: string, request
         ExpressionAttributeValues: { ":requestId": requestId, ":inFlight": "IN_FLIGHT" },
       }),
     )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    .catch(ignoreFailedCondition);
 }

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
-import { documents } from "./dynamodb.js";
+import { documents, ignoreFailedCondition } from "./dynamodb.js";
 import { renderCacheKey } from "./keys.js";
 
 // The render cache's index (docs/api.md, "Render cache"): one item per cached request, expiring by
@@ -97,9 +97,7 @@ export async function completeRender(hash: string, requestId: string, objectKey:
         },
       }),
     )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    .catch(ignoreFailedCondition);
 }
 
 /** Gives the lease up (the render failed): the next request renders. */
@@ -114,7 +112,5 @@ export async function releaseRender(hash: string, requestId: string): Promise<vo
         ExpressionAttributeValues: { ":requestId": requestId, ":rendering": "RENDERING" },
       }),
     )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    .catch(ignoreFailedCondition);
 }

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
-import { documents, transact } from "./dynamodb.js";
+import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
 import { accountSigningKeyKey, SIGNING_KEY_PREFIX, signingKeyKey } from "./keys.js";
 
 // Signing keys for signed links (docs/api.md, "Signed links"): an account creates a key and gets its
@@ -73,7 +72,8 @@ export async function revokeSigningKey(accountId: string, keyId: string): Promis
       ],
     });
   } catch (error) {
-    if (error instanceof TransactionCanceledException || error instanceof ConditionalCheckFailedException) {
+    // Either condition failing means the account has no such key (another account's, or none); any other cancellation is a failure.
+    if (transactionConditionFailed(error, 0) || transactionConditionFailed(error, 1)) {
       throw new AppError("NOT_FOUND", `This account has no signing key ${keyId}.`);
     }
     throw error;

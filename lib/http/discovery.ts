@@ -163,8 +163,17 @@ export function discoveryManifest(origin: string, routes: readonly Route[], requ
 /**
  * The discovery data of the MCP tool `toolName`, which renders through `route`: x402's bazaar for an
  * MCP tool (input type "mcp", as @x402/extensions declares one) in its 402s; the rest as the route's.
+ * Made once per process, like discoveryOf's.
  */
 export function toolDiscoveryOf(toolName: string, route: Pick<Route, "id" | "method">): Discovery | null {
+  const cacheKey = `mcp:${toolName}`;
+  if (cache.has(cacheKey)) return cache.get(cacheKey)!;
+  const discovery = toolDiscovery(toolName, route);
+  cache.set(cacheKey, discovery);
+  return discovery;
+}
+
+function toolDiscovery(toolName: string, route: Pick<Route, "id" | "method">): Discovery | null {
   const http = discoveryOf(route);
   const declared = DISCOVERABLE[route.id];
   if (!http || !declared) return null;
