@@ -180,7 +180,7 @@ describe("tools/call paid with x402 (the x402 MCP transport)", () => {
     expect(result._meta?.["x402/payment-response"]).toMatchObject({ success: true, payer: account.address, network: inject("devInfo").network });
     // Exactly one USDC transfer of its price, payer to pay-to, in the settlement's transaction (read from the
     // chain: other files pay from the same payer at the same time, so balances are not this test's to compare).
-    const { transaction } = result._meta?.["x402/payment-response"] as { transaction: `0x${string}` };
+    const { transaction } = result._meta!["x402/payment-response"] as { transaction: `0x${string}` };
     const transfers = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: (await chain.getTransactionReceipt({ hash: transaction })).logs });
     expect(transfers.map((t) => [t.args.from, t.args.to, t.args.value])).toEqual([[account.address, inject("devInfo").payTo, BigInt(PRICES.screenshot)]]);
     const settlements = await getItem(`SETTLE#${transaction}`, "SETTLE");
