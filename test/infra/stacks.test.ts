@@ -1,20 +1,16 @@
 // Synthesizes the real SST v2 app offline (functions are bundled with esbuild as `sst deploy` does)
 // and asserts the CloudFormation it would deploy. AWS itself cannot run here; this is the closest check.
 
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { Jimp } from "jimp";
-import { App, getStack } from "sst/constructs";
-import { initProject } from "sst/project.js";
+import { getStack } from "sst/constructs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
+import { artifactOf, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS, COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
-import { writeFontconfig } from "../../lib/render/fonts.js";
 import { httpRoutes, routes } from "../../lib/routes.js";
-import sstConfig from "../../sst.config.js";
 import { Api } from "../../stacks/Api.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
 import { Layers } from "../../stacks/Layers.js";
@@ -29,14 +25,8 @@ let outdir: string;
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 beforeAll(async () => {
-  // As an operator would deploy with x402 on: the pay-to address comes from the environment.
-  process.env.X402_PAY_TO = "0x000000000000000000000000000000000000bEEF";
-  await initProject({ stage: "test" });
   // The cloud assembly (with copies of the layers, ~170 MB) goes to a folder removed after the tests.
-  outdir = mkdtempSync(path.join(tmpdir(), "shotline-cdk-"));
-  const app = new App({ mode: "deploy", stage: "test", name: "shotline", region: "us-east-1", account: "123456789012" }, { outdir });
-  sstConfig.stacks(app);
-  await app.finish();
+  outdir = await synthesize();
   storage = Template.fromStack(getStack(Storage));
   api = Template.fromStack(getStack(Api));
   layers = Template.fromStack(getStack(Layers));
@@ -195,12 +185,8 @@ describe("Api stack", () => {
   });
 
   it("copies the dashboard's files next to its handler, where DASHBOARD_DIR points", () => {
-    const artifacts = path.join(".sst", "artifacts");
-    const dir = readdirSync(artifacts)
-      .map((d) => path.resolve(artifacts, d))
-      .find((d) => existsSync(path.join(d, "functions", "dashboard.mjs")));
-    expect(dir).toBeDefined();
-    for (const file of ["index.html", "dashboard.css", "dashboard.js"]) expect(existsSync(path.join(dir!, "dashboard", file)), file).toBe(true);
+    const dir = artifactOf("dashboard");
+    for (const file of ["index.html", "dashboard.css", "dashboard.js"]) expect(existsSync(path.join(dir, "dashboard", file)), file).toBe(true);
   });
 
   it("gives the rendering functions the Chromium, fonts and filter-lists layers, their locations, and autoconsent's files", () => {
@@ -282,52 +268,14 @@ describe("Layers stack", () => {
   });
 });
 
-/** SST's build output for the function `id` (artifact folders are named by function id hash). */
-function artifactOf(id: string): string {
-  const artifacts = path.join(".sst", "artifacts");
-  const dir = readdirSync(artifacts)
-    .map((d) => path.resolve(artifacts, d))
-    .find((d) => existsSync(path.join(d, "functions", `${id}.mjs`)));
-  expect(dir, id).toBeDefined();
-  return dir!;
-}
-
-/**
- * The environment of a bundled function run here as on Lambda: the layers' folders stand in for
- * /opt/chromium, /opt/fonts and /opt/filter-lists; FONTCONFIG_PATH is what @sparticuz/chromium sets
- * on Lambda, here a fonts.conf listing the fonts layer. The ledger is the local stack's DynamoDB
- * Local, with the test account's key (AWS itself cannot run here).
- */
-function smokeEnv(dir: string, fontsDir: string, fontconfig: string): NodeJS.ProcessEnv {
-  const info = inject("devInfo");
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    TABLE_NAME: info.tableName,
-    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
-    AWS_REGION: info.region,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-    CHROMIUM_BIN_DIR: path.resolve(".build", "layers", "chromium", "chromium"),
-    FONTS_DIR: fontsDir,
-    FONTCONFIG_PATH: fontconfig,
-    FILTER_LISTS_DIR: path.resolve(".build", "layers", "filter-lists", "filter-lists"),
-    AUTOCONSENT_DIR: path.join(dir, "autoconsent"),
-    LOG_LEVEL: "error",
-  };
-}
+/** A function's /tmp for one run of a bundle, removed after the tests. */
+const functionTmp = () => mkdtempSync(path.join(outdir, "tmp-"));
 
 describe("the bundled MCP function", () => {
-  it("loads from its bundle (the MCP SDK inside) and lists its tools", () => {
+  it("loads from its bundle (the MCP SDK inside) and lists its tools", async () => {
     const dir = artifactOf("mcp");
-    const fontsDir = path.resolve(".build", "layers", "fonts", "fonts");
-    const message = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
-    const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir, "mcp", message, inject("apiKey")], {
-      env: smokeEnv(dir, fontsDir, writeFontconfig(path.join(outdir, "fontconfig-mcp"), [fontsDir])),
-      encoding: "utf8",
-      timeout: 60_000,
-    });
-    const result = JSON.parse(output) as { statusCode: number; body: string };
+    const message = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+    const { result } = await invokeBundle(dir, "mcp", message, inject("apiKey"), lambdaEnvironment(dir, inject("devInfo"), functionTmp()));
     expect(result.statusCode).toBe(200);
     const answer = JSON.parse(result.body) as { result: { tools: { name: string }[] } };
     expect(answer.result.tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "metadata", "usage"]);
@@ -340,10 +288,8 @@ describe("the bundled render function", () => {
     expect(existsSync(path.join(dir, "autoconsent", "autoconsent.playwright.js"))).toBe(true);
     // sharp and its native parts next to the handler (Lambda has no node_modules of ours otherwise).
     for (const { to } of COPIED_FILES.sharp) expect(existsSync(path.join(dir, to, "package.json")), to).toBe(true);
-    const fontsDir = path.resolve(".build", "layers", "fonts", "fonts");
-    const fontconfig = writeFontconfig(path.join(outdir, "fontconfig"), [fontsDir]);
     // 9,000 px tall, past Chromium's one-piece limit: captured in tiles, stitched by the sharp copied next to the handler.
-    const body = JSON.stringify({
+    const body = {
       html: "<p style='font-size:40px;margin:0'>Hi 你好 😀</p><div style='height:9000px;background:#0000ff'></div>",
       width: 400,
       height: 100,
@@ -351,13 +297,8 @@ describe("the bundled render function", () => {
       fullPage: true,
       blockCookieBanners: true,
       blockAds: true,
-    });
-    const output = execFileSync(process.execPath, [path.resolve("test/infra/bundle-smoke.mjs"), dir, "html-to-screenshot", body, inject("apiKey")], {
-      env: smokeEnv(dir, fontsDir, fontconfig),
-      encoding: "utf8",
-      timeout: 60_000,
-    });
-    const result = JSON.parse(output) as { statusCode: number; headers: Record<string, string>; body: string };
+    };
+    const { result } = await invokeBundle(dir, "html-to-screenshot", body, inject("apiKey"), lambdaEnvironment(dir, inject("devInfo"), functionTmp()));
     expect(result.statusCode).toBe(200);
     expect(result.headers["Content-Type"]).toBe("image/png");
     const image = await Jimp.read(Buffer.from(result.body, "base64"));

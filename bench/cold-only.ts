@@ -1,0 +1,10 @@
+import { readFileSync } from "node:fs";
+import { fundedKey, startDev } from "../dev/harness/dev-process.js";
+import { startFixtures } from "../dev/harness/fixtures.js";
+import { benchColdStart } from "./cold-start.js";
+const fixtures = await startFixtures();
+const dev = await startDev({ ALLOWED_PRIVATE_HOSTS: new URL(fixtures.baseUrl).host, LOG_LEVEL: "warn" });
+const apiKey = await fundedKey(dev.info.baseUrl, dev.localDir, "cold@shotline.test", 10);
+const r = await benchColdStart({ fixturesUrl: fixtures.baseUrl, info: dev.info, apiKey, rounds: Number(process.env.R ?? 3) });
+r.print(); console.log(JSON.stringify(r.results.samples_ms));
+await dev.stop(); await fixtures.close(); process.exit(0);

@@ -1,0 +1,113 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { App } from "sst/constructs";
+import { initProject } from "sst/project.js";
+import { writeFontconfig } from "../../lib/render/fonts.js";
+import sstConfig from "../../sst.config.js";
+import { LOCAL_CREDENTIALS } from "../ports.js";
+import type { DevInfo } from "../stack.js";
+
+// What `sst deploy` builds, offline, and a way to run it as Lambda would: the app synthesized as
+// stage "test" (functions bundled with esbuild into .sst/artifacts, layers built into .build/layers),
+// and a bundled function invoked in a fresh Node process. For test/infra and the cold-start bench.
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const layer = (name: string) => path.join(root, ".build", "layers", name, name);
+
+/** Synthesizes the app into a new temp folder (the cloud assembly, with copies of the layers); returns it. */
+export async function synthesize(): Promise<string> {
+  // As an operator would deploy with x402 on: the pay-to address comes from the environment.
+  process.env.X402_PAY_TO ??= "0x000000000000000000000000000000000000bEEF";
+  // SST's test mode skips the bootstrap lookup in the AWS account (vitest sets it itself); nothing here talks to AWS.
+  process.env.NODE_ENV ??= "test";
+  process.env.AWS_ACCESS_KEY_ID ??= LOCAL_CREDENTIALS.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY ??= LOCAL_CREDENTIALS.secretAccessKey;
+  await initProject({ stage: "test" });
+  const outdir = mkdtempSync(path.join(tmpdir(), "shotline-cdk-"));
+  const app = new App({ mode: "deploy", stage: "test", name: "shotline", region: "us-east-1", account: "123456789012" }, { outdir });
+  sstConfig.stacks(app);
+  await app.finish();
+  return outdir;
+}
+
+/** The newest build of the function `id` in .sst/artifacts (folders are named by a hash; older builds stay behind). */
+export function artifactOf(id: string): string {
+  const artifacts = path.join(root, ".sst", "artifacts");
+  const built = (d: string) => statSync(path.join(d, "functions", `${id}.mjs`)).mtimeMs;
+  const builds = readdirSync(artifacts)
+    .map((d) => path.join(artifacts, d))
+    .filter((d) => existsSync(path.join(d, "functions", `${id}.mjs`)))
+    .sort((a, b) => built(b) - built(a));
+  if (!builds[0]) throw new Error(`no build of the function ${id} in ${artifacts}`);
+  return builds[0];
+}
+
+/**
+ * The environment of a bundled function run here as on Lambda: the layers' folders stand in for
+ * /opt/chromium, /opt/fonts and /opt/filter-lists (the deployed variables point there); the
+ * fontconfig is what @sparticuz/chromium sets up on Lambda, here listing the fonts layer. The ledger
+ * is the local stack's DynamoDB Local (AWS itself cannot run here). `tmp` is the function's /tmp.
+ */
+export function lambdaEnvironment(dir: string, info: DevInfo, tmp: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: tmp,
+    TMPDIR: tmp,
+    AWS_LAMBDA_FUNCTION_NAME: "shotline-bundle",
+    TABLE_NAME: info.tableName,
+    BUCKET_NAME: info.bucketName,
+    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
+    S3_ENDPOINT: info.s3Endpoint,
+    AWS_REGION: info.region,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    CHROMIUM_BIN_DIR: layer("chromium"),
+    FONTS_DIR: layer("fonts"),
+    FONTCONFIG_PATH: writeFontconfig(path.join(tmp, "fontconfig"), [layer("fonts")]),
+    FILTER_LISTS_DIR: layer("filter-lists"),
+    AUTOCONSENT_DIR: path.join(dir, "autoconsent"),
+    LOG_LEVEL: "error",
+  };
+}
+
+export interface Invocation {
+  result: { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };
+  /** Process start -> INIT done (the handler's module imported). */
+  init_ms: number;
+  /** The first invocation, start to answer. */
+  invoke_ms: number;
+  /** Spawning the process -> its answer, as measured from outside. */
+  total_ms: number;
+}
+
+/**
+ * Runs dev/harness/invoke-bundle.mjs: a fresh Node process imports the bundled function `name` of
+ * `dir` and invokes it once with a POST of `body` (an API key in `apiKey`), in `env`.
+ */
+export function invokeBundle(dir: string, name: string, body: unknown, apiKey: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<Invocation> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [path.join(root, "dev/harness/invoke-bundle.mjs"), dir, name, JSON.stringify(body), apiKey], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!out.includes("\n")) return;
+      const total = performance.now() - started;
+      clearTimeout(timer);
+      resolve({ ...(JSON.parse(out) as Omit<Invocation, "total_ms">), total_ms: Math.round(total) });
+    });
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      if (!out.includes("\n")) reject(new Error(`the bundled ${name} exited (${code}) without answering:\n${err.slice(-2000)}`));
+    });
+  });
+}
