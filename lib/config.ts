@@ -26,7 +26,11 @@ const envSchema = z.object({
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).
   ALLOWED_PRIVATE_HOSTS: z.string().default(""),
-  // Where the Chromium layer puts @sparticuz/chromium's bin/ on Lambda; unset: the npm package's own.
+  // Set by Lambda: the function's name (a rendering function launches its browser during INIT), and
+  // its runtime ("AWS_Lambda_nodejs24.x", Amazon Linux 2023: the Chromium layer brings libraries it lacks).
+  AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).optional(),
+  AWS_EXECUTION_ENV: z.string().min(1).optional(),
+  // The Chromium layer on Lambda (packed by lib/render/chromium-pack.ts); unset: @sparticuz/chromium's own bin/.
   CHROMIUM_BIN_DIR: z.string().min(1).optional(),
   // Set on Lambda to the fonts layer (/opt/fonts); unset: fonts are built into the temp dir.
   FONTS_DIR: z.string().min(1).optional(),

@@ -1,6 +1,6 @@
 import { CfnRoute, type CfnStage } from "aws-cdk-lib/aws-apigatewayv2";
 import { Cron, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
-import { COPIED_FILES, copiedDir, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
+import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
 import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use } from "../lib/routes.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
@@ -57,6 +57,8 @@ export function Api({ stack, app }: StackContext) {
   const browser: Grant = {
     environment: {
       CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium,
+      // Unpacking Chromium starts before the function's code loads (lib/render/chromium-boot.ts).
+      NODE_OPTIONS: `--import=${LAYER_MOUNTS.chromium}/${CHROMIUM_BOOT_FILE}`,
       FONTS_DIR: LAYER_MOUNTS.fonts,
       FILTER_LISTS_DIR: LAYER_MOUNTS.filterLists,
       AUTOCONSENT_DIR: copiedDir("autoconsent"),

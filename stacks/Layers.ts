@@ -1,20 +1,33 @@
-import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Architecture, Code, LayerVersion } from "aws-cdk-lib/aws-lambda";
+import { buildSync } from "esbuild";
 import type { StackContext } from "sst/constructs";
+import { CHROMIUM_BOOT_FILE } from "../lib/packaging.js";
+import { packChromium } from "../lib/render/chromium-pack.js";
 import { buildFilterEngines } from "../lib/render/filter-build.js";
 import { buildFonts } from "../lib/render/fonts.js";
 
 const buildDir = path.resolve(".build", "layers");
 
-/** The installed @sparticuz/chromium's bin/ (brotli-compressed Chromium, its libraries and Open Sans) in a layer folder. */
+/**
+ * The installed @sparticuz/chromium's bin/ (Chromium, its libraries and Open Sans), packed for a fast
+ * cold start, and the boot module that starts unpacking it before a function's code loads, in a layer folder.
+ */
 export function buildChromiumLayer(): string {
   const root = path.join(buildDir, "chromium");
   const bin = path.join(path.dirname(createRequire(import.meta.url).resolve("@sparticuz/chromium")), "..", "bin");
-  rmSync(root, { recursive: true, force: true });
-  mkdirSync(path.join(root, "chromium"), { recursive: true });
-  for (const file of readdirSync(bin)) cpSync(path.join(bin, file), path.join(root, "chromium", file));
+  packChromium(bin, path.join(root, "chromium"));
+  buildSync({
+    entryPoints: [fileURLToPath(new URL("../lib/render/chromium-boot.ts", import.meta.url))],
+    outfile: path.join(root, "chromium", CHROMIUM_BOOT_FILE),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node24",
+    logLevel: "error",
+  });
   return root;
 }
 
@@ -37,7 +50,7 @@ export function Layers({ stack }: StackContext) {
   const chromium = new LayerVersion(stack, "Chromium", {
     code: Code.fromAsset(buildChromiumLayer()),
     compatibleArchitectures: [Architecture.X86_64],
-    description: "@sparticuz/chromium bin/ (headless shell) at /opt/chromium",
+    description: "@sparticuz/chromium bin/ (headless shell), packed for fast cold starts, at /opt/chromium",
   });
   const fonts = new LayerVersion(stack, "Fonts", {
     code: Code.fromAsset(buildFontsLayer()),

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { App } from "sst/constructs";
 import { initProject } from "sst/project.js";
-import { writeFontconfig } from "../../lib/render/fonts.js";
+import { CHROMIUM_BOOT_FILE } from "../../lib/packaging.js";
 import sstConfig from "../../sst.config.js";
 import { LOCAL_CREDENTIALS } from "../ports.js";
 import type { DevInfo } from "../stack.js";
@@ -47,9 +47,10 @@ export function artifactOf(id: string): string {
 
 /**
  * The environment of a bundled function run here as on Lambda: the layers' folders stand in for
- * /opt/chromium, /opt/fonts and /opt/filter-lists (the deployed variables point there); the
- * fontconfig is what @sparticuz/chromium sets up on Lambda, here listing the fonts layer. The ledger
- * is the local stack's DynamoDB Local (AWS itself cannot run here). `tmp` is the function's /tmp.
+ * /opt/chromium, /opt/fonts and /opt/filter-lists (the deployed variables point there), and
+ * AWS_LAMBDA_FUNCTION_NAME is set as Lambda sets it (not AWS_EXECUTION_ENV: this is not Amazon
+ * Linux, whose extra libraries would not belong here). The ledger is the local stack's DynamoDB
+ * Local (AWS itself cannot run here). `tmp` is the function's /tmp.
  */
 export function lambdaEnvironment(dir: string, info: DevInfo, tmp: string): NodeJS.ProcessEnv {
   return {
@@ -65,8 +66,8 @@ export function lambdaEnvironment(dir: string, info: DevInfo, tmp: string): Node
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
     CHROMIUM_BIN_DIR: layer("chromium"),
+    NODE_OPTIONS: `--import=${path.join(layer("chromium"), CHROMIUM_BOOT_FILE)}`,
     FONTS_DIR: layer("fonts"),
-    FONTCONFIG_PATH: writeFontconfig(path.join(tmp, "fontconfig"), [layer("fonts")]),
     FILTER_LISTS_DIR: layer("filter-lists"),
     AUTOCONSENT_DIR: path.join(dir, "autoconsent"),
     LOG_LEVEL: "error",

@@ -110,3 +110,21 @@ export function drift(baseline: RenderState, now: RenderState): string[] {
     .filter((measure) => now[measure] > baseline[measure] + NEAR_BASELINE[measure])
     .map((measure) => `${measure}: ${baseline[measure]} -> ${now[measure]}`);
 }
+
+/**
+ * CPU seconds used so far by `root` and the processes under it whose command line matches `include`
+ * (user + system, with the children they have reaped: a closed page's renderer counts once it exits).
+ */
+export function cpuSeconds(root: number, include: RegExp = /./): number {
+  let ticks = 0;
+  for (const pid of [root, ...descendants(root)]) {
+    try {
+      if (pid !== root && !include.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"))) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    } catch {}
+  }
+  // Clock ticks of 1/100 s (USER_HZ on Linux x86-64).
+  return ticks / 100;
+}

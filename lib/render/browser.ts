@@ -8,6 +8,7 @@ import { aborted, orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { semaphore } from "../semaphore.js";
+import { isPacked, unpackChromium, unpackedDir } from "./chromium-pack.js";
 import { invalidUrl, renderError } from "./errors.js";
 import { buildFonts, writeFontconfig } from "./fonts.js";
 import { type GuardSession, openGuardSession, openGuardSessions } from "./network-guard.js";
@@ -87,13 +88,48 @@ function sweepStaleProfiles() {
   }
 }
 
-/** FONTCONFIG_PATH for Chromium: Lambda uses @sparticuz/chromium's (it lists /opt/fonts); elsewhere our own. */
-function fontconfigPath(): string | undefined {
-  if (config.FONTS_DIR) return undefined;
-  const root = path.join(tmpdir(), "shotline-fonts");
-  buildFonts(path.join(root, "fonts"));
-  // /tmp/fonts: Open Sans, extracted by chromium.executablePath() as on Lambda.
-  return writeFontconfig(root, [path.join(tmpdir(), "fonts"), path.join(root, "fonts")]);
+/** The Chromium to start and the environment it needs besides CHROMIUM_ENVIRONMENT. */
+interface ChromiumRuntime {
+  readonly executablePath: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/**
+ * Makes Chromium runnable, once per process: on Lambda the packed layer (lib/render/chromium-pack.ts)
+ * is unpacked into /tmp (started before this code loads, by lib/render/chromium-boot.ts); elsewhere @sparticuz/chromium inflates its own. Fonts: a fonts.conf listing
+ * Open Sans and our emoji and CJK fonts (the fonts layer on Lambda, built into /tmp elsewhere), so
+ * local output matches Lambda's rather than the machine's fonts.
+ */
+async function prepareChromium(): Promise<ChromiumRuntime> {
+  const fontsRoot = path.join(tmpdir(), "shotline-fonts");
+  const ourFonts = config.FONTS_DIR ?? path.join(fontsRoot, "fonts");
+  if (!config.FONTS_DIR) buildFonts(ourFonts);
+  const dir = config.CHROMIUM_BIN_DIR;
+  if (dir && isPacked(dir)) {
+    const unpacked = await unpackChromium(dir, unpackedDir());
+    // Lambda's Amazon Linux 2023 lacks some of Chromium's libraries; the layer brings them.
+    const libraries = config.AWS_EXECUTION_ENV ? [unpacked.libraryDir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") : undefined;
+    return {
+      executablePath: unpacked.executablePath,
+      env: { FONTCONFIG_PATH: writeFontconfig(fontsRoot, [unpacked.fontsDir, ourFonts]), ...(libraries ? { LD_LIBRARY_PATH: libraries } : {}) },
+    };
+  }
+  const executablePath = await chromium.executablePath(dir);
+  // /tmp/fonts: Open Sans, extracted by chromium.executablePath().
+  return { executablePath, env: { FONTCONFIG_PATH: writeFontconfig(fontsRoot, [path.join(tmpdir(), "fonts"), ourFonts]) } };
+}
+
+let chromiumRuntime: Promise<ChromiumRuntime> | null = null;
+
+/** prepareChromium(), shared by both browsers; tried again after a failure. */
+function runnableChromium(): Promise<ChromiumRuntime> {
+  if (chromiumRuntime) return chromiumRuntime;
+  const pending = prepareChromium();
+  chromiumRuntime = pending;
+  pending.catch(() => {
+    if (chromiumRuntime === pending) chromiumRuntime = null;
+  });
+  return pending;
 }
 
 /** One lazily launched Chromium, relaunched behind a lock when it has died. */
@@ -120,12 +156,11 @@ class ManagedBrowser {
 
   private async launch(): Promise<Browser> {
     const started = Date.now();
-    const executablePath = await chromium.executablePath(config.CHROMIUM_BIN_DIR);
+    const { executablePath, env } = await runnableChromium();
     // A previous browser that crashed (ours, or another process's) may have left its profile
     // behind: never let /tmp fill up.
     rmSync(this.userDataDir, { recursive: true, force: true });
     sweepStaleProfiles();
-    const fontconfig = fontconfigPath();
     const launched = await puppeteer.launch({
       executablePath,
       headless: "shell",
@@ -142,7 +177,7 @@ class ManagedBrowser {
       downloadBehavior: { policy: "deny" },
       env: {
         ...Object.fromEntries(CHROMIUM_ENVIRONMENT.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]]))),
-        ...(fontconfig ? { FONTCONFIG_PATH: fontconfig } : {}),
+        ...env,
       },
     });
     await this.onLaunch(launched);
@@ -370,4 +405,17 @@ export async function closeBrowser(): Promise<void> {
   const unused = await ready?.catch(() => null);
   if (unused) await disposeContext(unused);
   await Promise.all([pages.close(), composer.close()]);
+}
+
+// Lambda's INIT runs before any request waits, with a boosted CPU: a rendering function (one with
+// the Chromium layer) unpacks Chromium, launches it and prepares the first render's context there.
+// A failure is logged, not thrown: the first request launches the browser as any later one would.
+if (config.AWS_LAMBDA_FUNCTION_NAME && config.CHROMIUM_BIN_DIR) {
+  await pages
+    .get()
+    .then(() => {
+      prepareSpare();
+      return spare;
+    })
+    .catch((error: unknown) => log.warn("browser warm-up at INIT failed", { error: describeError(error) }));
 }

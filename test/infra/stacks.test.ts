@@ -1,15 +1,14 @@
 // Synthesizes the real SST v2 app offline (functions are bundled with esbuild as `sst deploy` does)
 // and asserts the CloudFormation it would deploy. AWS itself cannot run here; this is the closest check.
 
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { Jimp } from "jimp";
 import { getStack } from "sst/constructs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { artifactOf, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
-import { CACHE_PREFIX, CACHE_RETENTION_DAYS, COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
+import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
 import { httpRoutes, routes } from "../../lib/routes.js";
 import { Api } from "../../stacks/Api.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
@@ -200,6 +199,7 @@ describe("Api stack", () => {
           FONTS_DIR: LAYER_MOUNTS.fonts,
           FILTER_LISTS_DIR: LAYER_MOUNTS.filterLists,
           AUTOCONSENT_DIR: "/var/task/autoconsent",
+          NODE_OPTIONS: `--import=${LAYER_MOUNTS.chromium}/${CHROMIUM_BOOT_FILE}`,
         });
         expect((props.EphemeralStorage as { Size: number }).Size).toBeGreaterThanOrEqual(1024);
       } else {
@@ -255,11 +255,26 @@ describe("Cdn stack", () => {
   });
 });
 
+/** Bytes under `dir` (symlinks counted as links, as a zip stores them). */
+const bytesUnder = (dir: string): number =>
+  readdirSync(dir).reduce((sum, name) => {
+    const entry = lstatSync(path.join(dir, name));
+    return sum + (entry.isDirectory() ? bytesUnder(path.join(dir, name)) : entry.size);
+  }, 0);
+
 describe("Layers stack", () => {
+  it("keeps a rendering function and its three layers under Lambda's 250 MB unzipped", () => {
+    const layersBytes = ["chromium", "fonts", "filter-lists"].reduce((sum, name) => sum + bytesUnder(path.join(".build", "layers", name)), 0);
+    for (const route of routes.filter((r) => r.browser)) {
+      const total = layersBytes + bytesUnder(artifactOf(route.id));
+      expect(total, `${route.id}: ${Math.round(total / 1e6)} MB`).toBeLessThan(250 * 1024 * 1024);
+    }
+  });
+
   it("builds a Chromium layer from the installed @sparticuz/chromium, a fonts layer with emoji and CJK, and the filter engines", () => {
     layers.resourceCountIs("AWS::Lambda::LayerVersion", 3);
     const chromium = readdirSync(path.join(".build", "layers", "chromium", "chromium"));
-    expect(chromium).toEqual(expect.arrayContaining(["chromium.br", "fonts.tar.br", "swiftshader.tar.br", "al2023.tar.br"]));
+    expect(chromium).toEqual(expect.arrayContaining(["chromium.json", "chromium.0.zst", "swiftshader", "al2023", "fonts", CHROMIUM_BOOT_FILE]));
     const fonts = readdirSync(path.join(".build", "layers", "fonts", "fonts"));
     expect(fonts.some((f) => f.startsWith("noto-color-emoji") && f.endsWith(".ttf"))).toBe(true);
     expect(fonts.filter((f) => f.startsWith("noto-sans-sc") && f.endsWith(".ttf")).length).toBeGreaterThan(50);
