@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 
 // Created once per container and reused across warm invocations. The endpoint is set only for the
@@ -17,6 +17,12 @@ export const dynamodb = new DynamoDBClient({
 export const documents = DynamoDBDocumentClient.from(dynamodb, {
   marshallOptions: { removeUndefinedValues: true },
 });
+
+// On Lambda, INIT opens the connection (TLS on AWS) and builds the SDK's credentials and middleware,
+// so the first request does not: a read of an item that never exists, while the rest of INIT (the
+// browser's launch) runs. Nothing waits for it, and a failure only means the first request does it.
+if (config.AWS_LAMBDA_FUNCTION_NAME)
+  documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "WARMUP", sk: "WARMUP" } })).catch(() => undefined);
 
 /** For `.catch` of a conditional write whose failed condition means "someone else's now": nothing to do; anything else is rethrown. */
 export function ignoreFailedCondition(error: unknown): void {

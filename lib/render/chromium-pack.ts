@@ -102,8 +102,10 @@ async function unpack(dir: string, into: string): Promise<UnpackedChromium> {
   const executablePath = path.join(into, "chromium");
   const unpacked = { executablePath, libraryDir: path.join(dir, "al2023", "lib"), fontsDir: path.join(dir, "fonts") };
   if (existsSync(executablePath)) return unpacked;
-  // The worker runs this function's source: it may use only its arguments (the bundle is not there).
-  const worker = new Worker(`(${writeParts.toString()})(require, require("node:worker_threads").workerData)`, {
+  // The worker runs this function's source: it may use only its arguments (the bundle is not there),
+  // and loads Node's modules with process.getBuiltinModule, which works whether the worker's code is
+  // taken as CommonJS or as an ES module (the process may run with --input-type=module).
+  const worker = new Worker(`(${writeParts.toString()})((id) => process.getBuiltinModule(id), process.getBuiltinModule("node:worker_threads").workerData)`, {
     eval: true,
     workerData: { dir, into, manifest },
   });
@@ -115,8 +117,8 @@ async function unpack(dir: string, into: string): Promise<UnpackedChromium> {
   return unpacked;
 }
 
-/** unpackChromium's work, on its worker thread; `load` is that thread's require. */
-async function writeParts(load: NodeJS.Require, { dir, into, manifest }: { dir: string; into: string; manifest: Manifest }): Promise<void> {
+/** unpackChromium's work, on its worker thread; `load` gives it Node's built-in modules. */
+async function writeParts(load: (id: string) => unknown, { dir, into, manifest }: { dir: string; into: string; manifest: Manifest }): Promise<void> {
   const fs = load("node:fs") as typeof import("node:fs");
   const join = (load("node:path") as typeof import("node:path")).join;
   const { pipeline } = load("node:stream/promises") as typeof import("node:stream/promises");
