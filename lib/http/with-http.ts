@@ -52,6 +52,8 @@ type Internal = {
   settleBy: number;
   /** Headers access control adds to an error answer (rate limits, cost, balance). */
   errorHeaders?: Record<string, string>;
+  /** On a public route, the balance read while the work runs (the request cannot change it). */
+  balance?: Promise<number | null>;
 };
 /** The Lambda context with the pipeline's state, which the last middleware hands to the handler (middy's setToContext pattern). */
 type PipelineContext = Context & { pipeline: { internal: Internal } };
@@ -112,14 +114,14 @@ const BALANCE_WAIT_MS = 1_000;
  * Headers an agent can steer by (docs/agents.md): the rate limits the request counted against, what
  * a priced request cost (0 when it failed: refunded or not settled), and an API key's balance after it.
  */
-async function steeringHeaders(route: Route, grant: AccessGrant, charged: number, deps: AccessDependencies): Promise<Record<string, string>> {
-  const balance = grant.account
-    ? await orTimeout(
-        deps.balanceOf(grant.account.accountId).catch(() => null),
-        BALANCE_WAIT_MS,
-        () => null,
-      )
-    : null;
+async function steeringHeaders(
+  route: Route,
+  grant: AccessGrant,
+  charged: number,
+  deps: AccessDependencies,
+  early?: Promise<number | null>,
+): Promise<Record<string, string>> {
+  const balance = grant.account ? await orTimeout(early ?? deps.balanceOf(grant.account.accountId).catch(() => null), BALANCE_WAIT_MS, () => null) : null;
   return {
     ...rateLimitHeaders(grant.rates),
     ...(route.price ? { "X-Charged-Micro-USD": String(charged) } : {}),
@@ -229,6 +231,10 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     before: async (request) => {
       const { internal } = request;
       internal.grant = await authorize(route, accessRequest(request), deps);
+      // A public route (metadata: free, open to anyone) cannot change the balance its answer
+      // reports, so it is read while the work runs. (A top-up, free too, changes it: read after.)
+      const account = internal.grant.account;
+      if (route.access === "public" && account) internal.balance = deps.balanceOf(account.accountId).catch(() => null);
       // Paid with x402: the work ends early enough that settling always has its reserved time.
       if (internal.grant.payment) {
         internal.clearDeadline();
@@ -241,7 +247,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       if (!grant) return;
       const charged = grant.charge?.amount ?? grant.payment?.amount ?? 0;
       const receipt = await settle(grant, accessRequest(request), request.internal.settleBy, deps);
-      const headers = { ...receipt, ...(await steeringHeaders(route, grant, charged, deps)) };
+      const headers = { ...receipt, ...(await steeringHeaders(route, grant, charged, deps, request.internal.balance)) };
       request.response = { ...request.response, headers: { ...request.response?.headers, ...headers } };
       const answer = request.response;
       await keepForRetries(grant, () => keepAnswer(answer), request.event.requestContext.requestId, deps);
@@ -249,7 +255,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     onError: async ({ internal }) => {
       if (!internal.grant) return;
       await undo(internal.grant, deps);
-      internal.errorHeaders = await steeringHeaders(route, internal.grant, 0, deps);
+      internal.errorHeaders = await steeringHeaders(route, internal.grant, 0, deps, internal.balance);
     },
   };
 

@@ -44,6 +44,17 @@ describe("steering headers", () => {
     expect(res.headers.get("ratelimit")).toMatch(/^"caller";r=\d+;t=1$/);
   });
 
+  it("metadata with a key reports the balance (read while the page is fetched), on success and on failure", async () => {
+    const account = await freshKey();
+    const ok = await postJson("/api/v1/metadata", { url: fixture("/simple") }, account.auth);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-balance-micro-usd")).toBe(String(account.balance));
+    expect(ok.headers.get("x-charged-micro-usd")).toBeNull();
+    const failed = await postJson("/api/v1/metadata", { url: fixture("/not-found") }, account.auth);
+    expect(failed.status).toBe(422);
+    expect(failed.headers.get("x-balance-micro-usd")).toBe(String(account.balance));
+  });
+
   it("over the limit: 429 with the limit exhausted (r=0) and when it resets", async () => {
     const account = await freshKey();
     admin(inject("localDir"), "limit", account.email, "1");
