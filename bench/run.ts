@@ -38,7 +38,8 @@ async function main() {
 
   // Cold start: process start -> first PNG through the local stack (signup and credit included).
   const coldStart = Date.now();
-  const dev = spawnDev({ ALLOWED_PRIVATE_HOSTS: new URL(fixtures.baseUrl).host, LOG_LEVEL: "warn" });
+  // Requests without a key (metadata_anonymous) are limited per client IP: all of the bench's are one IP.
+  const dev = spawnDev({ ALLOWED_PRIVATE_HOSTS: new URL(fixtures.baseUrl).host, LOG_LEVEL: "warn", RATE_LIMIT_PER_SECOND: "1000" });
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
       const match = /running at (http:\/\/[\d.:]+)/.exec(dev.output());
