@@ -9,6 +9,7 @@ import { CHROMIUM_BOOT_FILE } from "../../lib/packaging.js";
 import sstConfig from "../../sst.config.js";
 import { LOCAL_CREDENTIALS } from "../ports.js";
 import type { DevInfo } from "../stack.js";
+import { stackEnvironment } from "./dev-process.js";
 
 // What `sst deploy` builds, offline, and a way to run it as Lambda would: the app synthesized as
 // stage "test" (functions bundled with esbuild into .sst/artifacts, layers built into .build/layers),
@@ -58,13 +59,7 @@ export function lambdaEnvironment(dir: string, info: DevInfo, tmp: string): Node
     HOME: tmp,
     TMPDIR: tmp,
     AWS_LAMBDA_FUNCTION_NAME: "shotline-bundle",
-    TABLE_NAME: info.tableName,
-    BUCKET_NAME: info.bucketName,
-    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
-    S3_ENDPOINT: info.s3Endpoint,
-    AWS_REGION: info.region,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    ...stackEnvironment(info),
     CHROMIUM_BIN_DIR: layer("chromium"),
     NODE_OPTIONS: `--import=${path.join(layer("chromium"), CHROMIUM_BOOT_FILE)}`,
     FONTS_DIR: layer("fonts"),

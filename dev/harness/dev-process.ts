@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { LOCAL_CREDENTIALS } from "../ports.js";
 import type { DevInfo } from "../stack.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -14,6 +15,17 @@ export interface DevProcess {
   output: () => string;
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
+
+/** The variables that point a process (a test worker, a bundled function) at the local stack's DynamoDB Local and s3rver. */
+export const stackEnvironment = (info: DevInfo) => ({
+  TABLE_NAME: info.tableName,
+  BUCKET_NAME: info.bucketName,
+  DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
+  S3_ENDPOINT: info.s3Endpoint,
+  AWS_REGION: info.region,
+  AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+});
 
 /** Starts what `npm run dev` starts (node --import tsx dev/dev.ts) as a child process. */
 export function spawnDev(env: Record<string, string> = {}) {

@@ -80,6 +80,7 @@ export class SharedRateLimiter {
       }),
     );
     const count = Number(Attributes?.count);
+    if (!Number.isFinite(count)) throw new Error(`the rate-limit window of ${subject} answered no count`);
     // Of the tokens just taken, those still under the limit are ours.
     const granted = Math.max(0, Math.min(size, limit - (count - size)));
     window.full = count >= limit;

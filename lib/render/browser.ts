@@ -96,9 +96,10 @@ interface ChromiumRuntime {
 
 /**
  * Makes Chromium runnable, once per process: on Lambda the packed layer (lib/render/chromium-pack.ts)
- * is unpacked into /tmp (started before this code loads, by lib/render/chromium-boot.ts); elsewhere @sparticuz/chromium inflates its own. Fonts: a fonts.conf listing
- * Open Sans and our emoji and CJK fonts (the fonts layer on Lambda, built into /tmp elsewhere), so
- * local output matches Lambda's rather than the machine's fonts.
+ * is unpacked into /tmp (started before this code loads, by lib/render/chromium-boot.ts); elsewhere
+ * @sparticuz/chromium inflates its own. Fonts: a fonts.conf listing Open Sans and our emoji and CJK
+ * fonts (the fonts layer on Lambda, built into /tmp elsewhere), so local output matches Lambda's
+ * rather than the machine's fonts.
  */
 async function prepareChromium(): Promise<ChromiumRuntime> {
   const fontsRoot = path.join(tmpdir(), "shotline-fonts");

@@ -80,10 +80,10 @@ const registry = globalThis as { [UNPACKING]?: Map<string, Promise<UnpackedChrom
 /**
  * Writes the packed binary of `dir` into `into` (the parts decompressed in parallel, each to its
  * offset) and links SwiftShader's libraries next to it, where Chromium looks for them. Once per
- * `into` and process (a failure may be retried); a binary already there (a warm container) is used as it is.
- * Written under another name and renamed, so a half-written binary is never started. Runs on a
- * worker thread: at INIT the main thread is busy loading the function's code, and a stream on it
- * would stall until that is done.
+ * `into` and process (a failure may be retried); a binary already there (a warm container) is used
+ * as it is. Written under another name and renamed, so a half-written binary is never started. Runs
+ * on a worker thread: at INIT the main thread is busy loading the function's code, and a stream on
+ * it would stall until that is done.
  */
 export function unpackChromium(dir: string, into: string): Promise<UnpackedChromium> {
   registry[UNPACKING] ??= new Map();

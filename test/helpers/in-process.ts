@@ -1,5 +1,5 @@
 import { inject } from "vitest";
-import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
+import { stackEnvironment } from "../../dev/harness/dev-process.js";
 
 /**
  * Points this test worker's environment at the shared local stack (its DynamoDB Local and s3rver),
@@ -8,14 +8,5 @@ import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
  */
 export function useSharedStackInProcess(extra: Record<string, string> = {}) {
   const info = inject("devInfo");
-  Object.assign(process.env, {
-    TABLE_NAME: info.tableName,
-    BUCKET_NAME: info.bucketName,
-    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
-    S3_ENDPOINT: info.s3Endpoint,
-    AWS_REGION: info.region,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-    ...extra,
-  });
+  Object.assign(process.env, { ...stackEnvironment(info), ...extra });
 }
