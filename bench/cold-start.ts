@@ -8,28 +8,18 @@
 // Baseline, alternating with it: bench/stock-cold.mjs, @sparticuz/chromium as its README uses it
 // (inflate, launch, new page, screenshot) in the same kind of fresh process = stock_cold_ms.
 // The ledger is the local stack's DynamoDB Local (AWS itself cannot run here).
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { artifactOf, invokeBundle, lambdaEnvironment, synthesize } from "../dev/harness/bundle.js";
+import { artifactOf, firstLine, invokeBundle, lambdaEnvironment, synthesize } from "../dev/harness/bundle.js";
 import type { DevInfo } from "../dev/stack.js";
 import { type Sample, stats } from "./stats.js";
 
 const STOCK = path.join(path.dirname(fileURLToPath(import.meta.url)), "stock-cold.mjs");
 
 /** bench/stock-cold.mjs in a fresh process with `tmp` as its /tmp: ms from spawn to its PNG. */
-function stockCold(url: string, tmp: string): Promise<number> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [STOCK, url], { env: { PATH: process.env.PATH, HOME: tmp, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"] });
-  let err = "";
-  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.stdout.once("data", () => resolve(performance.now() - started));
-    child.once("exit", (code) => reject(new Error(`stock cold start exited (${code}):\n${err.slice(-2000)}`)));
-  });
-}
+const stockCold = async (url: string, tmp: string): Promise<number> => (await firstLine([STOCK, url], { PATH: process.env.PATH, HOME: tmp, TMPDIR: tmp })).ms;
 
 export async function benchColdStart(options: { fixturesUrl: string; info: DevInfo; apiKey: string; rounds: number }) {
   const outdir = await synthesize();

@@ -11,13 +11,10 @@
 // (bench/mcp.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
 // Lambda cold start of the bundled render function vs @sparticuz/chromium's own (bench/cold-start.ts).
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import puppeteer from "puppeteer-core";
 import { quietChromium } from "../dev/harness/browser.js";
-import { fundedKey, spawnDev } from "../dev/harness/dev-process.js";
+import { fundedKey, readDevInfo, spawnDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
-import type { DevInfo } from "../dev/stack.js";
 import { benchCache } from "./cache.js";
 import { benchColdStart } from "./cold-start.js";
 import { benchFilterLists } from "./filter-lists.js";
@@ -146,8 +143,7 @@ async function main() {
   Object.assign(results.ratios, mcp.ratios);
   const throughput = await benchThroughput({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, servicePid: dev.child.pid!, browser });
   Object.assign(results.ratios, throughput.ratios);
-  const info = JSON.parse(readFileSync(path.join(dev.localDir, "dev.json"), "utf8")) as DevInfo;
-  const cold = await benchColdStart({ fixturesUrl: fixtures.baseUrl, info, apiKey, rounds: COLD_ROUNDS });
+  const cold = await benchColdStart({ fixturesUrl: fixtures.baseUrl, info: readDevInfo(dev.localDir), apiKey, rounds: COLD_ROUNDS });
   Object.assign(results.ratios, cold.ratios);
 
   const out = writeResults({

@@ -80,15 +80,12 @@ export interface Invocation {
 }
 
 /**
- * Runs dev/harness/invoke-bundle.mjs: a fresh Node process imports the bundled function `name` of
- * `dir` and invokes it once with a POST of `body` (an API key in `apiKey`), in `env`.
+ * Runs a Node script in a fresh process with `env` and waits for the first line it prints; returns
+ * the line and the ms from spawning to it. Fails if the process exits first or exceeds `timeoutMs`.
  */
-export function invokeBundle(dir: string, name: string, body: unknown, apiKey: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<Invocation> {
+export function firstLine(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ line: string; ms: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(root, "dev/harness/invoke-bundle.mjs"), dir, name, JSON.stringify(body), apiKey], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   return new Promise((resolve, reject) => {
@@ -96,14 +93,22 @@ export function invokeBundle(dir: string, name: string, body: unknown, apiKey: s
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString();
       if (!out.includes("\n")) return;
-      const total = performance.now() - started;
       clearTimeout(timer);
-      resolve({ ...(JSON.parse(out) as Omit<Invocation, "total_ms">), total_ms: Math.round(total) });
+      resolve({ line: out.slice(0, out.indexOf("\n")), ms: performance.now() - started });
     });
     child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
     child.once("exit", (code) => {
       clearTimeout(timer);
-      if (!out.includes("\n")) reject(new Error(`the bundled ${name} exited (${code}) without answering:\n${err.slice(-2000)}`));
+      if (!out.includes("\n")) reject(new Error(`${args.join(" ").slice(0, 200)} exited (${code}) without answering:\n${err.slice(-2000)}`));
     });
   });
+}
+
+/**
+ * Runs dev/harness/invoke-bundle.mjs: a fresh Node process imports the bundled function `name` of
+ * `dir` and invokes it once with a POST of `body` (an API key in `apiKey`), in `env`.
+ */
+export async function invokeBundle(dir: string, name: string, body: unknown, apiKey: string, env: NodeJS.ProcessEnv): Promise<Invocation> {
+  const { line, ms } = await firstLine([path.join(root, "dev/harness/invoke-bundle.mjs"), dir, name, JSON.stringify(body), apiKey], env);
+  return { ...(JSON.parse(line) as Omit<Invocation, "total_ms">), total_ms: Math.round(ms) };
 }

@@ -49,6 +49,9 @@ export function spawnDev(env: Record<string, string> = {}) {
   return { child, localDir: usedDir, output: () => output, exited };
 }
 
+/** What a started local stack wrote to `<localDir>/dev.json`: its endpoints, table, bucket and chain. */
+export const readDevInfo = (localDir: string): DevInfo => JSON.parse(readFileSync(path.join(localDir, "dev.json"), "utf8")) as DevInfo;
+
 /** Starts the local stack and waits until it has written .local/dev.json. */
 export async function startDev(env: Record<string, string> = {}, timeoutMs = 60_000): Promise<DevProcess> {
   const { child, localDir, output, exited } = spawnDev(env);
@@ -60,10 +63,9 @@ export async function startDev(env: Record<string, string> = {}, timeoutMs = 60_
     if (done || Date.now() > deadline) throw new Error(`local stack did not start:\n${output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const info = JSON.parse(readFileSync(devJson, "utf8")) as DevInfo;
   return {
     child,
-    info,
+    info: readDevInfo(localDir),
     localDir,
     output,
     stop: async (signal = "SIGTERM") => {

@@ -97,45 +97,49 @@ const bazaarSchema = (properties: Record<string, unknown>, required: string[]) =
 
 const cache = new Map<string, Discovery | null>();
 
-/** The discovery data of `route`, computed once per process when first asked for (zod's JSON Schema costs ~35 ms cold). */
-export function discoveryOf(route: Pick<Route, "id" | "method">): Discovery | null {
-  if (cache.has(route.id)) return cache.get(route.id)!;
+/** `make()` under `key`, made once per process when first asked for (zod's JSON Schema costs ~35 ms cold). */
+function once(key: string, make: () => Discovery | null): Discovery | null {
+  if (!cache.has(key)) cache.set(key, make());
+  return cache.get(key)!;
+}
+
+/** The discovery data of `route`, made once per process. */
+export const discoveryOf = (route: Pick<Route, "id" | "method">): Discovery | null => once(route.id, () => routeDiscovery(route));
+
+function routeDiscovery(route: Pick<Route, "id" | "method">): Discovery | null {
   const declared = DISCOVERABLE[route.id];
-  let discovery: Discovery | null = null;
-  if (declared && route.method) {
-    const compact = headlineSchema(declared.schema);
-    const input = { type: "http", method: route.method, bodyType: "json", body: declared.example };
-    const output = { type: "json", example: RENDER_EXAMPLE };
-    discovery = {
-      bazaar: {
-        info: { input, output },
-        schema: bazaarSchema(
-          {
-            type: { type: "string", const: "http" },
-            method: { type: "string", enum: ["POST", "PUT", "PATCH"] },
-            bodyType: { type: "string", enum: ["json", "form-data", "text"] },
-            body: compact,
-          },
-          ["type", "method", "bodyType", "body"],
-        ),
-      },
-      outputSchema: {
-        input: {
-          type: "http",
-          method: route.method,
-          discoverable: true,
-          bodyType: "json",
-          bodyFields: bodySchema(declared.schema).properties,
-          example: declared.example,
+  if (!declared || !route.method) return null;
+  const compact = headlineSchema(declared.schema);
+  const full = bodySchema(declared.schema);
+  const input = { type: "http", method: route.method, bodyType: "json", body: declared.example };
+  const output = { type: "json", example: RENDER_EXAMPLE };
+  return {
+    bazaar: {
+      info: { input, output },
+      schema: bazaarSchema(
+        {
+          type: { type: "string", const: "http" },
+          method: { type: "string", enum: ["POST", "PUT", "PATCH"] },
+          bodyType: { type: "string", enum: ["json", "form-data", "text"] },
+          body: compact,
         },
-        output: RENDER_EXAMPLE,
+        ["type", "method", "bodyType", "body"],
+      ),
+    },
+    outputSchema: {
+      input: {
+        type: "http",
+        method: route.method,
+        discoverable: true,
+        bodyType: "json",
+        bodyFields: full.properties,
+        example: declared.example,
       },
-      input: { method: route.method, bodyType: "json", body: declared.example, inputSchema: bodySchema(declared.schema) },
-      output: { mimeType: "image/png", example: RENDER_EXAMPLE },
-    };
-  }
-  cache.set(route.id, discovery);
-  return discovery;
+      output: RENDER_EXAMPLE,
+    },
+    input: { method: route.method, bodyType: "json", body: declared.example, inputSchema: full },
+    output: { mimeType: "image/png", example: RENDER_EXAMPLE },
+  };
 }
 
 /**
@@ -163,15 +167,10 @@ export function discoveryManifest(origin: string, routes: readonly Route[], requ
 /**
  * The discovery data of the MCP tool `toolName`, which renders through `route`: x402's bazaar for an
  * MCP tool (input type "mcp", as @x402/extensions declares one) in its 402s; the rest as the route's.
- * Made once per process, like discoveryOf's.
+ * Made once per process.
  */
-export function toolDiscoveryOf(toolName: string, route: Pick<Route, "id" | "method">): Discovery | null {
-  const cacheKey = `mcp:${toolName}`;
-  if (cache.has(cacheKey)) return cache.get(cacheKey)!;
-  const discovery = toolDiscovery(toolName, route);
-  cache.set(cacheKey, discovery);
-  return discovery;
-}
+export const toolDiscoveryOf = (toolName: string, route: Pick<Route, "id" | "method">): Discovery | null =>
+  once(`mcp:${toolName}`, () => toolDiscovery(toolName, route));
 
 function toolDiscovery(toolName: string, route: Pick<Route, "id" | "method">): Discovery | null {
   const http = discoveryOf(route);
