@@ -34,6 +34,57 @@ const REAL_HEAD = `${FULL_HEAD}
 /** A realistic page: REAL_HEAD, then about `kb` KB of article body. */
 const realPage = (kb: number) => doc(REAL_HEAD, ARTICLE_BODY.slice(0, kb * 1024));
 
+// What issue #20's pages had after their tracking pixel: every field a head gives.
+const TAIL_HEAD = `<title>After the pixel</title><base href="/meta/assets/"><meta name="description" content="Still in the head.">
+<meta property="og:title" content="OG after"><meta property="og:image" content="og.png"><meta name="theme-color" content="#ff6600">`;
+
+// Google Tag Manager's snippet as its docs give it, the <noscript> part misplaced into the head as it often is.
+const TAG_MANAGER = `<!-- Google Tag Manager -->
+<script>(function(w,d,s,l,i){w[l]=w[l]||[];w[l].push({'gtm.start':new Date().getTime(),event:'gtm.js'});var f=d.getElementsByTagName(s)[0],
+j=d.createElement(s),dl=l!='dataLayer'?'&l='+l:'';j.async=true;j.src='https://www.googletagmanager.com/gtm.js?id='+i+dl;if(f)f.parentNode.insertBefore(j,f);
+})(window,document,'script','dataLayer','GTM-XXXX');</script>
+<!-- End Google Tag Manager -->`;
+const TAG_MANAGER_BODY = `<noscript><iframe src="https://www.googletagmanager.com/ns.html?id=GTM-XXXX" height="0" width="0" style="display:none;visibility:hidden"></iframe></noscript>`;
+
+// Every field beyond the interface document's, from its first source.
+const RICH_HEAD = `<meta charset="utf-8"><title>Rich</title>
+<link rel="canonical" href="/articles/rich"><meta property="og:url" content="https://elsewhere.example.test/">
+<meta property="og:site_name" content="The Fixture Times"><meta name="application-name" content="Fixture App">
+<meta property="og:type" content="article"><meta name="author" content="Ada Lovelace"><meta property="article:author" content="https://facebook.example.test/ada">
+<meta property="article:published_time" content="2026-11-20T08:30:00+01:00"><meta property="article:modified_time" content="2026-11-21">
+<meta name="twitter:card" content="summary_large_image"><meta name="twitter:site" content="@fixture">
+<meta property="og:image" content="/images/hero.jpg"><meta property="og:image:width" content="1200"><meta property="og:image:height" content="630">
+<meta property="og:image:alt" content="A hero image"><meta property="og:image" content="/images/second.jpg"><meta property="og:image:width" content="10">
+<link rel="icon" href="/favicon-32.png" sizes="32x32"><link rel="alternate" type="application/rss+xml" href="/feed.xml" title="RSS">
+<link rel="alternate" type="application/atom+xml" href="https://feeds.example.test/atom"><link rel="alternate" type="application/rss+xml" href="/feed.xml">
+<link rel="alternate" hreflang="fr" href="/fr/"><link rel="alternate" type="application/feed+json" href="feed.json">
+<script type="application/ld+json">{"@context":"https://schema.org","@type":"Organization","name":"Org","logo":"/images/logo.png"}</script>`;
+
+// The same fields from their fallbacks: og:locale, og:url, og:updated_time, JSON-LD (an @graph with references).
+const RICH_FALLBACK_HEAD = `<meta charset="utf-8"><title>Fallbacks</title><meta property="og:locale" content="pt_BR">
+<meta property="og:url" content="https://www.example.test/post">
+<meta property="article:author" content="https://facebook.example.test/ada"><meta property="og:updated_time" content="2026-11-22T10:00:00Z">
+<meta name="twitter:image" content="/card.png"><meta name="twitter:image:alt" content="The card"><meta property="og:image:alt" content="Not this one">
+<link rel="apple-touch-icon" href="/apple.png">
+<script type="application/ld+json">{ "broken": </script>
+<script type="application/ld+json">{"@context":"https://schema.org","@graph":[
+{"@type":"WebPage","@id":"https://www.example.test/post#page","datePublished":"2026-11-19T07:00:00+00:00","dateModified":"2026-11-22T09:00:00+00:00"},
+{"@type":["Article"],"author":[{"@id":"https://www.example.test/#/person/1"},{"@type":"Person","name":"Grace Hopper"}],"publisher":{"@id":"https://www.example.test/#org"}},
+{"@type":"Person","@id":"https://www.example.test/#/person/1","name":"Ada Lovelace"},
+{"@type":"Organization","@id":"https://www.example.test/#org","name":"Example Org","logo":{"@type":"ImageObject","@id":"https://www.example.test/#logo","url":"https://www.example.test/logo.png"}},
+{"@type":"WebSite","name":"Example Site"}]}</script>`;
+
+// A head written to hurt a reader: a 200,000-deep JSON-LD array, a script: logo, an impossible date, a
+// 5,000-character author, 1,000 feeds, a giant lang and image size, then a <noscript> never closed
+// and a megabyte of markup after it.
+const HOSTILE_HEAD = `<!doctype html><html lang="${"x".repeat(5_000)}"><head><title>Hostile</title>
+<script type="application/ld+json">${"[".repeat(200_000)}${"]".repeat(200_000)}</script>
+<script type="application/ld+json">{"@type":"Organization","logo":"javascript:alert(1)"}</script>
+<script type="application/ld+json">{"@type":"Article","datePublished":"2026-99-99","author":{"name":"${"A".repeat(5_000)}"}}</script>
+${Array.from({ length: 1_000 }, (_, i) => `<link rel="alternate" type="application/rss+xml" href="/feed-${i}.xml">`).join("")}
+<meta property="og:image" content="/i.png"><meta property="og:image:width" content="99999999"><meta property="og:image:height" content="-1">
+<noscript>${"<div><meta name=description content=hidden>".repeat(25_000)}`;
+
 /** The /meta/ pages, by path after /meta. */
 export function metadataPage(path: string): Page | "huge" | null {
   switch (path) {
@@ -119,6 +170,41 @@ setTimeout(() => {
 </script>`,
         ),
       };
+    // Head shapes that real pages have and that end a naive parser's head early (issue #20's corpus).
+    case "/noscript-pixel":
+      return {
+        body: doc(
+          `<meta charset="utf-8"><noscript><img height="1" width="1" style="display:none" src="https://www.facebook.com/tr?id=1&amp;ev=PageView&amp;noscript=1"></noscript>${TAIL_HEAD}`,
+        ),
+      };
+    case "/tag-manager":
+      return { body: doc(`${TAG_MANAGER}${TAIL_HEAD}`, `${TAG_MANAGER_BODY}<p>Text.</p>`) };
+    case "/stray-before-head":
+      // As a "save page" extension leaves it: markup before <head> (a browser starts the body there).
+      return {
+        body: `<!DOCTYPE html><html><div id="saved-from">Saved from https://news.example.test/</div><head>${TAIL_HEAD}</head><body><p>Text.</p></body></html>`,
+      };
+    case "/svg-title":
+      // No <title> in the head; an inline SVG logo's <title> is not the document's, a later <title> is.
+      return {
+        body: doc(
+          `<meta property="og:title" content="OG title">`,
+          `<svg viewBox="0 0 10 10"><title>Company logo</title><circle r="5"/></svg><h1>Heading</h1><p>Text.</p><title>Late title</title>`,
+        ),
+      };
+    case "/comments":
+      return {
+        body: doc(`<title>Comments</title><!--[if lt IE 9]><meta name="description" content="IE only"><![endif]-->
+<!--[if !IE]><!--><meta name="description" content="Real description"><!--<![endif]-->
+<!-- <meta property="og:image" content="/commented-out.png"> --><!--><meta property="og:image" content="/real.png">
+<!-- a comment with a <body> tag in it --><meta name="theme-color" content="#123456">`),
+      };
+    case "/rich":
+      return { body: doc(RICH_HEAD).replace("<html>", '<html lang="en-gb">') };
+    case "/rich-fallbacks":
+      return { body: doc(RICH_FALLBACK_HEAD) };
+    case "/hostile-head":
+      return { body: HOSTILE_HEAD };
     case "/huge":
       return "huge";
     default:

@@ -117,6 +117,20 @@ export const metadataResponse = z.object({
   ogDescription: z.string().nullable(),
   favicon: z.string(),
   themeColor: z.string().nullable(),
+  lang: z.string().nullable(),
+  canonical: z.string().nullable(),
+  siteName: z.string().nullable(),
+  type: z.string().nullable(),
+  author: z.string().nullable(),
+  publishedTime: z.string().nullable(),
+  modifiedTime: z.string().nullable(),
+  twitterCard: z.string().nullable(),
+  twitterSite: z.string().nullable(),
+  ogImageWidth: z.number().int().nullable(),
+  ogImageHeight: z.number().int().nullable(),
+  ogImageAlt: z.string().nullable(),
+  logo: z.string().nullable(),
+  feeds: z.array(z.string()),
 });
 
 /** POST /api/v1/signing-keys: the key's id and, this once, its secret. */

@@ -7,8 +7,10 @@ import { invalidUrl, renderError, renderTimeout } from "../render/errors.js";
 import { semaphore } from "../semaphore.js";
 import { cleanText, MAX_URL_CHARS } from "../text.js";
 import { guardedFetch } from "./fetch.js";
+import { readLinkedData } from "./json-ld.js";
 import { decoderFor, type IconLink, MetadataCollector, PRESCAN_BYTES, type RawMetadata, sniffEncoding } from "./parse.js";
 import { renderedHtml } from "./rendered.js";
+import { isoDate, languageTag, pixels } from "./values.js";
 
 // POST /api/v1/metadata: the page's metadata with docs/api.md's fallbacks, every URL absolute. The page is
 // fetched without a browser (guarded like a render) and parsed as it streams, stopping once the head
@@ -24,11 +26,41 @@ export interface Metadata {
   ogDescription: string | null;
   favicon: string;
   themeColor: string | null;
+  lang: string | null;
+  canonical: string | null;
+  siteName: string | null;
+  type: string | null;
+  author: string | null;
+  publishedTime: string | null;
+  modifiedTime: string | null;
+  twitterCard: string | null;
+  twitterSite: string | null;
+  ogImageWidth: number | null;
+  ogImageHeight: number | null;
+  ogImageAlt: string | null;
+  logo: string | null;
+  feeds: string[];
 }
 
 // What a page says is cut to these lengths in the answer (docs/api.md, "Metadata"), control characters out.
 const MAX_TEXT_CHARS = 2_000;
 const MAX_COLOUR_CHARS = 100;
+const MAX_SHORT_CHARS = 100;
+/** Feeds listed at most. */
+const MAX_FEEDS = 10;
+// The tags whose presence means the static HTML says something (else it may be a script-rendered shell).
+const TELLING_TAGS = [
+  "description",
+  "og:title",
+  "og:description",
+  "og:image",
+  "og:image:url",
+  "og:image:secure_url",
+  "twitter:title",
+  "twitter:description",
+  "twitter:image",
+  "twitter:image:src",
+];
 
 /** At most this much (decompressed) HTML is read; the head of any real page is far smaller. */
 const MAX_READ_BYTES = 2 * 1024 * 1024;
@@ -151,25 +183,50 @@ async function manifestThemeColor(url: string, signal: AbortSignal): Promise<str
 function applyFallbacks(raw: RawMetadata, pageUrl: string): Metadata & { manifest: string | null } {
   const base = absolute(raw.baseHref, pageUrl) ?? pageUrl;
   const meta = (key: string) => raw.meta.get(key);
-  const text = (value: string | undefined, max = MAX_TEXT_CHARS) => (value === undefined ? null : cleanText(value, max));
+  const text = (value: string | null | undefined, max = MAX_TEXT_CHARS) => (value === undefined || value === null ? null : cleanText(value, max));
+  // A page address: http(s) only.
+  const link = (href: string | null | undefined) => {
+    const url = absolute(href ?? undefined, base);
+    return url?.startsWith("http") ? url : null;
+  };
+  const linked = readLinkedData(raw.jsonLd);
   const ogTitle = text(meta("og:title"));
   const ogDescription = text(meta("og:description"));
   const ogImage = absolute(meta("og:image:secure_url"), base) ?? absolute(meta("og:image"), base) ?? absolute(meta("og:image:url"), base);
+  const twitterImage = absolute(meta("twitter:image"), base) ?? absolute(meta("twitter:image:src"), base);
+  // An article:author is often a profile URL: only a name counts.
+  const articleAuthor = /^https?:\/\//i.test(meta("article:author") ?? "") ? undefined : meta("article:author");
+  const feeds = new Set(raw.feeds.map(link).filter((url) => url !== null));
   return {
     title: text(raw.title || ogTitle || meta("twitter:title") || raw.h1 || "") ?? "",
     description: text(meta("description") ?? meta("og:description") ?? meta("twitter:description") ?? "") ?? "",
-    ogImage: ogImage ?? absolute(meta("twitter:image"), base) ?? absolute(meta("twitter:image:src"), base),
+    ogImage: ogImage ?? twitterImage,
     ogTitle,
     ogDescription,
     favicon: bestIcon(raw.icons, base) ?? new URL("/favicon.ico", pageUrl).href,
     themeColor: text(meta("theme-color") ?? (raw.themeColorWithMedia || undefined), MAX_COLOUR_CHARS),
+    lang: languageTag(raw.lang) ?? languageTag(meta("og:locale")) ?? languageTag(meta("content-language")),
+    canonical: link(raw.canonical) ?? link(meta("og:url")),
+    siteName: text(meta("og:site_name") ?? meta("application-name") ?? linked.siteName),
+    type: text(meta("og:type"), MAX_SHORT_CHARS),
+    author: text(meta("author") ?? articleAuthor ?? linked.author),
+    publishedTime: isoDate(meta("article:published_time")) ?? isoDate(linked.datePublished),
+    modifiedTime: isoDate(meta("article:modified_time")) ?? isoDate(meta("og:updated_time")) ?? isoDate(linked.dateModified),
+    twitterCard: text(meta("twitter:card"), MAX_SHORT_CHARS),
+    twitterSite: text(meta("twitter:site"), MAX_SHORT_CHARS),
+    // The og:image's own properties; none when the image is the Twitter card's.
+    ogImageWidth: ogImage ? pixels(meta("og:image:width")) : null,
+    ogImageHeight: ogImage ? pixels(meta("og:image:height")) : null,
+    ogImageAlt: text(ogImage ? meta("og:image:alt") : twitterImage ? meta("twitter:image:alt") : undefined),
+    logo: absolute(linked.logo ?? undefined, base) ?? bestIcon(raw.icons, base),
+    feeds: [...feeds].slice(0, MAX_FEEDS),
     manifest: absolute(raw.manifest, base),
   };
 }
 
 /** Nothing usable in the static HTML, and it looks like scripts draw the page. */
 function looksScriptRendered(raw: RawMetadata): boolean {
-  const saysNothing = !raw.title && !raw.h1 && ![...raw.meta.keys()].some((key) => key !== "theme-color");
+  const saysNothing = !raw.title && !raw.h1 && !TELLING_TAGS.some((key) => raw.meta.has(key));
   return saysNothing && raw.scripts > 0 && raw.bodyText < SCRIPT_RENDERED_TEXT;
 }
 
@@ -193,6 +250,20 @@ function nonHtmlMetadata(pageUrl: string): Metadata {
     ogDescription: null,
     favicon: new URL("/favicon.ico", url).href,
     themeColor: null,
+    lang: null,
+    canonical: null,
+    siteName: null,
+    type: null,
+    author: null,
+    publishedTime: null,
+    modifiedTime: null,
+    twitterCard: null,
+    twitterSite: null,
+    ogImageWidth: null,
+    ogImageHeight: null,
+    ogImageAlt: null,
+    logo: null,
+    feeds: [],
   };
 }
 

@@ -1,5 +1,7 @@
 // POST /api/v1/metadata against fixture pages on 127.0.0.1, through the local stack, without a key.
+import puppeteer from "puppeteer-core";
 import { describe, expect, inject, it } from "vitest";
+import { quietChromium } from "../../dev/harness/browser.js";
 import { signUp } from "../../dev/harness/dev-process.js";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { canaryHits, type ErrorBody, postJson } from "../helpers/api.js";
@@ -11,7 +13,7 @@ const metadata = (url: string, headers: Record<string, string> = {}) => postJson
 async function metadataOf(path: string) {
   const res = await metadata(fixture(path));
   expect(res.status, await res.clone().text()).toBe(200);
-  return (await res.json()) as Record<string, string | null>;
+  return (await res.json()) as Record<string, unknown>;
 }
 
 async function errorOf(url: string) {
@@ -19,7 +21,24 @@ async function errorOf(url: string) {
   return { status: res.status, ...((await res.json()) as ErrorBody).error };
 }
 
-const NOTHING = { description: "", ogImage: null, ogTitle: null, ogDescription: null, themeColor: null };
+// The fields beyond the interface document's, when a page says none of them.
+const NOTHING_MORE = {
+  lang: null,
+  canonical: null,
+  siteName: null,
+  type: null,
+  author: null,
+  publishedTime: null,
+  modifiedTime: null,
+  twitterCard: null,
+  twitterSite: null,
+  ogImageWidth: null,
+  ogImageHeight: null,
+  ogImageAlt: null,
+  logo: null,
+  feeds: [],
+};
+const NOTHING = { description: "", ogImage: null, ogTitle: null, ogDescription: null, themeColor: null, ...NOTHING_MORE };
 
 describe("metadata", () => {
   it("answers every field of a complete page, without a key: entities decoded, whitespace collapsed, URLs absolute", async () => {
@@ -35,7 +54,68 @@ describe("metadata", () => {
       // An apple-touch-icon (180 px by convention) beats a 32 px icon.
       favicon: fixture("/apple.png"),
       themeColor: "#0ea5e9",
+      ...NOTHING_MORE,
+      // No JSON-LD logo: the best icon.
+      logo: fixture("/apple.png"),
     });
+  });
+
+  it("answers the richer fields from their first sources", async () => {
+    expect(await metadataOf("/meta/rich")).toEqual({
+      title: "Rich",
+      description: "",
+      ogImage: fixture("/images/hero.jpg"),
+      ogTitle: null,
+      ogDescription: null,
+      favicon: fixture("/favicon-32.png"),
+      themeColor: null,
+      lang: "en-GB",
+      canonical: fixture("/articles/rich"),
+      siteName: "The Fixture Times",
+      type: "article",
+      author: "Ada Lovelace",
+      publishedTime: "2026-11-20T07:30:00.000Z",
+      modifiedTime: "2026-11-21T00:00:00.000Z",
+      twitterCard: "summary_large_image",
+      twitterSite: "@fixture",
+      // The first og:image's own properties, not the second's.
+      ogImageWidth: 1200,
+      ogImageHeight: 630,
+      ogImageAlt: "A hero image",
+      logo: fixture("/images/logo.png"),
+      // Absolute, without duplicates, RSS/Atom/JSON only (not an hreflang alternate).
+      feeds: [fixture("/feed.xml"), "https://feeds.example.test/atom", fixture("/meta/feed.json")],
+    });
+  });
+
+  it("answers the richer fields from their fallbacks: og:locale, og:url, og:updated_time, JSON-LD, the Twitter image's alt", async () => {
+    expect(await metadataOf("/meta/rich-fallbacks")).toMatchObject({
+      ogImage: fixture("/card.png"),
+      lang: "pt-BR",
+      canonical: "https://www.example.test/post",
+      siteName: "Example Site",
+      type: null,
+      // article:author is a profile URL, not a name: JSON-LD's authors (one by reference) instead.
+      author: "Ada Lovelace, Grace Hopper",
+      publishedTime: "2026-11-19T07:00:00.000Z",
+      modifiedTime: "2026-11-22T10:00:00.000Z",
+      ogImageWidth: null,
+      ogImageAlt: "The card",
+      logo: "https://www.example.test/logo.png",
+      feeds: [],
+    });
+  });
+
+  it.each([
+    ["/meta/noscript-pixel", { title: "After the pixel", description: "Still in the head.", ogImage: "/meta/assets/og.png", themeColor: "#ff6600" }],
+    ["/meta/tag-manager", { title: "After the pixel", description: "Still in the head.", ogImage: "/meta/assets/og.png", themeColor: "#ff6600" }],
+    ["/meta/stray-before-head", { title: "After the pixel", description: "Still in the head.", ogImage: "/meta/assets/og.png", themeColor: "#ff6600" }],
+    ["/meta/svg-title", { title: "Late title", description: "", ogImage: null, themeColor: null }],
+    ["/meta/comments", { title: "Comments", description: "Real description", ogImage: "/real.png", themeColor: "#123456" }],
+  ])("reads %s as a browser does", async (path, expected) => {
+    const want = { ...expected, ogImage: expected.ogImage && fixture(expected.ogImage) };
+    expect(await metadataOf(path)).toMatchObject(want);
+    expect(await browserReads(path)).toEqual(want);
   });
 
   it.each([
@@ -45,8 +125,8 @@ describe("metadata", () => {
     ["/meta/nothing", { title: "" }],
   ])("falls back in docs/api.md's order: %s", async (path, expected) => {
     const got = await metadataOf(path);
-    const want: Record<string, string | null> = { ...NOTHING, favicon: fixture("/favicon.ico"), ...expected };
-    if (want.ogImage) want.ogImage = fixture(want.ogImage);
+    const want: Record<string, unknown> = { ...NOTHING, favicon: fixture("/favicon.ico"), ...expected };
+    if (typeof want.ogImage === "string") want.ogImage = fixture(want.ogImage);
     expect(got).toEqual(want);
   });
 
@@ -103,7 +183,17 @@ describe("metadata", () => {
       description: "Drawn in the browser",
       ogImage: fixture("/rendered.png"),
       favicon: fixture("/spa.png"),
+      logo: fixture("/spa.png"),
     });
+  });
+
+  it("answers a hostile head quickly and within bounds", async () => {
+    const started = Date.now();
+    const got = await metadataOf("/meta/hostile-head");
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(got).toMatchObject({ title: "Hostile", description: "", lang: null, logo: null, publishedTime: null, ogImageWidth: null, ogImageHeight: null });
+    expect(got.author).toBe(`${"A".repeat(2_000)}…`);
+    expect(got.feeds).toEqual(Array.from({ length: 10 }, (_, i) => fixture(`/feed-${i}.xml`)));
   });
 
   it("answers what can be known of a non-HTML resource", async () => {
@@ -141,6 +231,27 @@ describe("metadata", () => {
     expect((await metadata(fixture("/meta/full"), { authorization: "Bearer shl_live_wrong" })).status).toBe(401);
   });
 });
+
+/** What Chromium's DOM says of a page (with scripting on, as any browser): the same fields, by the DOM's own rules. */
+async function browserReads(path: string) {
+  const browser = await puppeteer.launch({ ...(await quietChromium()), pipe: true });
+  try {
+    const page = await browser.newPage();
+    await page.goto(fixture(path), { waitUntil: "load" });
+    return await page.evaluate(() => {
+      const content = (selector: string) => document.querySelector<HTMLMetaElement>(selector)?.content ?? null;
+      const image = content('meta[property="og:image"]');
+      return {
+        title: document.title,
+        description: content('meta[name="description"]') ?? "",
+        ogImage: image && new URL(image, document.baseURI).href,
+        themeColor: content('meta[name="theme-color"]'),
+      };
+    });
+  } finally {
+    await browser.close();
+  }
+}
 
 async function events(): Promise<string[]> {
   return (await fetch(fixture("/__events"))).json() as Promise<string[]>;
