@@ -201,7 +201,7 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 - POST ${origin}/api/v1/screenshot: {"url": "https://example.com", "fullPage": true, "format": "png"} -> the image ($0.005; $0.01 with "style": "mockup")
 - POST ${origin}/api/v1/html-to-screenshot: {"html": "<h1>Hi</h1>"} -> the image (same prices)
-- POST ${origin}/api/v1/metadata: {"url": "https://example.com"} -> title, description, social tags, favicon (free)
+- POST ${origin}/api/v1/metadata: {"url": "https://example.com"} -> title, description, social tags, favicon, logo, language, canonical URL, author, dates, feeds (free)
 - GET ${origin}/api/v1/usage: balance and recent usage (API key)
 - Add "responseFormat": "json" to get {image (base64), format, width, height, url, title, ...} instead of bytes.
 

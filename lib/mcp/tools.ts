@@ -88,7 +88,7 @@ const metadata: Tool = {
   name: "metadata",
   title: "Read a page's metadata",
   description:
-    "Reads a web page's title, description, Open Graph and Twitter card tags, image, favicon and theme colour, as a link preview shows them. Free; no key needed (rate-limited per caller).",
+    "Reads a web page's title, description, Open Graph and Twitter card tags, image (with its size and alt text), favicon, logo, theme colour, language, canonical URL, site name, author, publication dates and feeds, as a link preview shows them. Free; no key needed (rate-limited per caller).",
   inputSchema: () => argumentsSchema(metadataRequest),
   method: "POST",
   renders: false,
