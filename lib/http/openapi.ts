@@ -182,7 +182,8 @@ const OPERATIONS: Record<string, Json> = {
   },
   metadata: {
     summary: "Page metadata",
-    description: "Title, description, social tags, image size and alt text, favicon, logo, theme colour, language, canonical URL, site name, author, dates and feeds of a page. Free.",
+    description:
+      "Title, description, social tags, image size and alt text, favicon, logo, theme colour, language, canonical URL, site name, author, dates and feeds of a page. Free.",
     requestBody: { required: true, content: { "application/json": { schema: schemaOf(metadataRequest, "input"), example: { url: "https://example.com" } } } },
     responses: {
       "200": { description: "The page's metadata", content: jsonContent(metadataResponse) },

@@ -242,29 +242,9 @@ function nonHtmlMetadata(pageUrl: string): Metadata {
       title = segment;
     }
   }
-  return {
-    title: cleanText(title, MAX_TEXT_CHARS),
-    description: "",
-    ogImage: null,
-    ogTitle: null,
-    ogDescription: null,
-    favicon: new URL("/favicon.ico", url).href,
-    themeColor: null,
-    lang: null,
-    canonical: null,
-    siteName: null,
-    type: null,
-    author: null,
-    publishedTime: null,
-    modifiedTime: null,
-    twitterCard: null,
-    twitterSite: null,
-    ogImageWidth: null,
-    ogImageHeight: null,
-    ogImageAlt: null,
-    logo: null,
-    feeds: [],
-  };
+  // What an empty document gives, named after the resource.
+  const { manifest: _, ...nothing } = applyFallbacks(new MetadataCollector().raw, pageUrl);
+  return { ...nothing, title: cleanText(title, MAX_TEXT_CHARS) };
 }
 
 /**
