@@ -67,7 +67,10 @@ export function readLinkedData(scripts: readonly string[]): LinkedData {
   const byId = new Map<string, Node>();
   for (const node of nodes) if (typeof node["@id"] === "string" && Object.keys(node).length > 1 && !byId.has(node["@id"])) byId.set(node["@id"], node);
   const resolve = (value: unknown): unknown => (isNode(value) && typeof value["@id"] === "string" ? (byId.get(value["@id"]) ?? value) : value);
-  const name = (value: unknown) => (isNode(resolve(value)) ? text((resolve(value) as Node).name) : text(value));
+  const name = (value: unknown) => {
+    const person = resolve(value);
+    return isNode(person) ? text(person.name) : text(person);
+  };
   const imageUrl = (value: unknown): string | null => {
     for (const item of list(value)) {
       const image = resolve(item);
