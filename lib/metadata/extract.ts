@@ -197,13 +197,14 @@ function applyFallbacks(raw: RawMetadata, pageUrl: string): Metadata & { manifes
   // An article:author is often a profile URL: only a name counts.
   const articleAuthor = /^https?:\/\//i.test(meta("article:author") ?? "") ? undefined : meta("article:author");
   const feeds = new Set(raw.feeds.map(link).filter((url) => url !== null));
+  const icon = bestIcon(raw.icons, base);
   return {
     title: text(raw.title || ogTitle || meta("twitter:title") || raw.h1 || "") ?? "",
     description: text(meta("description") ?? meta("og:description") ?? meta("twitter:description") ?? "") ?? "",
     ogImage: ogImage ?? twitterImage,
     ogTitle,
     ogDescription,
-    favicon: bestIcon(raw.icons, base) ?? new URL("/favicon.ico", pageUrl).href,
+    favicon: icon ?? new URL("/favicon.ico", pageUrl).href,
     themeColor: text(meta("theme-color") ?? (raw.themeColorWithMedia || undefined), MAX_COLOUR_CHARS),
     lang: languageTag(raw.lang) ?? languageTag(meta("og:locale")) ?? languageTag(meta("content-language")),
     canonical: link(raw.canonical) ?? link(meta("og:url")),
@@ -218,7 +219,7 @@ function applyFallbacks(raw: RawMetadata, pageUrl: string): Metadata & { manifes
     ogImageWidth: ogImage ? pixels(meta("og:image:width")) : null,
     ogImageHeight: ogImage ? pixels(meta("og:image:height")) : null,
     ogImageAlt: text(ogImage ? meta("og:image:alt") : twitterImage ? meta("twitter:image:alt") : undefined),
-    logo: absolute(linked.logo ?? undefined, base) ?? bestIcon(raw.icons, base),
+    logo: absolute(linked.logo ?? undefined, base) ?? icon,
     feeds: [...feeds].slice(0, MAX_FEEDS),
     manifest: absolute(raw.manifest, base),
   };

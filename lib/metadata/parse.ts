@@ -70,7 +70,8 @@ const META_KEYS = new Set([
 // Open Graph's structured properties of an image: they describe the og:image before them.
 const OG_IMAGE_DETAILS = new Set(["og:image:width", "og:image:height", "og:image:alt"]);
 const FEED_TYPES = new Set(["application/rss+xml", "application/atom+xml", "application/feed+json"]);
-const MAX_FEEDS = 20;
+// Feed links kept as written (more than the answer lists: some may be duplicates or unusable).
+const MAX_FEED_LINKS = 20;
 const MAX_ICONS = 50;
 /** JSON-LD larger than this is not read (real ones are a few KB); nor more scripts than this. */
 export const MAX_JSON_LD_CHARS = 256 * 1024;
@@ -268,7 +269,7 @@ export class MetadataCollector {
     } else if (rel.includes("canonical")) {
       if (this.raw.canonical === "") this.raw.canonical = href;
     } else if (rel.includes("alternate") && FEED_TYPES.has(type)) {
-      if (this.raw.feeds.length < MAX_FEEDS) this.raw.feeds.push(href);
+      if (this.raw.feeds.length < MAX_FEED_LINKS) this.raw.feeds.push(href);
     } else if (rel.includes("icon") || rel.includes("apple-touch-icon") || rel.includes("apple-touch-icon-precomposed")) {
       if (this.raw.icons.length < MAX_ICONS) this.raw.icons.push({ href, apple: !rel.includes("icon"), sizes: (attributes.sizes ?? "").toLowerCase(), type });
     }
