@@ -246,6 +246,23 @@ describe("HTML to screenshot", () => {
     // Colour emoji: saturated yellow faces.
     expect(emoji.colourful).toBeGreaterThan(5000);
   });
+
+  it("draws WebGL content (SwiftShader under CPU compositing), redrawn every frame as maps do", async () => {
+    // The buffer is not preserved: the capture must take the frame as composited, not read the canvas later.
+    const html = `<body style="margin:0;background:#fff"><canvas id="c" width="200" height="100"></canvas><script>
+      const gl = document.getElementById("c").getContext("webgl", { preserveDrawingBuffer: false });
+      document.title = gl ? "webgl" : "none";
+      const draw = () => { gl.clearColor(0, 0.5, 1, 1); gl.clear(gl.COLOR_BUFFER_BIT); requestAnimationFrame(draw); };
+      if (gl) draw();
+    </script></body>`;
+    const res = await shootHtml({ html, width: 400, height: 200, deviceScaleFactor: 2, responseFormat: "json" });
+    const body = (await res.json()) as { image: string; title: string };
+    expect(body.title).toBe("webgl");
+    const { Jimp } = await import("jimp");
+    const image = await Jimp.read(Buffer.from(body.image, "base64"));
+    expect(rgb(image, 200, 100)).toEqual({ r: 0, g: 128, b: 255 });
+    expect(rgb(image, 600, 300)).toEqual({ r: 255, g: 255, b: 255 });
+  });
 });
 
 describe("large outputs", () => {
