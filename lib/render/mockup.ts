@@ -3,7 +3,8 @@ import type { Sharp } from "sharp";
 import { escapeHtml } from "../text.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "./backgrounds.js";
 import { withComposerPage } from "./browser.js";
-import { chromiumFormat, type ImageOutput } from "./encode.js";
+import { chromiumFormat, type ImageOutput, loadSharp } from "./encode.js";
+import { type Box, composeOver, type Frame, frameBytes, frameFrom, type Pixels } from "./mockup-frame.js";
 import type { MockupFrame } from "./options.js";
 import { captureTiles, needsTiles } from "./tiles.js";
 
@@ -25,6 +26,8 @@ export interface MockupOptions extends ImageOutput {
   readonly deviceScaleFactor: number;
   /** The page's host for the browser bar; null for HTML input (no address to show). */
   readonly host: string | null;
+  /** The capture may be transparent. */
+  readonly omitBackground: boolean;
 }
 
 /** Height of the browser window's title bar, CSS px. */
@@ -80,7 +83,8 @@ const BATTERY = `<span class="battery"><b></b></span>`;
 const SIGNAL = `<span class="signal"><b></b><b></b><b></b><b></b></span>`;
 
 /**
- * The template, everything inline, no network. `backdrop`: "render" draws only the background and the
+ * The template, everything inline, no network. `imageUrl`: the capture as a data URL, or a hex colour
+ * that fills the capture's box (the frame's own drawings, lib/render/mockup-frame.ts). `backdrop`: "render" draws only the background and the
  * device's shadow (the device itself transparent); a data URL uses that image as the background and
  * draws the device without a shadow; null draws everything in one pass.
  */
@@ -92,7 +96,11 @@ export function mockupHtml(imageUrl: string, width: number, height: number, opti
   const dark = options.darkMode;
   // In the backdrop pass the device is drawn as its bare shapes, so that only their shadows show.
   const content = (html: string) => (backdrop === "render" ? "" : html);
-  const image = content(`<img src="${imageUrl}" width="${width}" height="${height}" alt="">`);
+  const image = content(
+    imageUrl.startsWith("#")
+      ? `<div class="capture" style="width:${width}px;height:${height}px;background:${imageUrl}"></div>`
+      : `<img class="capture" src="${imageUrl}" width="${width}" height="${height}" alt="">`,
+  );
   const frames: Record<MockupFrame, () => string> = {
     browser: () => {
       const host = options.host ? `<div class="address">${escapeHtml(options.host)}</div>` : "";
@@ -115,7 +123,7 @@ export function mockupHtml(imageUrl: string, width: number, height: number, opti
 html, body { width: ${layout.width}px; height: ${layout.height}px; overflow: hidden; }
 body { background: ${background}; display: flex; align-items: center; justify-content: center;
   font-family: -apple-system, "Segoe UI", "Open Sans", sans-serif; }
-img { display: block; }
+.capture { display: block; }
 .window { position: relative; flex: none; width: ${layout.windowWidth}px; height: ${layout.windowHeight}px;
   border-radius: ${options.borderRadius}px; overflow: hidden; box-shadow: ${shadow}; }
 .window::after { content: ""; position: absolute; inset: 0; border-radius: inherit; pointer-events: none;
@@ -161,7 +169,7 @@ img { display: block; }
   border-radius: ${lidRadius}px ${lidRadius}px 4px 4px; box-shadow: ${shadow}; }
 .lid::after { content: ""; position: absolute; inset: 0; border-radius: inherit; box-shadow: inset 0 0 0 1.5px #34343b; }
 .lid .camera { top: ${LAPTOP_TOP_BEZEL / 2 - 3}px; }
-.lid img { border-radius: 2px; }
+.lid .capture { border-radius: 2px; }
 .base { position: relative; width: ${layout.windowWidth}px; height: ${LAPTOP_BASE}px; box-shadow: ${shadow};
   border-radius: 3px 3px ${Math.round(overhang * 0.6)}px ${Math.round(overhang * 0.6)}px / 3px 3px ${LAPTOP_BASE - 4}px ${LAPTOP_BASE - 4}px;
   background: ${dark ? "linear-gradient(#5b5d64, #3a3b41 45%, #222327)" : "linear-gradient(#eef0f3, #cfd2d8 45%, #a4a8b0)"}; }
@@ -170,14 +178,29 @@ img { display: block; }
 </style></head><body${backdrop === "render" ? ' class="backdrop"' : ""}>${frames[options.frame]()}</body></html>`;
 }
 
+/** `map` as a cache of at most `max` entries: `key` set to `value` as the newest, the oldest dropped. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): V {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value!);
+  return value;
+}
+
+/** The entry for `key`, made the newest. */
+function recall<K, V>(map: Map<K, V>, key: K): V | undefined {
+  const value = map.get(key);
+  if (value !== undefined) remember(map, key, value, Number.POSITIVE_INFINITY);
+  return value;
+}
+
 // Backdrops are rendered at this fraction of the device scale (a quarter of the pixels at 0.5).
 const BACKDROP_SCALE = 0.5;
 const BACKDROP_CACHE_SIZE = 16;
 const backdrops = new Map<string, string>();
 
-/** The background + shadow for this layout as a data URL, from the cache or rendered now. */
-async function backdropFor(page: Page, width: number, height: number, options: MockupOptions): Promise<string> {
-  const key = JSON.stringify([
+/** What a layout's drawing depends on, but for the address in the browser bar. */
+const layoutKey = (width: number, height: number, options: MockupOptions) =>
+  JSON.stringify([
     width,
     height,
     options.frame,
@@ -186,43 +209,180 @@ async function backdropFor(page: Page, width: number, height: number, options: M
     options.shadow,
     options.background,
     options.deviceScaleFactor,
+    options.darkMode,
   ]);
-  const cached = backdrops.get(key);
-  if (cached) {
-    backdrops.delete(key);
-    backdrops.set(key, cached);
-    return cached;
-  }
+
+/** The background + shadow for this layout as a data URL, from the cache or rendered now. */
+async function backdropFor(page: Page, width: number, height: number, options: MockupOptions): Promise<string> {
+  const key = layoutKey(width, height, { ...options, darkMode: false });
+  const cached = recall(backdrops, key);
+  if (cached) return cached;
   const layout = mockupLayout(width, height, options);
   await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor * BACKDROP_SCALE });
   await page.setContent(mockupHtml("", width, height, options, "render"), { waitUntil: "load" });
   // The viewport is exactly the image: no clip, which would cost a relayout.
   const png = await page.screenshot({ type: "png", optimizeForSpeed: true });
-  const url = `data:image/png;base64,${Buffer.from(png).toString("base64")}`;
-  backdrops.set(key, url);
-  if (backdrops.size > BACKDROP_CACHE_SIZE) backdrops.delete(backdrops.keys().next().value!);
-  return url;
+  return remember(backdrops, key, `data:image/png;base64,${Buffer.from(png).toString("base64")}`, BACKDROP_CACHE_SIZE);
+}
+
+// Frames kept as pixels (lib/render/mockup-frame.ts) for layouts met more than once: a layout's
+// first mockup is drawn whole by the composer, its second draws the frame (about the cost of one
+// more mockup), every later one is composed in Node. A full-page mockup's layout (its height) is
+// usually met once, and pays nothing for this. Frames take 16 MB each at 1280x800 and 2x.
+const FRAME_CACHE_BYTES = 96 * 2 ** 20;
+const MAX_FRAME_BYTES = 32 * 2 ** 20;
+const SEEN_LAYOUTS = 64;
+const ADDRESS_CACHE_SIZE = 64;
+const seenLayouts = new Map<string, true>();
+const frames = new Map<string, Frame>();
+const drawing = new Map<string, Promise<Frame | null>>();
+const addresses = new Map<string, Promise<Pixels>>();
+
+/** Frames held and the bytes they take (tests see that the cache is used and stays bounded). */
+export function frameCacheStats() {
+  return { frames: frames.size, bytes: [...frames.values()].reduce((sum, frame) => sum + frameBytes(frame), 0) };
+}
+
+/** Keeps `frame` for `key` within FRAME_CACHE_BYTES, the least recently used dropped first. */
+function keepFrame(key: string, frame: Frame) {
+  if (frameBytes(frame) > MAX_FRAME_BYTES) return;
+  remember(frames, key, frame, Number.POSITIVE_INFINITY);
+  while (frameCacheStats().bytes > FRAME_CACHE_BYTES) frames.delete(frames.keys().next().value!);
+}
+
+/** Device pixels of a CSS rectangle at a whole `scale`. */
+const scaled = (box: Box, scale: number): Box => ({ x: box.x * scale, y: box.y * scale, width: box.width * scale, height: box.height * scale });
+
+/** A PNG as RGB pixels. */
+async function rgbOf(png: Uint8Array): Promise<Buffer> {
+  return (await loadSharp())(png, { limitInputPixels: false }).removeAlpha().raw().toBuffer();
+}
+
+/** The client rectangle of the element `selector` in the composer's page, CSS px. */
+const boxOf = (page: Page, selector: string): Promise<Box> =>
+  page.$eval(selector, (element) => {
+    const { x, y, width, height } = element.getBoundingClientRect();
+    return { x, y, width, height };
+  });
+
+/**
+ * Draws the frame of this layout (no address in the bar): whole with the capture's box black, then
+ * the box's edges white, as deep as any frame reaches into it (a phone's screen corners at most).
+ */
+async function drawFrame(page: Page, width: number, height: number, options: MockupOptions): Promise<Frame | null> {
+  const scale = options.deviceScaleFactor;
+  const layout = mockupLayout(width, height, options);
+  const backdrop = await backdropFor(page, width, height, options);
+  await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: scale });
+  await page.setContent(mockupHtml("#000000", width, height, { ...options, host: null }, backdrop), { waitUntil: "load" });
+  const box = await boxOf(page, ".capture");
+  const base = await rgbOf(await page.screenshot({ type: "png", optimizeForSpeed: true }));
+  await page.$eval(".capture", (element) => {
+    (element as HTMLElement).style.background = "#ffffff";
+  });
+  const inset = Math.min(Math.max(options.borderRadius, PHONE_MIN_RADIUS, TABLET_MIN_RADIUS) + 2, Math.floor(box.width / 2), Math.floor(box.height / 2));
+  const edges = [
+    { ...box, height: inset },
+    { ...box, y: box.y + box.height - inset, height: inset },
+    { ...box, y: box.y + inset, width: inset, height: box.height - 2 * inset },
+    { ...box, x: box.x + box.width - inset, y: box.y + inset, width: inset, height: box.height - 2 * inset },
+  ].filter((edge) => edge.width > 0 && edge.height > 0);
+  const whites: Pixels[] = [];
+  for (const edge of edges)
+    whites.push({ ...scaled(edge, scale), rgb: await rgbOf(await page.screenshot({ type: "png", optimizeForSpeed: true, clip: edge })) });
+  return frameFrom(base, layout.width * scale, layout.height * scale, scaled(box, scale), inset * scale, whites);
+}
+
+/** The browser bar's address showing `host`, as drawn at its place in the bar of a window `windowWidth` wide (the bar's top left is 0, 0). */
+async function drawAddress(page: Page, windowWidth: number, options: MockupOptions): Promise<Pixels> {
+  const scale = options.deviceScaleFactor;
+  // The bar alone: the same window, no capture, padding or rounding (neither reaches the address).
+  await page.setViewport({ width: windowWidth, height: BROWSER_BAR_HEIGHT, deviceScaleFactor: scale });
+  await page.setContent(mockupHtml("#000000", windowWidth, 0, { ...options, padding: 0, borderRadius: 0, shadow: false }), { waitUntil: "load" });
+  const address = await boxOf(page, ".address");
+  // Its 1 px outline and its edges' antialiasing included, out to whole pixels.
+  const x = Math.max(0, Math.floor(address.x) - 2);
+  const right = Math.min(windowWidth, Math.ceil(address.x + address.width) + 2);
+  const y = Math.max(0, Math.floor(address.y) - 2);
+  const bottom = Math.min(BROWSER_BAR_HEIGHT - 1, Math.ceil(address.y + address.height) + 2);
+  const clip = { x, y, width: right - x, height: bottom - y };
+  return { ...scaled(clip, scale), rgb: await rgbOf(await page.screenshot({ type: "png", optimizeForSpeed: true, clip })) };
+}
+
+/** The frame for this layout if it is kept or worth drawing now (its second time), else null. */
+async function frameFor(page: Page, width: number, height: number, options: MockupOptions): Promise<Frame | null> {
+  const key = layoutKey(width, height, options);
+  const kept = recall(frames, key);
+  if (kept) return kept;
+  const pending = drawing.get(key);
+  if (pending) return pending;
+  if (!seenLayouts.has(key)) {
+    remember(seenLayouts, key, true, SEEN_LAYOUTS);
+    return null;
+  }
+  const drawn = drawFrame(page, width, height, options).finally(() => drawing.delete(key));
+  drawing.set(key, drawn);
+  const frame = await drawn;
+  if (frame) keepFrame(key, frame);
+  return frame;
+}
+
+/** The browser bar's address for `host`, kept per host and bar. */
+function addressFor(page: Page, windowWidth: number, options: MockupOptions): Promise<Pixels> {
+  const key = JSON.stringify([options.host, windowWidth, options.darkMode, options.deviceScaleFactor]);
+  const kept = recall(addresses, key);
+  if (kept) return kept;
+  const drawn = drawAddress(page, windowWidth, options);
+  drawn.catch(() => addresses.delete(key));
+  return remember(addresses, key, drawn, ADDRESS_CACHE_SIZE);
+}
+
+/**
+ * The mockup composed in Node over this layout's kept frame, not yet encoded; null when it must be
+ * drawn whole: a layout met for the first time, a capture that may be transparent, a fractional
+ * device scale (the capture would not sit on whole pixels), or a frame that lies over the capture's inside.
+ */
+async function composeOverFrame(page: Page, capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Sharp | null> {
+  if (options.omitBackground || !Number.isInteger(options.deviceScaleFactor)) return null;
+  const frame = await frameFor(page, width, height, options);
+  if (!frame) return null;
+  const sharp = await loadSharp();
+  const { data, info } = await sharp(capture, { limitInputPixels: false }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  if (info.width !== frame.box.width || info.height !== frame.box.height) return null;
+  const patches: Pixels[] = [];
+  if (options.frame === "browser" && options.host) {
+    const windowWidth = mockupLayout(width, height, options).windowWidth;
+    const address = await addressFor(page, windowWidth, options);
+    // In a narrow window with round corners the address reaches the corners, which the bar alone does not round.
+    const corner = (options.borderRadius + 2) * options.deviceScaleFactor;
+    if (address.x < corner || address.x + address.width > windowWidth * options.deviceScaleFactor - corner) return null;
+    // The bar lies right above the capture, as wide as the window.
+    patches.push({ ...address, x: frame.box.x + address.x, y: frame.box.y - BROWSER_BAR_HEIGHT * options.deviceScaleFactor + address.y });
+  }
+  return sharp(composeOver(frame, data, patches), { raw: { width: frame.width, height: frame.height, channels: 3 }, limitInputPixels: false });
 }
 
 /**
  * Composes `capture` (a PNG of `width` x `height` CSS px at the device scale) into the mockup:
- * encoded in chromiumFormat(options), or, past Chromium's one-piece limit, captured in tiles and
- * not yet encoded (lib/render/tiles.ts).
+ * encoded in chromiumFormat(options) when the composer drew it, or not yet encoded (a layout met
+ * before, composed over its frame; or, past Chromium's one-piece limit, captured in tiles).
  */
 export async function composeMockup(capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer | Sharp> {
   const layout = mockupLayout(width, height, options);
   const whole = { x: 0, y: 0, width: layout.width, height: layout.height };
-  const image = `data:image/png;base64,${capture.toString("base64")}`;
   return withComposerPage(async (page) => {
+    const image = () => `data:image/png;base64,${capture.toString("base64")}`;
     if (needsTiles(whole, options.deviceScaleFactor)) {
       // One pass (the backdrop would be as large), in tiles, from a viewport of ordinary size.
       await page.setViewport({ width: layout.width, height: Math.min(layout.height, 2000), deviceScaleFactor: options.deviceScaleFactor });
-      await page.setContent(mockupHtml(image, width, height, options), { waitUntil: "load" });
+      await page.setContent(mockupHtml(image(), width, height, options), { waitUntil: "load" });
       return captureTiles(page, whole, options.deviceScaleFactor, { omitBackground: false, beyondViewport: true });
     }
+    const composed = await composeOverFrame(page, capture, width, height, options);
+    if (composed) return composed;
     const backdrop = await backdropFor(page, width, height, options);
     await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor });
-    await page.setContent(mockupHtml(image, width, height, options, backdrop), { waitUntil: "load" });
+    await page.setContent(mockupHtml(image(), width, height, options, backdrop), { waitUntil: "load" });
     const type = chromiumFormat(options);
     return Buffer.from(await page.screenshot({ type, ...(type === "png" ? { optimizeForSpeed: true } : { quality: options.quality }) }));
   });

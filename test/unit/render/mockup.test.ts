@@ -36,6 +36,7 @@ describe("mockupHtml", () => {
     format: "png",
     quality: 80,
     deviceScaleFactor: 1,
+    omitBackground: false,
   } as const;
 
   it("shows the page's host in the address bar, escaped (a hostile host cannot inject markup)", () => {
