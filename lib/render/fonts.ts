@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { woffToSfnt } from "./woff.js";
@@ -10,8 +10,11 @@ import { woffToSfnt } from "./woff.js";
 // and in tests the same files are built into the temp dir and a fonts.conf lists exactly them plus
 // @sparticuz/chromium's Open Sans, so local output matches Lambda's rather than the machine's fonts.
 
+// Noto Color Emoji: only its whole font ("emoji" subset). The package also slices the same glyphs
+// into 11 numbered files (26 MB, no codepoint the whole font lacks, checked with fc-query): fontconfig
+// indexing them too cost ~150 ms of every browser launch here.
 const SOURCES = [
-  { pkg: "@fontsource/noto-color-emoji", file: /-400-normal\.woff$/ },
+  { pkg: "@fontsource/noto-color-emoji", file: /-emoji-400-normal\.woff$/ },
   { pkg: "@fontsource/noto-sans-sc", file: /-400-normal\.woff$/ },
 ] as const;
 
@@ -19,10 +22,11 @@ const require = createRequire(import.meta.url);
 
 /** Converts the shipped fonts into `outDir` as .ttf files (skipped when already built for these packages). */
 export function buildFonts(outDir: string): void {
-  const stamp = SOURCES.map(({ pkg }) => `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version}`).join("\n");
+  const stamp = SOURCES.map(({ pkg, file }) => `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version} ${file.source}`).join("\n");
   const stampFile = path.join(outDir, ".built");
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
   mkdirSync(outDir, { recursive: true });
+  const built = new Set<string>();
   for (const { pkg, file } of SOURCES) {
     const dir = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), "files");
     for (const name of readdirSync(dir).filter((n) => file.test(n))) {
@@ -30,8 +34,11 @@ export function buildFonts(outDir: string): void {
       // Write-then-rename: a concurrent reader never sees half a font.
       writeFileSync(`${target}.tmp`, woffToSfnt(readFileSync(path.join(dir, name))));
       renameSync(`${target}.tmp`, target);
+      built.add(path.basename(target));
     }
   }
+  // Fonts of an earlier build that this one does not make (another process building now makes the same set).
+  for (const name of readdirSync(outDir)) if (name.endsWith(".ttf") && !built.has(name)) rmSync(path.join(outDir, name), { force: true });
   writeFileSync(stampFile, stamp);
 }
 

@@ -3,9 +3,11 @@ import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { brotliCompressSync, constants } from "node:zlib";
+import { brotliCompressSync, constants, zstdCompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isPacked, packChromium, unpackChromium } from "../../../lib/render/chromium-pack.js";
+import { isPacked, packChromium, type UnpackWay, unpackChromium } from "../../../lib/render/chromium-pack.js";
+
+const WAYS: readonly UnpackWay[] = ["reused-buffer", "streams"];
 
 // A stand-in for @sparticuz/chromium's bin/ (its real 200 MB binary is packed and run by test/infra
 // and the cold-start bench): a 3 MB "binary" that does not split evenly, and the three archives.
@@ -61,18 +63,21 @@ describe("packChromium", () => {
 });
 
 describe("unpackChromium", () => {
-  it("writes the exact binary, executable, with SwiftShader's libraries linked next to it; concurrent callers share one unpacking", async () => {
-    const into = path.join(root, "tmp-1", "shotline-chromium");
-    const first = unpackChromium(packed, into);
-    expect(unpackChromium(packed, into)).toBe(first);
-    const unpacked = await first;
-    expect(unpacked.executablePath).toBe(path.join(into, "chromium"));
-    expect(readFileSync(unpacked.executablePath).equals(binary)).toBe(true);
-    expect(statSync(unpacked.executablePath).mode & 0o777).toBe(0o700);
-    expect(readlinkSync(path.join(into, "libGLESv2.so"))).toBe(path.join(packed, "swiftshader", "libGLESv2.so"));
-    expect(unpacked.libraryDir).toBe(path.join(packed, "al2023", "lib"));
-    expect(readdirSync(into)).not.toContain("chromium.partial");
-  });
+  it.each(WAYS)(
+    "%s: writes the exact binary, executable, with SwiftShader's libraries linked next to it; concurrent callers share one unpacking",
+    async (way) => {
+      const into = path.join(root, `tmp-1-${way}`, "shotline-chromium");
+      const first = unpackChromium(packed, into, way);
+      expect(unpackChromium(packed, into, way)).toBe(first);
+      const unpacked = await first;
+      expect(unpacked.executablePath).toBe(path.join(into, "chromium"));
+      expect(readFileSync(unpacked.executablePath).equals(binary)).toBe(true);
+      expect(statSync(unpacked.executablePath).mode & 0o777).toBe(0o700);
+      expect(readlinkSync(path.join(into, "libGLESv2.so"))).toBe(path.join(packed, "swiftshader", "libGLESv2.so"));
+      expect(unpacked.libraryDir).toBe(path.join(packed, "al2023", "lib"));
+      expect(readdirSync(into)).not.toContain("chromium.partial");
+    },
+  );
 
   it("uses a binary already there (a warm container) as it is", async () => {
     const into = path.join(root, "tmp-2", "shotline-chromium");
@@ -82,20 +87,29 @@ describe("unpackChromium", () => {
     expect(readFileSync(executablePath, "utf8")).toBe("already here");
   });
 
-  it("fails on a corrupt part without leaving a binary to start, and is tried again afterwards", async () => {
-    const broken = path.join(root, "broken");
-    execFileSync("cp", ["-r", packed, broken]);
-    const part = path.join(broken, "chromium.2.zst");
-    const good = readFileSync(part);
-    writeFileSync(part, good.subarray(0, good.length / 2));
-    const into = path.join(root, "tmp-3", "shotline-chromium");
-    await expect(unpackChromium(broken, into)).rejects.toThrow();
-    expect(existsSync(path.join(into, "chromium"))).toBe(false);
-    writeFileSync(part, good);
-    const { executablePath } = await unpackChromium(broken, into);
-    expect(readFileSync(executablePath).equals(binary)).toBe(true);
-    expect(lstatSync(path.join(into, "libEGL.so")).isSymbolicLink()).toBe(true);
-  });
+  it.each(WAYS.flatMap((way) => [`${way} truncated`, `${way} scrambled`, `${way} short`]))(
+    "%s: fails on a corrupt part without leaving a binary to start, and is tried again afterwards",
+    async (name) => {
+      const [way, damage] = name.split(" ") as [UnpackWay, string];
+      const broken = path.join(root, `broken-${way}-${damage}`);
+      execFileSync("cp", ["-r", packed, broken]);
+      // Part 1 holds random bytes (part 2 is a short run of sevens: too small to scramble).
+      const part = path.join(broken, damage === "scrambled" ? "chromium.1.zst" : "chromium.2.zst");
+      const good = readFileSync(part);
+      const scrambled = Buffer.from(good);
+      for (let i = 200; i < scrambled.length; i += 997) scrambled[i] = scrambled[i]! ^ 0x5a;
+      // "short": a valid zstd frame of a part that decodes to fewer bytes than its place in the binary.
+      const bad = { truncated: good.subarray(0, good.length / 2), scrambled, short: zstdCompressSync(binary.subarray(0, 1000)) }[damage]!;
+      writeFileSync(part, bad);
+      const into = path.join(root, `tmp-3-${way}-${damage}`, "shotline-chromium");
+      await expect(unpackChromium(broken, into, way)).rejects.toThrow();
+      expect(existsSync(path.join(into, "chromium"))).toBe(false);
+      writeFileSync(part, good);
+      const { executablePath } = await unpackChromium(broken, into, way);
+      expect(readFileSync(executablePath).equals(binary)).toBe(true);
+      expect(lstatSync(path.join(into, "libEGL.so")).isSymbolicLink()).toBe(true);
+    },
+  );
 
   it("refuses a folder that is not a packed layer", async () => {
     await expect(unpackChromium(source, path.join(root, "tmp-4"))).rejects.toThrow(/not a packed Chromium layer/);
