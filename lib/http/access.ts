@@ -36,8 +36,8 @@ export interface AccessDependencies {
   verifyPayment(headers: Readonly<Record<string, string>>, amount: number, resource: Resource, requestId: string): Promise<VerifiedPayment>;
   settlePayment(payment: VerifiedPayment, purpose: Purpose, request: { resource: Resource; at: Date }, settleBy: number): Promise<Settlement>;
   releasePayment(payment: VerifiedPayment): Promise<void>;
-  /** The account's balance now (micro-USD), for the answer's header. */
-  balanceOf(accountId: string): Promise<number>;
+  /** The account's balance (micro-USD) for the answer's header: read now, or one read at most `maxAgeMs` ago. */
+  balanceOf(accountId: string, maxAgeMs?: number): Promise<number>;
   claimIdempotency(accountId: string, key: string, fingerprint: string, requestId: string, leaseUntil: number): Promise<Claim>;
   completeIdempotency(accountId: string, key: string, requestId: string, answer: string): Promise<void>;
   releaseIdempotency(accountId: string, key: string, requestId: string): Promise<void>;
@@ -45,6 +45,23 @@ export interface AccessDependencies {
   openCache(request: CacheRequest): Promise<CacheSlot | null>;
   /** The account a signed link (its raw query) is charged to (lib/http/signed-links.ts); 403 when it is not validly signed. */
   signedAccount(query: string): Promise<Account>;
+}
+
+// Balances this container read lately, per account: a free route may report one up to a second old
+// (docs/api.md, "Steering headers") rather than wait for a read. Every fresh read (after a charge,
+// a refund, a top-up) replaces it, so this container never reports an older balance than it has seen.
+const recentBalances = new Map<string, { balance: number; at: number }>();
+const RECENT_BALANCES = 10_000;
+
+async function balanceOf(accountId: string, maxAgeMs = 0): Promise<number> {
+  const recent = recentBalances.get(accountId);
+  if (recent && maxAgeMs > 0 && Date.now() - recent.at <= maxAgeMs) return recent.balance;
+  const at = Date.now();
+  const balance = (await getAccount(accountId))?.balance ?? 0;
+  recentBalances.delete(accountId);
+  recentBalances.set(accountId, { balance, at });
+  if (recentBalances.size > RECENT_BALANCES) recentBalances.delete(recentBalances.keys().next().value!);
+  return balance;
 }
 
 /** The ledger in DynamoDB and x402 through the configured facilitator. */
@@ -57,7 +74,7 @@ export const realAccess: AccessDependencies = {
   verifyPayment,
   settlePayment,
   releasePayment,
-  balanceOf: async (accountId) => (await getAccount(accountId))?.balance ?? 0,
+  balanceOf,
   claimIdempotency,
   completeIdempotency,
   releaseIdempotency,

@@ -107,6 +107,9 @@ function resourceOf(event: APIGatewayProxyEventV2, route: Route, discovery: () =
 /** An Idempotency-Key claim outlives its request's deadline by this much before a retry may take it over. */
 const LEASE_MARGIN_MS = 5_000;
 
+/** A public route's balance header may come from a read this old (ms). */
+const PUBLIC_BALANCE_AGE_MS = 1_000;
+
 /** How long an answer waits for the balance it reports; without it, the header is left out. */
 const BALANCE_WAIT_MS = 1_000;
 
@@ -232,9 +235,10 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const { internal } = request;
       internal.grant = await authorize(route, accessRequest(request), deps);
       // A public route (metadata: free, open to anyone) cannot change the balance its answer
-      // reports, so it is read while the work runs. (A top-up, free too, changes it: read after.)
+      // reports, so it is read while the work runs, or taken from a read at most a second old.
+      // (A top-up, free too, changes it: read after.)
       const account = internal.grant.account;
-      if (route.access === "public" && account) internal.balance = deps.balanceOf(account.accountId).catch(() => null);
+      if (route.access === "public" && account) internal.balance = deps.balanceOf(account.accountId, PUBLIC_BALANCE_AGE_MS).catch(() => null);
       // Paid with x402: the work ends early enough that settling always has its reserved time.
       if (internal.grant.payment) {
         internal.clearDeadline();

@@ -55,6 +55,19 @@ describe("steering headers", () => {
     expect(failed.headers.get("x-balance-micro-usd")).toBe(String(account.balance));
   });
 
+  it("metadata's balance is at most a second old: it shows this instance's charge at once, a credit made elsewhere within the second", async () => {
+    const account = await freshKey();
+    const metadata = () => postJson("/api/v1/metadata", { url: fixture("/simple") }, account.auth);
+    expect((await metadata()).headers.get("x-balance-micro-usd")).toBe(String(account.balance));
+    const render = await postJson("/api/v1/html-to-screenshot", tiny, account.auth);
+    expect(render.headers.get("x-balance-micro-usd")).toBe(String(account.balance - 5000));
+    expect((await metadata()).headers.get("x-balance-micro-usd")).toBe(String(account.balance - 5000));
+    // Another process writes the table (as another Lambda instance would): seen a second later at most.
+    admin(inject("localDir"), "credit", account.email, "1");
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await metadata()).headers.get("x-balance-micro-usd")).toBe(String(account.balance - 5000 + 1_000_000));
+  });
+
   it("over the limit: 429 with the limit exhausted (r=0) and when it resets", async () => {
     const account = await freshKey();
     admin(inject("localDir"), "limit", account.email, "1");
