@@ -74,12 +74,13 @@ export function frameFrom(base: Buffer, width: number, height: number, box: Box,
 
 /**
  * The mockup: `frame` with `capture` (RGB, the box's size) in its box and `patches` (rectangles of
- * the frame drawn otherwise, such as the browser bar's address) over it.
+ * the frame drawn otherwise, such as the browser bar's address) over it, written into `out` (a
+ * buffer of the frame's size, reused: fresh memory costs a page fault per 4 KB) or a new buffer.
  */
-export function composeOver(frame: Frame, capture: Buffer, patches: readonly Pixels[] = []): Buffer {
+export function composeOver(frame: Frame, capture: Buffer, patches: readonly Pixels[] = [], out: Buffer = Buffer.allocUnsafe(frame.base.length)): Buffer {
   const { box, base, width } = frame;
   if (capture.length !== box.width * box.height * 3) throw new Error(`a ${box.width}x${box.height} capture was expected`);
-  const out = Buffer.allocUnsafe(base.length);
+  if (out.length !== base.length) throw new Error("the output buffer is not the frame's size");
   base.copy(out);
   const row = box.width * 3;
   for (let y = 0; y < box.height; y++) capture.copy(out, ((box.y + y) * width + box.x) * 3, y * row, (y + 1) * row);

@@ -3,7 +3,7 @@ import type { Sharp } from "sharp";
 import { escapeHtml } from "../text.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "./backgrounds.js";
 import { withComposerPage } from "./browser.js";
-import { chromiumFormat, type ImageOutput, loadSharp } from "./encode.js";
+import { chromiumFormat, finishImage, type ImageOutput, loadSharp } from "./encode.js";
 import { type Box, composeOver, type Frame, frameBytes, frameFrom, type Pixels } from "./mockup-frame.js";
 import type { MockupFrame } from "./options.js";
 import { captureTiles, needsTiles } from "./tiles.js";
@@ -238,9 +238,11 @@ const frames = new Map<string, Frame>();
 const drawing = new Map<string, Promise<Frame | null>>();
 const addresses = new Map<string, Promise<Pixels>>();
 
-/** Frames held and the bytes they take (tests see that the cache is used and stays bounded). */
+let composedOverFrames = 0;
+
+/** Frames held, the bytes they take, and mockups composed over them so far (tests see that the cache is used and stays bounded). */
 export function frameCacheStats() {
-  return { frames: frames.size, bytes: [...frames.values()].reduce((sum, frame) => sum + frameBytes(frame), 0) };
+  return { frames: frames.size, bytes: [...frames.values()].reduce((sum, frame) => sum + frameBytes(frame), 0), composed: composedOverFrames };
 }
 
 /** Keeps `frame` for `key` within FRAME_CACHE_BYTES, the least recently used dropped first. */
@@ -338,11 +340,12 @@ function addressFor(page: Page, windowWidth: number, options: MockupOptions): Pr
 }
 
 /**
- * The mockup composed in Node over this layout's kept frame, not yet encoded; null when it must be
+ * The mockup composed in Node over this layout's kept frame, encoded in chromiumFormat(options)
+ * (or not yet encoded when sharp has more to do: a thumbnail, AVIF); null when it must be
  * drawn whole: a layout met for the first time, a capture that may be transparent, a fractional
  * device scale (the capture would not sit on whole pixels), or a frame that lies over the capture's inside.
  */
-async function composeOverFrame(page: Page, capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Sharp | null> {
+async function composeOverFrame(page: Page, capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer | Sharp | null> {
   if (options.omitBackground || !Number.isInteger(options.deviceScaleFactor)) return null;
   const frame = await frameFor(page, width, height, options);
   if (!frame) return null;
@@ -359,8 +362,21 @@ async function composeOverFrame(page: Page, capture: Buffer, width: number, heig
     // The bar lies right above the capture, as wide as the window.
     patches.push({ ...address, x: frame.box.x + address.x, y: frame.box.y - BROWSER_BAR_HEIGHT * options.deviceScaleFactor + address.y });
   }
-  return sharp(composeOver(frame, data, patches), { raw: { width: frame.width, height: frame.height, channels: 3 }, limitInputPixels: false });
+  composedOverFrames++;
+  const raw = { raw: { width: frame.width, height: frame.height, channels: 3 as const }, limitInputPixels: false };
+  // More work for sharp (a thumbnail, AVIF): the pipeline, over pixels of its own.
+  if (chromiumFormat(options) !== options.format) return sharp(composeOver(frame, data, patches), raw);
+  // Encoded here, so the pixels' buffer is free again afterwards: the next mockup of this size reuses it.
+  const out = scratch?.length === frame.base.length ? scratch : undefined;
+  scratch = null;
+  const pixels = composeOver(frame, data, patches, out);
+  const encoded = await finishImage(sharp(pixels, raw), options);
+  scratch = pixels;
+  return encoded;
 }
+
+/** The last composed mockup's pixels, free for the next one of its size. */
+let scratch: Buffer | null = null;
 
 /**
  * Composes `capture` (a PNG of `width` x `height` CSS px at the device scale) into the mockup:

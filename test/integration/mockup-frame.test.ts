@@ -47,14 +47,18 @@ const options = (extra: Partial<MockupOptions>): MockupOptions => ({
   ...extra,
 });
 
-/** The same mockup three times: what each call answered (encoded) and whether the composer drew it whole. */
+/** `composeMockup`, encoded, and whether the composer drew it whole (else it was composed over a kept frame). */
+async function compose(capture: Buffer, width: number, height: number, mockup: MockupOptions) {
+  const before = frameCacheStats().composed;
+  const image = await finishImage(await composeMockup(capture, width, height, mockup), mockup);
+  return { drawnWhole: frameCacheStats().composed === before, image };
+}
+
+/** The same mockup three times. */
 async function threeTimes(width: number, height: number, mockup: MockupOptions) {
   const capture = await pattern(Math.round(width * mockup.deviceScaleFactor), Math.round(height * mockup.deviceScaleFactor));
   const answers = [];
-  for (let i = 0; i < 3; i++) {
-    const composed = await composeMockup(capture, width, height, mockup);
-    answers.push({ drawnWhole: Buffer.isBuffer(composed), image: await finishImage(composed, mockup) });
-  }
+  for (let i = 0; i < 3; i++) answers.push(await compose(capture, width, height, mockup));
   return answers;
 }
 
@@ -88,13 +92,13 @@ describe("mockups composed over a kept frame", () => {
     const [a] = await threeTimes(640, 400, options({ frame: "browser", host: "first.example" }));
     const mockup = options({ frame: "browser", host: "second.example" });
     const capture = await pattern(1280, 800);
-    const composed = await composeMockup(capture, 640, 400, mockup);
-    expect(Buffer.isBuffer(composed)).toBe(false);
+    const composed = await compose(capture, 640, 400, mockup);
+    expect(composed.drawnWhole).toBe(false);
     // Not the first host's bar: the address differs; the whole looks as the composer draws it.
-    expect(await largestDifference(a!.image, await finishImage(composed, mockup))).toBeGreaterThan(50);
-    const drawnWhole = await composeMockup(capture, 640, 400, { ...mockup, omitBackground: true });
-    expect(Buffer.isBuffer(drawnWhole)).toBe(true);
-    expect(await largestDifference(drawnWhole as Buffer, await finishImage(composed, mockup))).toBeLessThanOrEqual(2);
+    expect(await largestDifference(a!.image, composed.image)).toBeGreaterThan(50);
+    const drawnWhole = await compose(capture, 640, 400, { ...mockup, omitBackground: true });
+    expect(drawnWhole.drawnWhole).toBe(true);
+    expect(await largestDifference(drawnWhole.image, composed.image)).toBeLessThanOrEqual(2);
   });
 
   it("a capture that may be transparent, or a fractional device scale, is always drawn whole and keeps no frame", async () => {
@@ -104,6 +108,21 @@ describe("mockups composed over a kept frame", () => {
       expect(answers.map((answer) => answer.drawnWhole)).toEqual([true, true, true]);
     }
     expect(frameCacheStats()).toEqual(before);
+  });
+
+  it("a JPEG, a thumbnail or an AVIF of a kept layout is composed over the frame too", async () => {
+    const mockup = options({ frame: "none", padding: 24 });
+    await threeTimes(400, 300, mockup);
+    const capture = await pattern(800, 600);
+    const thumbnail = await compose(capture, 400, 300, { ...mockup, imageWidth: 200 });
+    expect(thumbnail.drawnWhole).toBe(false);
+    expect((await sharp(thumbnail.image).metadata()).width).toBe(200);
+    const avif = await compose(capture, 400, 300, { ...mockup, format: "avif" });
+    expect(avif.drawnWhole).toBe(false);
+    expect((await sharp(avif.image).metadata()).format).toBe("heif");
+    const jpeg = await compose(capture, 400, 300, { ...mockup, format: "jpeg", quality: 90 });
+    expect(jpeg.drawnWhole).toBe(false);
+    expect((await sharp(jpeg.image).metadata()).format).toBe("jpeg");
   });
 
   it("keeps frames within their memory budget", async () => {
