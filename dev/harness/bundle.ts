@@ -97,7 +97,8 @@ export function firstLine(args: readonly string[], env: NodeJS.ProcessEnv, timeo
       resolve({ line: out.slice(0, out.indexOf("\n")), ms: performance.now() - started });
     });
     child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    child.once("exit", (code) => {
+    // "close", not "exit": a process may exit before the pipe has handed over all it wrote (a long line).
+    child.once("close", (code) => {
       clearTimeout(timer);
       if (!out.includes("\n")) reject(new Error(`${args.join(" ").slice(0, 200)} exited (${code}) without answering:\n${err.slice(-2000)}`));
     });

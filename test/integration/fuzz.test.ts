@@ -196,9 +196,14 @@ async function send(sent: Sent): Promise<Seen> {
   return { sent, status: res.status, contentType: res.headers.get("content-type"), text: await res.text() };
 }
 
-/** What must hold of every answer: no 5xx, and every 4xx is our JSON error (or, for a 402 asking for payment, x402 v1's shape with our code). */
+/**
+ * What must hold of every answer: no 5xx but a render's time running out (504 RENDER_TIMEOUT: a
+ * heavy combination, such as a full-page AVIF mockup at 2x, may not fit the request's time on a slow
+ * machine), and every error is our JSON error (or, for a 402 asking for payment, x402 v1's shape with our code).
+ */
 function problems(seen: Seen): string | null {
-  if (seen.status >= 500) return `answered ${seen.status}: ${seen.text.slice(0, 300)}`;
+  const timedOut = seen.status === 504 && /"code":"RENDER_TIMEOUT"/.test(seen.text);
+  if (seen.status >= 500 && !timedOut) return `answered ${seen.status}: ${seen.text.slice(0, 300)}`;
   if (seen.status < 400) return null;
   if (!seen.contentType?.startsWith("application/json")) return `a ${seen.status} as ${seen.contentType}`;
   try {

@@ -177,7 +177,9 @@ describe("DynamoDB Local stopped during a request", () => {
     }
     expect(res.status).toBe(504);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("RENDER_TIMEOUT");
-    expect(Date.now() - started, "the answer did not wait on the stopped table").toBeLessThan(5_000);
+    // Waiting on the table would last until it is back (after the answer: never); the render's own
+    // time-out and the stuck-browser probe take 2-5 s, more on a slow machine.
+    expect(Date.now() - started, "the answer did not wait on the stopped table").toBeLessThan(10_000);
     await eventually(async () => (await usage()).balance_micro_usd === before);
     await sleep(5_000);
     const report = await usage();
