@@ -18,5 +18,6 @@ const event = {
 };
 const result = await handler(event, { awsRequestId: `bundle-${Date.now()}`, getRemainingTimeInMillis: () => 25_000 });
 const invokeMs = performance.now() - initMs;
-process.stdout.write(`${JSON.stringify({ result, init_ms: Math.round(initMs), invoke_ms: Math.round(invokeMs) })}\n`);
-process.exit(0);
+// Exit once the line is written: a pipe takes a long line (a large image) in several writes, and
+// process.exit() would cut it short.
+process.stdout.write(`${JSON.stringify({ result, init_ms: Math.round(initMs), invoke_ms: Math.round(invokeMs) })}\n`, () => process.exit(0));
