@@ -48,7 +48,7 @@ export interface AccessDependencies {
 }
 
 // Balances this container read lately, per account: a free route may report one up to a second old
-// (docs/api.md, "Steering headers") rather than wait for a read. Every fresh read (after a charge,
+// (docs/agents.md, "Headers to steer by") rather than wait for a read. Every fresh read (after a charge,
 // a refund, a top-up) replaces it, so this container never reports an older balance than it has seen.
 const recentBalances = new Map<string, { balance: number; at: number }>();
 const RECENT_BALANCES = 10_000;

@@ -234,6 +234,8 @@ const MAX_FRAME_BYTES = 32 * 2 ** 20;
 const SEEN_LAYOUTS = 64;
 const ADDRESS_CACHE_SIZE = 64;
 const seenLayouts = new Map<string, true>();
+// Layouts whose frame cannot be kept (it lies over the capture's inside): drawn whole, not tried again.
+const undrawable = new Map<string, true>();
 const frames = new Map<string, Frame>();
 const drawing = new Map<string, Promise<Frame | null>>();
 const addresses = new Map<string, Promise<Pixels>>();
@@ -278,6 +280,8 @@ async function drawFrame(page: Page, width: number, height: number, options: Moc
   await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: scale });
   await page.setContent(mockupHtml("#000000", width, height, { ...options, host: null }, backdrop), { waitUntil: "load" });
   const box = await boxOf(page, ".capture");
+  // The capture must sit on whole pixels (it does in every frame: padding and insets are whole CSS px).
+  if (![box.x, box.y, box.width, box.height].every(Number.isInteger)) return null;
   const base = await rgbOf(await page.screenshot({ type: "png", optimizeForSpeed: true }));
   await page.$eval(".capture", (element) => {
     (element as HTMLElement).style.background = "#ffffff";
@@ -318,6 +322,7 @@ async function frameFor(page: Page, width: number, height: number, options: Mock
   if (kept) return kept;
   const pending = drawing.get(key);
   if (pending) return pending;
+  if (undrawable.has(key)) return null;
   if (!seenLayouts.has(key)) {
     remember(seenLayouts, key, true, SEEN_LAYOUTS);
     return null;
@@ -326,6 +331,7 @@ async function frameFor(page: Page, width: number, height: number, options: Mock
   drawing.set(key, drawn);
   const frame = await drawn;
   if (frame) keepFrame(key, frame);
+  else remember(undrawable, key, true, SEEN_LAYOUTS);
   return frame;
 }
 
