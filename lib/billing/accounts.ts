@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
+import { remember } from "../lru.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
 import { emailTaken, unauthorized } from "./errors.js";
 import { accountKey, apiKeyKey, emailKey } from "./keys.js";
@@ -123,9 +124,7 @@ export async function authenticate(authorization: string): Promise<Account> {
   const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: apiKeyKey(keyHash), ConsistentRead: true }));
   const account = Item ? await getAccount((Item as { accountId: string }).accountId) : null;
   if (!account) throw unauthorized("This API key is not valid.");
-  authCache.delete(keyHash);
-  authCache.set(keyHash, { account, at: Date.now() });
-  if (authCache.size > AUTH_CACHE_SIZE) authCache.delete(authCache.keys().next().value!);
+  remember(authCache, keyHash, { account, at: Date.now() }, AUTH_CACHE_SIZE);
   return account;
 }
 

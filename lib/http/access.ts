@@ -7,6 +7,7 @@ import { config } from "../config.js";
 import { type Deadline, orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
+import { remember } from "../lru.js";
 import { type Purpose, type Settlement, settlePayment } from "../payments/settlement.js";
 import { paymentIdentifierOf, type Resource, releasePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
@@ -58,9 +59,7 @@ async function balanceOf(accountId: string, maxAgeMs = 0): Promise<number> {
   if (recent && maxAgeMs > 0 && Date.now() - recent.at <= maxAgeMs) return recent.balance;
   const at = Date.now();
   const balance = (await getAccount(accountId))?.balance ?? 0;
-  recentBalances.delete(accountId);
-  recentBalances.set(accountId, { balance, at });
-  if (recentBalances.size > RECENT_BALANCES) recentBalances.delete(recentBalances.keys().next().value!);
+  remember(recentBalances, accountId, { balance, at }, RECENT_BALANCES);
   return balance;
 }
 

@@ -1,5 +1,6 @@
 import type { Page } from "puppeteer-core";
 import type { Sharp } from "sharp";
+import { recall, remember } from "../lru.js";
 import { escapeHtml } from "../text.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "./backgrounds.js";
 import { withComposerPage } from "./browser.js";
@@ -176,21 +177,6 @@ body { background: ${background}; display: flex; align-items: center; justify-co
 .lip { position: absolute; top: 0; left: 50%; width: 15%; height: 7px; transform: translateX(-50%); border-radius: 0 0 9px 9px;
   background: ${dark ? "linear-gradient(#2a2b30, #45474d)" : "linear-gradient(#b9bcc3, #dcdee2)"}; }
 </style></head><body${backdrop === "render" ? ' class="backdrop"' : ""}>${frames[options.frame]()}</body></html>`;
-}
-
-/** `map` as a cache of at most `max` entries: `key` set to `value` as the newest, the oldest dropped. */
-function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): V {
-  map.delete(key);
-  map.set(key, value);
-  while (map.size > max) map.delete(map.keys().next().value!);
-  return value;
-}
-
-/** The entry for `key`, made the newest. */
-function recall<K, V>(map: Map<K, V>, key: K): V | undefined {
-  const value = map.get(key);
-  if (value !== undefined) remember(map, key, value, Number.POSITIVE_INFINITY);
-  return value;
 }
 
 // Backdrops are rendered at this fraction of the device scale (a quarter of the pixels at 0.5).
