@@ -30,7 +30,9 @@ export function benchFilterLists() {
     const build_ms = fresh(
       `import { buildFilterEngines } from "./lib/render/filter-build.ts";\n${timed(`buildFilterEngines(${JSON.stringify(dir)}, [list])`)}`,
     );
-    const load_ms = fresh(`import { loadFilterLists } from "./lib/render/filter-lists.ts";\n${timed("loadFilterLists([list])")}`, { FILTER_LISTS_DIR: dir });
+    const load_ms = fresh(`import { loadFilterLists } from "./lib/render/filter-lists.ts";\n${timed("await loadFilterLists([list])")}`, {
+      FILTER_LISTS_DIR: dir,
+    });
     return { build_ms, load_ms };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -77,7 +77,9 @@ export function Api({ stack, app }: StackContext) {
       memorySize: row.memoryMB,
       timeout: row.timeoutSeconds,
       // sharp is copied in (COPIED_FILES): left external, and not installed by SST (which would fetch an old sharp).
-      nodejs: { format: "esm", minify: true, sourcemap: true, esbuild: { external: ["sharp"] } },
+      // Split: code behind a dynamic import (x402's libraries, the filter engine, puppeteer's WebDriver
+      // BiDi) is its own file, compiled only when used, not at every cold start (docs/design.md).
+      nodejs: { format: "esm", minify: true, sourcemap: true, splitting: true, esbuild: { external: ["sharp"] } },
       environment: Object.assign({ STAGE: app.stage, SHOTLINE_VERSION: packageVersion() }, ...granted.map((grant) => grant.environment)),
       permissions: granted.flatMap((grant) => grant.permissions),
       ...(copyFiles.length ? { copyFiles } : {}),

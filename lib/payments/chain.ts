@@ -1,5 +1,5 @@
-import { createPublicClient, http, type PublicClient, parseAbi, parseEventLogs } from "viem";
 import { config } from "../config.js";
+import { onceUntilFailure } from "../once.js";
 
 // What the chain says about an EIP-3009 authorisation: the ground truth behind a settlement the
 // facilitator left pending (or that a crash interrupted). The token contract (Circle's USDC) marks
@@ -7,11 +7,11 @@ import { config } from "../config.js";
 // AuthorizationUsed event and checked against what was paid for: the authorisation's nonce could
 // have been spent by another authorisation of the same payer, to someone else.
 
-const usdc = parseAbi([
+const USDC = [
   "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
   "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
   "event Transfer(address indexed from, address indexed to, uint256 value)",
-]);
+] as const;
 
 /** Public RPC endpoints for the networks x402 is usually run on, when X402_RPC_URL is not set. */
 const PUBLIC_RPC: Readonly<Record<string, string>> = { "eip155:8453": "https://mainnet.base.org", "eip155:84532": "https://sepolia.base.org" };
@@ -32,20 +32,19 @@ export interface ExpectedTransfer {
 /** "paid": mined, to us, in full; "unused": not mined (yet); "elsewhere": the nonce was spent on a transfer that does not pay us. */
 export type TransferState = { readonly state: "paid"; readonly transaction: string } | { readonly state: "unused" | "elsewhere" };
 
-let client: PublicClient | undefined;
-
-function chain(): PublicClient {
+/** The chain's client and viem, loaded on first use (not at every cold start: lib/payments/facilitator.ts). */
+const chain = onceUntilFailure(async () => {
   const url = config.X402_RPC_URL ?? PUBLIC_RPC[config.X402_NETWORK];
   if (!url) throw new Error(`no RPC endpoint for ${config.X402_NETWORK}: set X402_RPC_URL`);
-  client ??= createPublicClient({ transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 1 }) });
-  return client;
-}
+  const { createPublicClient, http, parseAbi, parseEventLogs } = await import("viem");
+  return { rpc: createPublicClient({ transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 1 }) }), usdc: parseAbi(USDC), parseEventLogs };
+});
 
 const hex = (value: string) => value as `0x${string}`;
 
 /** Where the transfer of `expected` stands on chain now. */
 export async function transferOf(expected: ExpectedTransfer): Promise<TransferState> {
-  const rpc = chain();
+  const { rpc, usdc, parseEventLogs } = await chain();
   const asset = hex(config.X402_ASSET);
   const used = await rpc.readContract({ address: asset, abi: usdc, functionName: "authorizationState", args: [hex(expected.from), hex(expected.nonce)] });
   if (!used) return { state: "unused" };

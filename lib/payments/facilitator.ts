@@ -1,11 +1,6 @@
-import { x402Facilitator } from "@x402/core/facilitator";
-import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
-import { toFacilitatorEvmSigner } from "@x402/evm";
-import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
-import { createWalletClient, defineChain, http, publicActions } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { config } from "../config.js";
+import { onceUntilFailure } from "../once.js";
 
 /** What the service needs of a facilitator: check a payment, then move the money. */
 export interface Facilitator {
@@ -13,15 +8,27 @@ export interface Facilitator {
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
 }
 
-let facilitator: Facilitator | undefined;
-
 /**
  * The facilitator from configuration: in-process on a chain we have a key for (the local stack's
- * anvil), or a remote one by URL (production: the public x402 facilitator or Coinbase CDP).
+ * anvil), or a remote one by URL (production: the public x402 facilitator or Coinbase CDP). Its
+ * libraries (viem and the x402 SDK, a sixth of a rendering function's code) are loaded on the first
+ * payment, not at every cold start: most requests pay with a key.
  */
-export function getFacilitator(): Facilitator {
-  if (facilitator) return facilitator;
+export const getFacilitator = onceUntilFailure(async (): Promise<Facilitator> => {
   if (config.X402_RPC_URL && config.X402_FACILITATOR_PRIVATE_KEY) {
+    const [
+      { x402Facilitator },
+      { toFacilitatorEvmSigner },
+      { registerExactEvmScheme },
+      { createWalletClient, defineChain, http, publicActions },
+      { privateKeyToAccount },
+    ] = await Promise.all([
+      import("@x402/core/facilitator"),
+      import("@x402/evm"),
+      import("@x402/evm/exact/facilitator"),
+      import("viem"),
+      import("viem/accounts"),
+    ]);
     const chainId = Number(config.X402_NETWORK.split(":")[1]);
     const chain = defineChain({
       id: chainId,
@@ -39,13 +46,12 @@ export function getFacilitator(): Facilitator {
       signer: toFacilitatorEvmSigner({ ...wallet, address: account.address } as never, { confirmationTimeoutMs: config.X402_SETTLE_TIMEOUT_SECONDS * 500 }),
       networks: config.X402_NETWORK as `${string}:${string}`,
     });
-    facilitator = local;
-  } else {
-    // Its own time limit is the settling time; a request gives it less when less is left.
-    facilitator = new HTTPFacilitatorClient({
-      url: config.X402_FACILITATOR_URL,
-      timeoutMs: config.X402_SETTLE_TIMEOUT_SECONDS * 1000,
-    }) as unknown as Facilitator;
+    return local;
   }
-  return facilitator;
-}
+  const { HTTPFacilitatorClient } = await import("@x402/core/server");
+  // Its own time limit is the settling time; a request gives it less when less is left.
+  return new HTTPFacilitatorClient({
+    url: config.X402_FACILITATOR_URL,
+    timeoutMs: config.X402_SETTLE_TIMEOUT_SECONDS * 1000,
+  }) as unknown as Facilitator;
+});

@@ -161,7 +161,7 @@ export async function settlePayment(
   const until = Date.now() + budget;
   const result = await orTimeout(
     getFacilitator()
-      .settle(payment.payload, payment.requirements)
+      .then((facilitator) => facilitator.settle(payment.payload, payment.requirements))
       .catch((error: unknown) => {
         log.warn("the facilitator failed to settle", { requestId, error: describeError(error) });
         return null;

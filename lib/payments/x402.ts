@@ -212,7 +212,7 @@ export async function verifyPayment(
   }
   const requirements = (sent.version === 2 ? requirementsV2(amount) : requirementsV1(amount, resource)) as PaymentRequirements;
   const result = await getFacilitator()
-    .verify(sent.payload, requirements)
+    .then((facilitator) => facilitator.verify(sent.payload, requirements))
     .catch((error: unknown) => {
       // A payload the facilitator cannot even read, or a facilitator that answers 4xx: the payment is refused, not our failure.
       log.warn("payment verification failed", { requestId, error: describeError(error) });

@@ -7,6 +7,7 @@ import { config } from "../config.js";
 import { aborted, orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
+import { onceUntilFailure } from "../once.js";
 import { semaphore } from "../semaphore.js";
 import { isPacked, unpackChromium, unpackedDir } from "./chromium-pack.js";
 import { invalidUrl, renderError } from "./errors.js";
@@ -120,18 +121,8 @@ async function prepareChromium(): Promise<ChromiumRuntime> {
   return { executablePath, env: { FONTCONFIG_PATH: writeFontconfig(fontsRoot, [path.join(tmpdir(), "fonts"), ourFonts]) } };
 }
 
-let chromiumRuntime: Promise<ChromiumRuntime> | null = null;
-
 /** prepareChromium(), shared by both browsers; tried again after a failure. */
-function runnableChromium(): Promise<ChromiumRuntime> {
-  if (chromiumRuntime) return chromiumRuntime;
-  const pending = prepareChromium();
-  chromiumRuntime = pending;
-  pending.catch(() => {
-    if (chromiumRuntime === pending) chromiumRuntime = null;
-  });
-  return pending;
-}
+const runnableChromium = onceUntilFailure(prepareChromium);
 
 /** One lazily launched Chromium, relaunched behind a lock when it has died. */
 class ManagedBrowser {

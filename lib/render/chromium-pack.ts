@@ -9,51 +9,84 @@ import { brotliDecompressSync, constants, zstdCompressSync } from "node:zlib";
 // compressed (67 MB) and inflates it into /tmp on every cold start: measured here 1.4 s of CPU for
 // brotli alone, 2.5 s to the first page with its README's code. Uncompressed (200 MB) it does not fit
 // Lambda's 250 MB (function + layers) next to our fonts, filter lists and sharp. So at deploy the
-// binary is split into PARTS pieces, each zstd-compressed (decompresses ~4x faster than brotli), and
-// a cold start writes them into /tmp in parallel. Its small archives (SwiftShader, Amazon Linux 2023
-// libraries, Open Sans) are unpacked in the layer itself: nothing to do for them at a cold start.
-// This module imports nothing of the project: stacks/ packs with it, lib/render/browser.ts unpacks.
+// binary is cut into parts: those that compress worst are kept as they are (copying costs a fraction
+// of decompressing), as many as RAW_GROWTH lets the layer grow by, and the rest zstd-compressed
+// (decompresses ~4x faster than brotli); a cold start writes them into /tmp. Its small archives
+// (SwiftShader, Amazon Linux 2023 libraries, Open Sans) are unpacked in the layer itself: nothing to
+// do for them at a cold start. This module imports nothing of the project: stacks/ packs with it,
+// lib/render/browser.ts unpacks.
 
-const PARTS = 4;
-// zstd level 9: 79 MB for the four parts (brotli's 67 MB), 5 s to pack; higher levels decompress no faster.
+/** The binary is judged in pieces of this size: each kept raw or compressed; neighbours of a kind make one part. */
+const SEGMENT = 4 * 1024 * 1024;
+/**
+ * How much larger than all-compressed the layer may get by holding pieces raw: 64 MiB holds ~130 of
+ * the binary's 200 MiB raw, and the function and its three layers stay ~25 MiB under Lambda's 250
+ * (asserted in test/infra).
+ */
+const RAW_GROWTH = 64 * 1024 * 1024;
+// zstd level 9: 79 MB for the whole binary (brotli's 67 MB); higher levels decompress no faster.
 const LEVEL = 9;
 const MANIFEST = "chromium.json";
 // 2: parts carry zstd's content checksum, so a damaged part fails to decompress instead of writing wrong bytes.
-const FORMAT = 2;
+// 3: parts may be raw (checked by their length; Lambda checks a layer's content by its SHA-256 when it is published).
+const FORMAT = 3;
+
+type Encoding = "zstd" | "raw";
 
 interface Manifest {
   readonly format: number;
   readonly source: string;
   readonly size: number;
-  readonly parts: readonly { readonly file: string; readonly offset: number }[];
+  readonly parts: readonly { readonly file: string; readonly offset: number; readonly encoding: Encoding }[];
 }
 
 const readManifest = (dir: string): Manifest | null =>
   existsSync(path.join(dir, MANIFEST)) ? (JSON.parse(readFileSync(path.join(dir, MANIFEST), "utf8")) as Manifest) : null;
 
+const compress = (data: Buffer, level: number) =>
+  zstdCompressSync(data, { params: { [constants.ZSTD_c_compressionLevel]: level, [constants.ZSTD_c_checksumFlag]: 1 } });
+
+/** Which pieces of `binary` to keep raw: those whose compression saves least, while the bytes they add stay within `rawGrowth`. */
+function rawPieces(binary: Buffer, segment: number, rawGrowth: number): boolean[] {
+  const pieces = Array.from({ length: Math.ceil(binary.length / segment) }, (_, i) => {
+    const piece = binary.subarray(i * segment, (i + 1) * segment);
+    return { i, growth: piece.length - compress(piece, LEVEL).length };
+  });
+  const raw = pieces.map(() => false);
+  let grown = 0;
+  for (const { i, growth } of pieces.sort((a, b) => a.growth - b.growth)) {
+    if (grown + Math.max(0, growth) > rawGrowth) break;
+    grown += Math.max(0, growth);
+    raw[i] = true;
+  }
+  return raw;
+}
+
 /**
- * Packs @sparticuz/chromium's bin/ (`source`) into `out`: chromium.json + chromium.<n>.zst, and the
- * folders swiftshader/, al2023/ and fonts/ unpacked. Skipped when `out` already holds this source.
+ * Packs @sparticuz/chromium's bin/ (`source`) into `out`: chromium.json + chromium.<n>.zst and
+ * chromium.<n>.bin, and the folders swiftshader/, al2023/ and fonts/ unpacked. Skipped when `out`
+ * already holds this source. `segment` and `rawGrowth` are for tests.
  */
-export function packChromium(source: string, out: string): void {
+export function packChromium(source: string, out: string, { segment = SEGMENT, rawGrowth = RAW_GROWTH } = {}): void {
   const binary = statSync(path.join(source, "chromium.br"));
-  const stamp = `${binary.size}:${binary.mtimeMs}`;
+  const stamp = `${binary.size}:${binary.mtimeMs}:${segment}:${rawGrowth}`;
   const previous = readManifest(out);
   if (previous?.format === FORMAT && previous.source === stamp) return;
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const whole = brotliDecompressSync(readFileSync(path.join(source, "chromium.br")));
-  const step = Math.ceil(whole.length / PARTS);
-  const parts = Array.from({ length: PARTS }, (_, i) => {
-    const file = `chromium.${i}.zst`;
-    writeFileSync(
-      path.join(out, file),
-      zstdCompressSync(whole.subarray(i * step, (i + 1) * step), {
-        params: { [constants.ZSTD_c_compressionLevel]: LEVEL, [constants.ZSTD_c_checksumFlag]: 1 },
-      }),
-    );
-    return { file, offset: i * step };
-  });
+  const raw = rawPieces(whole, segment, rawGrowth);
+  const parts: Manifest["parts"][number][] = [];
+  for (let first = 0; first < raw.length; ) {
+    let end = first + 1;
+    while (end < raw.length && raw[end] === raw[first]) end++;
+    const encoding: Encoding = raw[first] ? "raw" : "zstd";
+    const file = `chromium.${parts.length}.${encoding === "raw" ? "bin" : "zst"}`;
+    const bytes = whole.subarray(first * segment, end * segment);
+    writeFileSync(path.join(out, file), encoding === "raw" ? bytes : compress(bytes, LEVEL));
+    parts.push({ file, offset: first * segment, encoding });
+    first = end;
+  }
   for (const archive of ["swiftshader", "al2023", "fonts"]) {
     const into = path.join(out, archive);
     mkdirSync(into);
@@ -84,8 +117,8 @@ const UNPACKING = Symbol.for("shotline.chromium-unpacking");
 const registry = globalThis as { [UNPACKING]?: Map<string, Promise<UnpackedChromium>> };
 
 /**
- * Writes the packed binary of `dir` into `into` (the parts decompressed in parallel, each to its
- * offset) and links SwiftShader's libraries next to it, where Chromium looks for them. Once per
+ * Writes the packed binary of `dir` into `into` (each part copied or decompressed to its offset)
+ * and links SwiftShader's libraries next to it, where Chromium looks for them. Once per
  * `into` and process (a failure may be retried); a binary already there (a warm container) is used
  * as it is. Written under another name and renamed, so a half-written binary is never started. Runs
  * on a worker thread: at INIT the main thread is busy loading the function's code, and a stream on
@@ -128,12 +161,12 @@ export type UnpackWay = "reused-buffer" | "streams";
 
 /**
  * unpackChromium's work, on its worker thread; `load` gives it Node's built-in modules. The parts are
- * decompressed one after another through one 1 MB output buffer, written at their offsets: measured
- * here 310-360 ms for the 209 MB binary, where four parallel stream pipelines took 800-930 ms (a
- * stream hands on a new buffer for every chunk, and fresh memory costs a page fault per 4 KB; the
- * writes themselves are cheap). Node has no public call that decompresses into a buffer of the
- * caller's, so this one drives the decompressor's handle as zlib's own sync code does; should a
- * Node release change that, the streams do the work.
+ * copied or decompressed one after another through one 1 MB buffer, written at their offsets:
+ * measured here 310-360 ms for the 209 MB binary all compressed, where four parallel stream
+ * pipelines took 800-930 ms (a stream hands on a new buffer for every chunk, and fresh memory costs
+ * a page fault per 4 KB; the writes themselves are cheap). Node has no public call that decompresses
+ * into a buffer of the caller's, so this one drives the decompressor's handle as zlib's own sync
+ * code does; should a Node release change that, the streams do the work.
  */
 async function writeParts(
   load: (id: string) => unknown,
@@ -150,7 +183,7 @@ async function writeParts(
   const checkLength = (index: number, written: number) => {
     const { file, offset } = manifest.parts[index]!;
     const length = (manifest.parts[index + 1]?.offset ?? manifest.size) - offset;
-    if (written !== length) throw new Error(`${file} decompressed to ${written} bytes, not ${length}`);
+    if (written !== length) throw new Error(`${file} gave ${written} bytes, not ${length}`);
   };
   interface Handle {
     writeSync(flush: number, input: Buffer, inOffset: number, inLength: number, out: Buffer, outOffset: number, outLength: number): void;
@@ -170,14 +203,18 @@ async function writeParts(
     if (direct) {
       const input = Buffer.alloc(1 << 20);
       const output = Buffer.alloc(1 << 20);
-      for (const [index, { file, offset }] of manifest.parts.entries()) {
-        const z = decompressor();
+      for (const [index, { file, offset, encoding }] of manifest.parts.entries()) {
+        const z = encoding === "raw" ? null : decompressor();
         // A decoding error destroys the stream (its error event comes later, and is not needed).
-        z.on("error", () => undefined);
+        z?.on("error", () => undefined);
         const source = fs.openSync(join(dir, file), "r");
         try {
           let position = offset;
           for (let read = fs.readSync(source, input); read > 0; read = fs.readSync(source, input)) {
+            if (!z) {
+              position += fs.writeSync(fd, input, 0, read, position);
+              continue;
+            }
             let consumed = 0;
             for (;;) {
               z._handle!.writeSync(zlib.constants.ZSTD_e_continue, input, consumed, read - consumed, output, 0, output.length);
@@ -193,16 +230,17 @@ async function writeParts(
           checkLength(index, position - offset);
         } finally {
           fs.closeSync(source);
-          z.close();
+          z?.close();
         }
       }
     } else {
       const { pipeline } = load("node:stream/promises") as typeof import("node:stream/promises");
       // Every part settles before the file closes (one failing must not leave the others writing to a closed fd).
       const results = await Promise.allSettled(
-        manifest.parts.map(async ({ file, offset }, index) => {
+        manifest.parts.map(async ({ file, offset, encoding }, index) => {
           const sink = fs.createWriteStream("", { fd, start: offset, autoClose: false });
-          await pipeline(fs.createReadStream(join(dir, file), { highWaterMark: 1 << 22 }), zlib.createZstdDecompress({ chunkSize: 1 << 21 }), sink);
+          const read = fs.createReadStream(join(dir, file), { highWaterMark: 1 << 22 });
+          await (encoding === "raw" ? pipeline(read, sink) : pipeline(read, zlib.createZstdDecompress({ chunkSize: 1 << 21 }), sink));
           checkLength(index, sink.bytesWritten);
         }),
       );

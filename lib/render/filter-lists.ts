@@ -1,15 +1,16 @@
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { FiltersEngine, Request } from "@ghostery/adblocker";
+import type { FiltersEngine } from "@ghostery/adblocker";
 import { config } from "../config.js";
 import { log } from "../log.js";
-import { buildFilterEngines, type FilterList } from "./filter-build.js";
+import type { FilterList } from "./filter-build.js";
 
 // blockAds and blockTrackers (docs/api.md, "Page controls"): AdGuard's filter lists matched by
 // Ghostery's filter engine (lib/render/filter-build.ts). Building an engine takes about a second,
 // loading a built one 10-20 ms: the deployed stack has them built in a layer (FILTER_LISTS_DIR);
 // locally they are built once into the temp dir and kept for the next process, as the fonts are.
+// The engine's code (a tenth of a rendering function's) is loaded with the first list asked for.
 
 /**
  * A URL is matched on its first this many characters. Some of the lists' regular expressions take
@@ -19,30 +20,35 @@ import { buildFilterEngines, type FilterList } from "./filter-build.js";
  */
 export const MATCHED_URL_CHARS = 1024;
 
+let adblocker: typeof import("@ghostery/adblocker") | undefined;
 const engines = new Map<FilterList, FiltersEngine>();
 
-/** The engine of one list, loaded once per process (built first when running outside Lambda). */
-function engineOf(list: FilterList): FiltersEngine {
-  let engine = engines.get(list);
-  if (!engine) {
+/** Loads the engines of `lists`, once per process (built first when running outside Lambda), before the page loads. */
+export async function loadFilterLists(lists: readonly FilterList[]): Promise<void> {
+  if (!lists.length) return;
+  adblocker ??= await import("@ghostery/adblocker");
+  for (const list of lists) {
+    if (engines.has(list)) continue;
     const started = performance.now();
     const dir = config.FILTER_LISTS_DIR ?? path.join(tmpdir(), "shotline-filter-lists");
-    if (!config.FILTER_LISTS_DIR) buildFilterEngines(dir, [list]);
-    engine = FiltersEngine.deserialize(readFileSync(path.join(dir, `${list}.engine`)));
-    engines.set(list, engine);
+    if (!config.FILTER_LISTS_DIR) (await import("./filter-build.js")).buildFilterEngines(dir, [list]);
+    engines.set(list, adblocker.FiltersEngine.deserialize(readFileSync(path.join(dir, `${list}.engine`))));
     log.info("filter engine loaded", { list, ms: Math.round(performance.now() - started) });
   }
-  return engine;
 }
 
-/** Loads the engines of `lists` now (before the page loads, not in its first request's handler). */
-export function loadFilterLists(lists: readonly FilterList[]): void {
-  for (const list of lists) engineOf(list);
-}
-
-/** Whether a request of the page at `sourceUrl` is blocked by one of `lists` (loaded by loadFilterLists). */
+/** Whether a request of the page at `sourceUrl` is blocked by one of `lists` (loaded by loadFilterLists first). */
 export function blockedByLists(lists: readonly FilterList[], url: string, type: string, sourceUrl: string): boolean {
   if (!lists.length) return false;
-  const request = Request.fromRawDetails({ url: url.slice(0, MATCHED_URL_CHARS), type: type as Request["type"], sourceUrl });
+  const engineOf = (list: FilterList) => {
+    const engine = engines.get(list);
+    if (!engine || !adblocker) throw new Error(`the ${list} filter list is not loaded`);
+    return engine;
+  };
+  const request = adblocker!.Request.fromRawDetails({
+    url: url.slice(0, MATCHED_URL_CHARS),
+    type: type as import("@ghostery/adblocker").Request["type"],
+    sourceUrl,
+  });
   return lists.some((list) => engineOf(list).match(request).match);
 }

@@ -75,7 +75,7 @@ async function intercept(page: Page, options: CaptureOptions, origin: string | n
   const lists: FilterList[] = [...(options.blockAds ? ["ads" as const] : []), ...(options.blockTrackers ? ["trackers" as const] : [])];
   const adds = Object.keys(extra).length > 0;
   if (!adds && !patterns.length && !types.size && !lists.length) return;
-  loadFilterLists(lists);
+  await loadFilterLists(lists);
   await page.setRequestInterception(true);
   page.on("request", (request) => {
     if (request.isInterceptResolutionHandled()) return;

@@ -8,9 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPacked, packChromium, type UnpackWay, unpackChromium } from "../../../lib/render/chromium-pack.js";
 
 const WAYS: readonly UnpackWay[] = ["reused-buffer", "streams"];
+const PIECES = { segment: 256 * 1024, rawGrowth: 32 * 1024 };
 
 // A stand-in for @sparticuz/chromium's bin/ (its real 200 MB binary is packed and run by test/infra
-// and the cold-start bench): a 3 MB "binary" that does not split evenly, and the three archives.
+// and the cold-start bench): a 3.5 MB "binary" whose size is not a whole number of pieces, and the
+// three archives. Packed in 256 KiB pieces allowed to grow the layer by 32 KiB: the random bytes
+// (which compression does not shrink) are kept raw, the text and the run of sevens compressed.
 let root: string;
 let source: string;
 let packed: string;
@@ -23,7 +26,17 @@ beforeAll(() => {
   source = path.join(root, "bin");
   packed = path.join(root, "layer");
   mkdirSync(source);
-  binary = Buffer.concat([randomBytes(1_500_001), Buffer.alloc(1_500_000, 7)]);
+  const piece = 256 * 1024;
+  binary = Buffer.concat([
+    randomBytes(4 * piece),
+    Buffer.from(
+      randomBytes(3 * piece)
+        .toString("base64")
+        .slice(0, 4 * piece),
+    ),
+    randomBytes(2 * piece),
+    Buffer.alloc(1_000_001, 7),
+  ]);
   writeFileSync(path.join(source, "chromium.br"), brotli(binary));
   for (const [archive, files] of Object.entries({
     swiftshader: { "libEGL.so": "egl", "libGLESv2.so": "gles", "vk_swiftshader_icd.json": "{}" },
@@ -37,28 +50,52 @@ beforeAll(() => {
     }
     writeFileSync(path.join(source, `${archive}.tar.br`), brotli(execFileSync("tar", ["-c", "-C", dir, "."])));
   }
-  packChromium(source, packed);
+  packChromium(source, packed, PIECES);
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe("packChromium", () => {
-  it("splits the binary into zstd parts with a manifest and unpacks the small archives in the layer", () => {
+  it("keeps the pieces compression does not shrink raw, compresses the rest, and unpacks the small archives in the layer", () => {
     expect(isPacked(packed)).toBe(true);
     expect(isPacked(source)).toBe(false);
-    const manifest = JSON.parse(readFileSync(path.join(packed, "chromium.json"), "utf8")) as { size: number; parts: { file: string; offset: number }[] };
+    const manifest = JSON.parse(readFileSync(path.join(packed, "chromium.json"), "utf8")) as {
+      size: number;
+      parts: { file: string; offset: number; encoding: string }[];
+    };
     expect(manifest.size).toBe(binary.length);
-    expect(manifest.parts.map((p) => p.file)).toEqual(["chromium.0.zst", "chromium.1.zst", "chromium.2.zst", "chromium.3.zst"]);
-    expect(manifest.parts[1]!.offset).toBe(Math.ceil(binary.length / 4));
+    const piece = PIECES.segment;
+    expect(manifest.parts).toEqual([
+      { file: "chromium.0.bin", offset: 0, encoding: "raw" },
+      { file: "chromium.1.zst", offset: 4 * piece, encoding: "zstd" },
+      { file: "chromium.2.bin", offset: 8 * piece, encoding: "raw" },
+      { file: "chromium.3.zst", offset: 10 * piece, encoding: "zstd" },
+    ]);
+    expect(readFileSync(path.join(packed, "chromium.0.bin")).equals(binary.subarray(0, 4 * piece))).toBe(true);
+    // The text shrinks to ~3/4 (base64), the sevens to almost nothing.
+    expect(statSync(path.join(packed, "chromium.1.zst")).size).toBeLessThan(0.8 * 4 * piece);
     expect(readFileSync(path.join(packed, "swiftshader", "libEGL.so"), "utf8")).toBe("egl");
     expect(readFileSync(path.join(packed, "al2023", "lib", "libnss3.so"), "utf8")).toBe("nss");
     expect(existsSync(path.join(packed, "fonts", "fonts", "Open_Sans", "OpenSans-Regular.ttf"))).toBe(true);
   });
 
   it("does not pack the same source twice", () => {
-    const before = statSync(path.join(packed, "chromium.0.zst")).mtimeMs;
-    packChromium(source, packed);
-    expect(statSync(path.join(packed, "chromium.0.zst")).mtimeMs).toBe(before);
+    const before = statSync(path.join(packed, "chromium.1.zst")).mtimeMs;
+    packChromium(source, packed, PIECES);
+    expect(statSync(path.join(packed, "chromium.1.zst")).mtimeMs).toBe(before);
+  });
+
+  it("keeps nothing raw that would grow the layer past its allowance", () => {
+    const strict = path.join(root, "strict");
+    packChromium(source, strict, { segment: PIECES.segment, rawGrowth: 0 });
+    const manifest = JSON.parse(readFileSync(path.join(strict, "chromium.json"), "utf8")) as { parts: { encoding: string }[] };
+    // Random bytes do not compress: raw they cost nothing, so even no allowance keeps them raw.
+    expect(manifest.parts.map((p) => p.encoding)).toEqual(["raw", "zstd", "raw", "zstd"]);
+    const loose = path.join(root, "loose");
+    packChromium(source, loose, { segment: PIECES.segment, rawGrowth: 100 * 1024 * 1024 });
+    expect((JSON.parse(readFileSync(path.join(loose, "chromium.json"), "utf8")) as { parts: { encoding: string }[] }).parts).toEqual([
+      { file: "chromium.0.bin", offset: 0, encoding: "raw" },
+    ]);
   });
 });
 
@@ -87,19 +124,20 @@ describe("unpackChromium", () => {
     expect(readFileSync(executablePath, "utf8")).toBe("already here");
   });
 
-  it.each(WAYS.flatMap((way) => [`${way} truncated`, `${way} scrambled`, `${way} short`]))(
+  it.each(WAYS.flatMap((way) => [`${way} truncated`, `${way} scrambled`, `${way} short`, `${way} raw-truncated`]))(
     "%s: fails on a corrupt part without leaving a binary to start, and is tried again afterwards",
     async (name) => {
       const [way, damage] = name.split(" ") as [UnpackWay, string];
       const broken = path.join(root, `broken-${way}-${damage}`);
       execFileSync("cp", ["-r", packed, broken]);
-      // Part 1 holds random bytes (part 2 is a short run of sevens: too small to scramble).
-      const part = path.join(broken, damage === "scrambled" ? "chromium.1.zst" : "chromium.2.zst");
+      // Part 1 is the compressed text (part 3, the run of sevens, is too small to scramble); part 2 is raw.
+      const part = path.join(broken, { scrambled: "chromium.1.zst", "raw-truncated": "chromium.2.bin" }[damage] ?? "chromium.3.zst");
       const good = readFileSync(part);
       const scrambled = Buffer.from(good);
       for (let i = 200; i < scrambled.length; i += 997) scrambled[i] = scrambled[i]! ^ 0x5a;
       // "short": a valid zstd frame of a part that decodes to fewer bytes than its place in the binary.
-      const bad = { truncated: good.subarray(0, good.length / 2), scrambled, short: zstdCompressSync(binary.subarray(0, 1000)) }[damage]!;
+      const truncated = good.subarray(0, good.length / 2);
+      const bad = { truncated, "raw-truncated": truncated, scrambled, short: zstdCompressSync(binary.subarray(0, 1000)) }[damage]!;
       writeFileSync(part, bad);
       const into = path.join(root, `tmp-3-${way}-${damage}`, "shotline-chromium");
       await expect(unpackChromium(broken, into, way)).rejects.toThrow();

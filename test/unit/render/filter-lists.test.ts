@@ -36,8 +36,8 @@ describe("declarativeNetRequest rules as filters", () => {
 
 describe("the shipped lists", () => {
   const page = "https://news.example/article";
-  it("block well-known ad and tracker requests, each list its own, and let the rest through", { timeout: 120_000 }, () => {
-    loadFilterLists(["ads", "trackers"]);
+  it("block well-known ad and tracker requests, each list its own, and let the rest through", { timeout: 120_000 }, async () => {
+    await loadFilterLists(["ads", "trackers"]);
     expect(blockedByLists(["ads"], "https://securepubads.g.doubleclick.net/tag/js/gpt.js", "script", page)).toBe(true);
     expect(blockedByLists(["ads"], "https://pagead2.googlesyndication.com/pagead/js/adsbygoogle.js", "script", page)).toBe(true);
     expect(blockedByLists(["trackers"], "https://www.google-analytics.com/analytics.js", "script", page)).toBe(true);
@@ -49,8 +49,8 @@ describe("the shipped lists", () => {
     expect(blockedByLists(["ads"], "https://pagead2.googlesyndication.com/pagead/js/adsbygoogle.js", "script", "https://mshares.co/")).toBe(false);
   });
 
-  it("match a URL on its first characters, so a page's megabyte URL cannot stall the process (in full: minutes)", { timeout: 120_000 }, () => {
-    loadFilterLists(["ads", "trackers"]);
+  it("match a URL on its first characters, so a page's megabyte URL cannot stall the process (in full: minutes)", { timeout: 120_000 }, async () => {
+    await loadFilterLists(["ads", "trackers"]);
     const started = performance.now();
     // What met the lists' slowest regular expressions (30 KB of each: 0.1 to 0.5 s in full).
     for (const [unit, from] of [
