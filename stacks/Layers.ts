@@ -1,15 +1,20 @@
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { brotliDecompressSync } from "node:zlib";
 import { Architecture, Code, LayerVersion } from "aws-cdk-lib/aws-lambda";
 import { buildSync } from "esbuild";
 import type { StackContext } from "sst/constructs";
 import { CHROMIUM_BOOT_FILE } from "../lib/packaging.js";
 import { packChromium } from "../lib/render/chromium-pack.js";
 import { buildFilterEngines } from "../lib/render/filter-build.js";
-import { buildFonts } from "../lib/render/fonts.js";
+import { buildFontCache, buildFonts, FONT_CACHE_DIR, fontSet } from "../lib/render/fonts.js";
 
 const buildDir = path.resolve(".build", "layers");
+
+/** The installed @sparticuz/chromium's bin/: its brotli binary and archives. */
+const chromiumBin = () => path.join(path.dirname(createRequire(import.meta.url).resolve("@sparticuz/chromium")), "..", "bin");
 
 /**
  * The installed @sparticuz/chromium's bin/ (Chromium, its libraries and Open Sans), packed for a fast
@@ -17,8 +22,7 @@ const buildDir = path.resolve(".build", "layers");
  */
 export function buildChromiumLayer(): string {
   const root = path.join(buildDir, "chromium");
-  const bin = path.join(path.dirname(createRequire(import.meta.url).resolve("@sparticuz/chromium")), "..", "bin");
-  packChromium(bin, path.join(root, "chromium"));
+  packChromium(chromiumBin(), path.join(root, "chromium"));
   buildSync({
     entryPoints: [fileURLToPath(new URL("../lib/render/chromium-boot.ts", import.meta.url))],
     outfile: path.join(root, "chromium", CHROMIUM_BOOT_FILE),
@@ -31,10 +35,31 @@ export function buildChromiumLayer(): string {
   return root;
 }
 
-/** The emoji and CJK fonts, converted to TrueType, in a layer folder (@sparticuz/chromium's fonts.conf lists /opt/fonts). */
-export function buildFontsLayer(): string {
+/**
+ * The emoji and CJK fonts, converted to TrueType, in a layer folder, with fontconfig's index of them
+ * and of the Chromium layer's Open Sans (made by that Chromium, so no cold start indexes them).
+ */
+export function buildFontsLayer(chromiumLayer: string): string {
   const root = path.join(buildDir, "fonts");
-  buildFonts(path.join(root, "fonts"));
+  const fonts = path.join(root, "fonts");
+  buildFonts(fonts);
+  const cache = path.join(fonts, FONT_CACHE_DIR);
+  const fontDirs = [path.join(chromiumLayer, "chromium", "fonts"), fonts];
+  const source = path.join(chromiumBin(), "chromium.br");
+  const stamp = `${statSync(source).size}:${statSync(source).mtimeMs}:${fontSet(fontDirs).uuid}`;
+  const stampFile = path.join(buildDir, "fonts.cache-source");
+  if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return root;
+  // The browser that will read the index makes it: @sparticuz/chromium's binary, inflated aside.
+  const binary = path.join(buildDir, ".chromium-for-fonts");
+  writeFileSync(binary, brotliDecompressSync(readFileSync(source)), { mode: 0o700 });
+  try {
+    if (!buildFontCache(binary, fontDirs, cache)) {
+      console.warn("fonts layer: Chromium could not run here to index the fonts; each cold start will index them (~150 ms)");
+    }
+  } finally {
+    rmSync(binary, { force: true });
+  }
+  writeFileSync(stampFile, stamp);
   return root;
 }
 
@@ -47,15 +72,16 @@ export function buildFilterListsLayer(): string {
 
 /** The Chromium binary, the fonts and the filter engines, as layers for the functions that render. */
 export function Layers({ stack }: StackContext) {
+  const chromiumLayer = buildChromiumLayer();
   const chromium = new LayerVersion(stack, "Chromium", {
-    code: Code.fromAsset(buildChromiumLayer()),
+    code: Code.fromAsset(chromiumLayer),
     compatibleArchitectures: [Architecture.X86_64],
     description: "@sparticuz/chromium bin/ (headless shell), packed for fast cold starts, at /opt/chromium",
   });
   const fonts = new LayerVersion(stack, "Fonts", {
-    code: Code.fromAsset(buildFontsLayer()),
+    code: Code.fromAsset(buildFontsLayer(chromiumLayer)),
     compatibleArchitectures: [Architecture.X86_64],
-    description: "Noto Color Emoji + Noto Sans SC at /opt/fonts",
+    description: "Noto Color Emoji + Noto Sans SC, and fontconfig's index of them, at /opt/fonts",
   });
   const filterLists = new LayerVersion(stack, "FilterLists", {
     code: Code.fromAsset(buildFilterListsLayer()),

@@ -11,7 +11,7 @@ import { onceUntilFailure } from "../once.js";
 import { semaphore } from "../semaphore.js";
 import { isPacked, unpackChromium, unpackedDir } from "./chromium-pack.js";
 import { invalidUrl, renderError } from "./errors.js";
-import { buildFonts, writeFontconfig } from "./fonts.js";
+import { buildFonts, FONT_CACHE_DIR, linkFonts, writeFontconfig } from "./fonts.js";
 import { type GuardSession, openGuardSession, openGuardSessions } from "./network-guard.js";
 
 // The only module that touches browsers. Two Chromium processes per process (per Lambda container),
@@ -106,6 +106,9 @@ async function prepareChromium(): Promise<ChromiumRuntime> {
   const fontsRoot = path.join(tmpdir(), "shotline-fonts");
   const ourFonts = config.FONTS_DIR ?? path.join(fontsRoot, "fonts");
   if (!config.FONTS_DIR) buildFonts(ourFonts);
+  // The fonts layer's index of these fonts (lib/render/fonts.ts); built locally, the index is kept in the temp dir.
+  const fontconfig = (fontDirs: readonly string[]) =>
+    writeFontconfig(fontsRoot, linkFonts(fontsRoot, fontDirs).dir, config.FONTS_DIR && path.join(config.FONTS_DIR, FONT_CACHE_DIR));
   const dir = config.CHROMIUM_BIN_DIR;
   if (dir && isPacked(dir)) {
     const unpacked = await unpackChromium(dir, unpackedDir());
@@ -113,12 +116,12 @@ async function prepareChromium(): Promise<ChromiumRuntime> {
     const libraries = config.AWS_EXECUTION_ENV ? [unpacked.libraryDir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") : undefined;
     return {
       executablePath: unpacked.executablePath,
-      env: { FONTCONFIG_PATH: writeFontconfig(fontsRoot, [unpacked.fontsDir, ourFonts]), ...(libraries ? { LD_LIBRARY_PATH: libraries } : {}) },
+      env: { FONTCONFIG_PATH: fontconfig([unpacked.fontsDir, ourFonts]), ...(libraries ? { LD_LIBRARY_PATH: libraries } : {}) },
     };
   }
   const executablePath = await chromium.executablePath(dir);
   // /tmp/fonts: Open Sans, extracted by chromium.executablePath().
-  return { executablePath, env: { FONTCONFIG_PATH: writeFontconfig(fontsRoot, [path.join(tmpdir(), "fonts"), ourFonts]) } };
+  return { executablePath, env: { FONTCONFIG_PATH: fontconfig([path.join(tmpdir(), "fonts"), ourFonts]) } };
 }
 
 /** prepareChromium(), shared by both browsers; tried again after a failure. */
@@ -158,6 +161,10 @@ class ManagedBrowser {
       headless: "shell",
       args: [...this.flags(chromium.args.filter((flag) => !DROPPED_FLAGS.has(flag))), ...EXTRA_FLAGS],
       userDataDir: this.userDataDir,
+      // No first tab: every render opens its own page, and the about:blank tab's renderer process
+      // cost ~100-150 ms of each launch here (one cold start's).
+      ignoreDefaultArgs: ["about:blank"],
+      waitForInitialPage: false,
       // A pipe, not a websocket: faster, and Chromium exits when this process dies, however it dies.
       pipe: true,
       // Our process decides when the browser closes (dev/stack.ts stops it on Ctrl-C).

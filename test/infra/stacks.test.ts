@@ -9,6 +9,7 @@ import { getStack } from "sst/constructs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { artifactOf, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
+import { FONT_CACHE_DIR, fontSet } from "../../lib/render/fonts.js";
 import { httpRoutes, routes } from "../../lib/routes.js";
 import { Api } from "../../stacks/Api.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
@@ -280,6 +281,11 @@ describe("Layers stack", () => {
     const fonts = readdirSync(path.join(".build", "layers", "fonts", "fonts"));
     expect(fonts.some((f) => f.startsWith("noto-color-emoji") && f.endsWith(".ttf"))).toBe(true);
     expect(fonts.filter((f) => f.startsWith("noto-sans-sc") && f.endsWith(".ttf")).length).toBeGreaterThan(50);
+    // fontconfig's index of these fonts and the Chromium layer's, by the uuid a function's linked font folder carries.
+    const { uuid } = fontSet([path.join(".build", "layers", "chromium", "chromium", "fonts"), path.join(".build", "layers", "fonts", "fonts")]);
+    expect(readdirSync(path.join(".build", "layers", "fonts", "fonts", FONT_CACHE_DIR))).toEqual([
+      expect.stringMatching(new RegExp(`^${uuid}-le64\\.cache-\\d+$`)),
+    ]);
     const engines = path.join(".build", "layers", "filter-lists", "filter-lists");
     for (const list of ["ads", "trackers"]) expect(statSync(path.join(engines, `${list}.engine`)).size, list).toBeGreaterThan(1_000_000);
   });
@@ -315,9 +321,13 @@ describe("the bundled render function", () => {
       blockCookieBanners: true,
       blockAds: true,
     };
-    const { result } = await invokeBundle(dir, "html-to-screenshot", body, inject("apiKey"), lambdaEnvironment(dir, inject("devInfo"), functionTmp()));
+    const tmp = functionTmp();
+    const { result } = await invokeBundle(dir, "html-to-screenshot", body, inject("apiKey"), lambdaEnvironment(dir, inject("devInfo"), tmp));
     expect(result.statusCode).toBe(200);
     expect(result.headers["Content-Type"]).toBe("image/png");
+    // The fonts layer's index was taken: fontconfig writes one of its own only after indexing the fonts itself.
+    const written = path.join(tmp, "shotline-fonts", "cache");
+    expect(existsSync(written) ? readdirSync(written).filter((f) => f.includes(".cache-")) : []).toEqual([]);
     const image = await Jimp.read(Buffer.from(result.body, "base64"));
     expect(image.bitmap.width).toBe(400);
     expect(image.bitmap.height).toBeGreaterThan(9000);
