@@ -62,18 +62,18 @@ const FONTS_MTIME = 946_684_800;
 
 const FONT_FILE = /\.(ttf|otf|ttc)$/i;
 
-/** The font files under `dirs` (sub-folders included), sorted by name. */
+/** The font files under `dirs` (sub-folders included; of two with one name, the first found), sorted by name whatever the locale. */
 function fontFiles(dirs: readonly string[]): { name: string; file: string }[] {
-  const found: { name: string; file: string }[] = [];
+  const found = new Map<string, string>();
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const file = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(file);
-      else if (FONT_FILE.test(entry.name)) found.push({ name: entry.name, file });
+      else if (FONT_FILE.test(entry.name) && !found.has(entry.name)) found.set(entry.name, file);
     }
   };
   for (const dir of dirs) if (existsSync(dir)) walk(path.resolve(dir));
-  return found.sort((a, b) => a.name.localeCompare(b.name));
+  return [...found.keys()].sort().map((name) => ({ name, file: found.get(name)! }));
 }
 
 /** The fonts under `fontDirs` and their uuid, a digest of their names and sizes. */
@@ -127,14 +127,16 @@ export function writeFontconfig(configDir: string, fontDir: string, shippedCache
 /** A cache file as fontconfig names it: the folder's digest, then its architecture and cache version. */
 const CACHE_FILE = /^[0-9a-f]{32}-(.+\.cache-\d+)$/;
 
-// Starts Chromium (argv: binary, FONTCONFIG_PATH, cache folder, HOME) and stops it once fontconfig
-// has written its cache, which it does while the browser starts (headless shell's one-shot modes,
-// --dump-dom and --screenshot, never exit here). Exits 0 once the cache is there, 1 after 60 s.
+// Starts Chromium (argv: binary, FONTCONFIG_PATH, cache folder, HOME), reaching nothing outside,
+// and stops it once fontconfig has written its cache, which it does while the browser starts
+// (headless shell's one-shot modes, --dump-dom and --screenshot, never exit here). Exits 0 once the
+// cache is there, 1 after 60 s.
 const INDEX_FONTS = `
 const { spawn } = require("node:child_process");
 const { existsSync, readdirSync } = require("node:fs");
 const [chromium, fontconfig, cache, home] = process.argv.slice(1);
-const browser = spawn(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--no-zygote", "--remote-debugging-port=0", "about:blank"], {
+const offline = ["--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9", "--disable-background-networking", "--disable-component-update"];
+const browser = spawn(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--no-zygote", ...offline, "about:blank"], {
   env: { PATH: process.env.PATH, HOME: home, FONTCONFIG_PATH: fontconfig },
   stdio: "ignore",
 });

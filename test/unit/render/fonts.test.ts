@@ -38,6 +38,14 @@ describe("linkFonts", () => {
     expect(readdirSync(path.join(root, "tmp-1")), "nothing half-made left").toEqual([`fonts-${uuid}`]);
   });
 
+  it("links a name found twice to the first folder's font", () => {
+    const other = path.join(root, "other");
+    mkdirSync(other);
+    writeFileSync(path.join(other, "emoji.ttf"), "another emoji");
+    const { dir } = linkFonts(path.join(root, "tmp-4"), [layer, other]);
+    expect(readlinkSync(path.join(dir, "emoji.ttf"))).toBe(path.join(layer, "emoji.ttf"));
+  });
+
   it("links to absolute paths when given relative folders, and gives the same fonts the same uuid wherever they are", () => {
     const relative = path.relative(process.cwd(), layer);
     const { dir, uuid } = linkFonts(path.join(root, "tmp-2"), [openSans, relative]);
