@@ -48,15 +48,18 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
   const paged = isPaged(options);
 
   const prepare = async ({ page, userAgents }: PageSession) => {
-    await page.setUserAgent(userAgentFor(viewport, userAgents, options.userAgent));
-    await page.setViewport({
-      width: viewport.width,
-      height: viewport.height,
-      deviceScaleFactor: viewport.deviceScaleFactor,
-      isMobile: viewport.mobile,
-      hasTouch: viewport.mobile,
-    });
-    await emulate(page, options, source);
+    // Independent settings, sent at once: their round trips to the browser overlap.
+    await Promise.all([
+      page.setUserAgent(userAgentFor(viewport, userAgents, options.userAgent)),
+      page.setViewport({
+        width: viewport.width,
+        height: viewport.height,
+        deviceScaleFactor: viewport.deviceScaleFactor,
+        isMobile: viewport.mobile,
+        hasTouch: viewport.mobile,
+      }),
+      emulate(page, options, source),
+    ]);
     await applyRequestControls(page, options, source);
     const requests = trackRequests(page);
     await assertValidSelectors(page, selectorsOf(options));
