@@ -19,7 +19,7 @@ import { brotliDecompressSync, constants, zstdCompressSync } from "node:zlib";
 /** The binary is judged in pieces of this size: each kept raw or compressed; neighbours of a kind make one part. */
 const SEGMENT = 4 * 1024 * 1024;
 /**
- * How much larger than all-compressed the layer may get by holding pieces raw: 64 MiB holds ~130 of
+ * How much larger than all-compressed the layer may get by holding pieces raw: 64 MiB holds 116 of
  * the binary's 200 MiB raw, and the function and its three layers stay ~25 MiB under Lambda's 250
  * (asserted in test/infra).
  */
