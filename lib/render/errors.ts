@@ -41,7 +41,11 @@ export function translateNavigationError(error: unknown, url: string | undefined
   const message = error instanceof Error ? error.message : String(error);
   const net = /net::(ERR_[A-Z_]+)/.exec(message)?.[1];
   if (net) {
-    const guardReason = url ? guardFailure(url, guard) : undefined;
+    // A navigation that failed committed nothing, so all the guard saw was its redirect chain, which
+    // stopped at the hop the guard failed. Puppeteer may not have announced that hop (a redirect's
+    // next request waits for Chromium's extra information on the redirect: late on a busy machine,
+    // or never): then the guard's last failure is the reason.
+    const guardReason = (url ? guardFailure(url, guard) : undefined) ?? [...guard.failures.values()].at(-1);
     return invalidUrl(guardReason ?? NET_ERRORS[net] ?? `the browser reported ${net}`, error);
   }
   return renderError(error);

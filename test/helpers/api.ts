@@ -14,9 +14,11 @@ export type ErrorBody = { error: { code: string; message: string } };
 /** A 402 asking for an x402 payment: an x402 v1 PaymentRequired with our code beside it. */
 export type X402Body = { x402Version: 1; error: string; code: string; accepts: Record<string, unknown>[] };
 
-/** Decodes a PNG/JPEG response body for pixel assertions. */
+/** Decodes a PNG/JPEG response body for pixel assertions (an answer that is not an image fails with what it said). */
 export async function decode(response: Response) {
-  return Jimp.read(Buffer.from(await response.arrayBuffer()));
+  const body = Buffer.from(await response.arrayBuffer());
+  if (response.status !== 200) throw new Error(`expected an image, got HTTP ${response.status}: ${body.toString("utf8", 0, 500)}`);
+  return Jimp.read(body);
 }
 
 /** The RGB of one pixel. */

@@ -146,25 +146,39 @@ describe("charging", () => {
   });
 
   it("200 concurrent requests against a balance for exactly 100: 100 charged, 100 get 402, never below 0; a render that ran out of time is refunded", async () => {
-    const account = await signup();
-    const dir = localDirOfSharedStack();
-    admin(dir, "credit", account.email, "0.25"); // 250,000 + 250,000 = 100 screenshots at 5,000
-    admin(dir, "limit", account.email, "1000");
-    const responses = await Promise.all(Array.from({ length: 200 }, () => postJson("/api/v1/html-to-screenshot", tinyHtml, auth(account.api_key))));
-    const statuses = responses.map((r) => r.status);
-    // All 200 are charged at once; 100 renders then queue for the browser, and on a slow machine
-    // the last of them may run out of the request's time (504, refunded). Nothing else may happen.
-    const rendered = statuses.filter((s) => s === 200).length;
-    const timedOut = statuses.filter((s) => s === 504).length;
-    expect(statuses.filter((s) => s === 402)).toHaveLength(100);
-    expect(rendered + timedOut).toBe(100);
-    expect(rendered).toBeGreaterThan(0);
-    const entries = await allUsageEntries(account.account_id);
-    expect(entries.filter((e) => e.kind === "charge" && e.status === "charged")).toHaveLength(rendered);
-    expect(entries.filter((e) => e.kind === "charge" && e.status === "refunded")).toHaveLength(timedOut);
-    expect(entries.filter((e) => e.kind === "charge")).toHaveLength(100);
-    expect((await usage(account.api_key)).balance_micro_usd).toBe(5_000 * timedOut);
-  }, 120_000);
+    // A stack of its own: 100 renders queued on the shared one would hold up every other file's
+    // renders for half a minute (they time out, or fail for want of a browser slot).
+    const stack = await startDev();
+    try {
+      const account = await signup(uniqueEmail("flood"), stack.info.baseUrl);
+      admin(stack.localDir, "credit", account.email, "0.25"); // 250,000 + 250,000 = 100 screenshots at 5,000
+      admin(stack.localDir, "limit", account.email, "1000");
+      const responses = await Promise.all(
+        Array.from({ length: 200 }, () =>
+          fetch(`${stack.info.baseUrl}/api/v1/html-to-screenshot`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...auth(account.api_key) },
+            body: JSON.stringify(tinyHtml),
+          }),
+        ),
+      );
+      const statuses = responses.map((r) => r.status);
+      // All 200 are charged at once; 100 renders then queue for the browser, and on a slow machine
+      // the last of them may run out of the request's time (504, refunded). Nothing else may happen.
+      const rendered = statuses.filter((s) => s === 200).length;
+      const timedOut = statuses.filter((s) => s === 504).length;
+      expect(statuses.filter((s) => s === 402)).toHaveLength(100);
+      expect(rendered + timedOut).toBe(100);
+      expect(rendered).toBeGreaterThan(0);
+      const entries = await allUsageEntries(account.account_id, stack.info);
+      expect(entries.filter((e) => e.kind === "charge" && e.status === "charged")).toHaveLength(rendered);
+      expect(entries.filter((e) => e.kind === "charge" && e.status === "refunded")).toHaveLength(timedOut);
+      expect(entries.filter((e) => e.kind === "charge")).toHaveLength(100);
+      expect((await usage(account.api_key, stack.info.baseUrl)).balance_micro_usd).toBe(5_000 * timedOut);
+    } finally {
+      await stack.stop();
+    }
+  }, 180_000);
 
   it("rate-limits 11 requests in one second on a key limited to 10, and never charges the refused ones", async () => {
     const account = await signup();
