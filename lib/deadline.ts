@@ -21,11 +21,11 @@ export const answerBy = (now: number, remainingMs: number, arrivedAt: number): n
 /** When the work of a request must be done (epoch ms): ANSWER_RESERVE_MS before the hard limit, so the client always gets our JSON answer. */
 export const requestDeadline = (now: number, remainingMs: number, arrivedAt: number): number => hardLimit(now, remainingMs, arrivedAt) - ANSWER_RESERVE_MS;
 
-/** A signal that aborts at `deadline` with `reason`; `clear` stops its timer once the work is over. */
-export function whenAborted(deadline: number, reason: Error): { signal: AbortSignal; clear: () => void } {
+/** A signal that aborts at `deadline` with `reason`, or earlier with `abort`; `clear` stops its timer once the work is over. */
+export function whenAborted(deadline: number, reason: Error): { signal: AbortSignal; clear: () => void; abort: (early: unknown) => void } {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(reason), Math.max(0, deadline - Date.now()));
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  return { signal: controller.signal, clear: () => clearTimeout(timer), abort: (early) => controller.abort(early) };
 }
 
 /** Rejects with the signal's reason once it aborts (for a race against work that may ignore it). */

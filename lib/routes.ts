@@ -66,6 +66,11 @@ export interface Route {
   readonly timeoutCode: "RENDER_TIMEOUT" | "TIMEOUT";
   /** The route's cap (free routes), so that it can never take the capacity of paid renders; null: none (priced routes). */
   readonly cap: Cap | null;
+  /**
+   * Its rate limits are counted while the work runs rather than before (a free route that only
+   * reads: metadata). Over a limit the work is aborted and the answer is 429 all the same.
+   */
+  readonly countsWhileWorking?: true;
 }
 
 /**
@@ -103,7 +108,18 @@ const ROWS = [
   { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402"] },
   { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402"] },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.
-  { id: "metadata", method: "POST", path: "/api/v1/metadata", ...RENDER, memoryMB: 1536, ...FREE, cap: METADATA_CAP, access: "public", uses: ["table"] },
+  {
+    id: "metadata",
+    method: "POST",
+    path: "/api/v1/metadata",
+    ...RENDER,
+    memoryMB: 1536,
+    ...FREE,
+    cap: METADATA_CAP,
+    access: "public",
+    countsWhileWorking: true,
+    uses: ["table"],
+  },
   { id: "usage", method: "GET", path: "/api/v1/usage", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   { id: "health", method: "GET", path: "/api/v1/health", ...LIGHT, ...OPEN, uses: [] },
   {

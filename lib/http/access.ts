@@ -115,6 +115,8 @@ export interface AccessGrant {
   readonly replay: string | null;
   /** The request's render cache slot: a hit is answered without rendering (and, with a key, without a charge). */
   readonly cache: CacheSlot | null;
+  /** On a route that counts its limits while working: the count, still running; it rejects (429) over a limit. */
+  readonly counting: Promise<void> | null;
 }
 
 /** A limit as this request counted against it: its policy's name, quota and window, and what is left. */
@@ -208,11 +210,12 @@ async function countAuthFailure(sourceIp: string, deps: AccessDependencies): Pro
  * Idempotency-Key (or an x402 payment with a payment-identifier id, before it is verified) claims it,
  * or gets its first answer back (lib/billing/idempotency.ts). A request with `cacheTtl` opens its
  * render cache slot before a key is charged (a hit is free) or after an x402 payment verified (a hit
- * is paid). Every limit counted is noted in the grant for the RateLimit headers.
+ * is paid). Every limit counted is noted in the grant for the RateLimit headers. A route that counts
+ * while working gets its grant at once, the count still running in `counting`.
  */
 export async function authorize(route: Route, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<AccessGrant> {
   const rates: RateState[] = [];
-  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates, idempotency: null, replay: null, cache: null };
+  const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates, idempotency: null, replay: null, cache: null, counting: null };
   if (route.access === "open") return grant;
   const authorization = request.headers.authorization;
   if (authorization === undefined && route.access === "priced" && route.price) {
@@ -238,7 +241,14 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
     : authorization === undefined
       ? null
       : await authenticated(request.sourceIp, "UNAUTHORIZED", () => deps.authenticate(authorization), deps);
-  for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, account), deps);
+  const counting = (async () => {
+    for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, account), deps);
+  })();
+  if (route.countsWhileWorking && !route.price) {
+    counting.catch(() => undefined); // awaited by the pipeline, after the work started
+    return { ...grant, account, counting };
+  }
+  await counting;
   if (!route.price || !account) return { ...grant, account };
   const payer = { kind: "account", account } as const;
   const key = idempotencyKeyOf(request.headers);

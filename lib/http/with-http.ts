@@ -48,6 +48,8 @@ type Internal = {
   resource: Resource;
   deadline: Deadline;
   clearDeadline: () => void;
+  /** Aborts the work now, with `reason` as the deadline signal's. */
+  abortWork: (reason: unknown) => void;
   /** When an x402 payment must be settled by: the request's own deadline (the work's ends earlier). */
   settleBy: number;
   /** Headers access control adds to an error answer (rate limits, cost, balance). */
@@ -140,9 +142,10 @@ const timeoutError = (route: Route) =>
 
 /** Sets the request's deadline (the work's) to `at`, with its signal, which aborts with `reason`. */
 function setDeadline(internal: Internal, at: number, reason: Error): void {
-  const { signal, clear } = whenAborted(at, reason);
+  const { signal, clear, abort } = whenAborted(at, reason);
   internal.deadline = { at, signal };
   internal.clearDeadline = clear;
+  internal.abortWork = abort;
 }
 
 /**
@@ -153,7 +156,8 @@ function setDeadline(internal: Internal, at: number, reason: Error): void {
  *   2. json-body + validation: when the endpoint takes a body, parse it (400 when not a JSON object)
  *      and validate it with the endpoint's zod schema (400 INVALID_PARAMS naming field and rule).
  *   3. access (lib/http/access.ts): authentication (401, or 402 on a priced endpoint without
- *      Authorization), rate limits (429), then the charge. Its `after` settles an x402 payment once
+ *      Authorization), rate limits (429; on a route that counts while working, alongside the
+ *      handler, whose work a refusal aborts), then the charge. Its `after` settles an x402 payment once
  *      the work succeeded; its onError refunds a charge or frees a payment, whatever failed.
  *      Validation comes first so nobody pays for a request that cannot succeed (docs/api.md).
  *   4. the handler: one lib call returning an HttpResponse, raced against the request's deadline
@@ -291,7 +295,15 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       } as HttpRequest<never, Id>);
       // Past the deadline the answer is the timeout; work that ignored the signal is let go.
       work.catch(() => undefined);
-      const response = await Promise.race([work, aborted(internal.deadline.signal)]);
+      const outcome = Promise.race([work, aborted(internal.deadline.signal)]);
+      // A route that counts its limits while working: over a limit the work is aborted, and the
+      // 429 is the answer whatever the work did.
+      if (grant?.counting) {
+        outcome.catch(() => undefined);
+        grant.counting.catch((refusal: unknown) => internal.abortWork(refusal));
+        await grant.counting;
+      }
+      const response = await outcome;
       return toApiGatewayResult({ ...response, headers: { ...rowHeaders, ...response.headers } }, requestId);
     });
 

@@ -2,7 +2,7 @@
 // what a priced request cost (0 when it failed), and an API key's balance after the request.
 import { describe, expect, inject, it } from "vitest";
 import { admin } from "../../dev/harness/dev-process.js";
-import { postJson } from "../helpers/api.js";
+import { type ErrorBody, postJson } from "../helpers/api.js";
 import { localPayer } from "../helpers/x402.js";
 
 const base = () => inject("baseUrl");
@@ -80,6 +80,32 @@ describe("steering headers", () => {
     expect(ok.headers.get("ratelimit")).toBe('"caller";r=0;t=1');
     expect(ok.headers.get("x-balance-micro-usd")).toBe(String(account.balance));
     expect(ok.headers.get("x-charged-micro-usd")).toBeNull(); // not a priced route
+  });
+
+  it("metadata over the limit: 429 at once, its page never waited for (the limit is counted while the work runs)", async () => {
+    const account = await freshKey();
+    admin(inject("localDir"), "limit", account.email, "1");
+    // All three in one window; the one let through hangs on its page (the client stops waiting).
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+    const started = Date.now();
+    const answers = await Promise.allSettled(
+      Array.from({ length: 3 }, () =>
+        fetch(`${base()}/api/v1/metadata`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...account.auth },
+          body: JSON.stringify({ url: fixture("/hang") }),
+          signal: AbortSignal.timeout(3_000),
+        }),
+      ),
+    );
+    const limited = answers.flatMap((a) => (a.status === "fulfilled" && a.value.status === 429 ? [a.value] : []));
+    expect(limited).toHaveLength(2);
+    expect(answers.filter((a) => a.status === "rejected")).toHaveLength(1);
+    for (const res of limited) {
+      expect(((await res.json()) as ErrorBody).error.code).toBe("RATE_LIMITED");
+      expect(res.headers.get("ratelimit")).toBe(`"caller";r=0;t=${res.headers.get("retry-after")}`);
+    }
+    expect(Date.now() - started).toBeLessThan(3_500);
   });
 
   it("anonymous and x402 callers: limits per IP (and per payer), the cost, no balance; open routes carry none", async () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { handler as fallback } from "../../../functions/fallback.js";
 import { handler as health } from "../../../functions/health.js";
 import { handler as screenshot } from "../../../functions/screenshot.js";
+import { rateLimited } from "../../../lib/billing/errors.js";
 import { AppError } from "../../../lib/errors.js";
 import { binary, json } from "../../../lib/http/responses.js";
 import { metadataRequest } from "../../../lib/http/schemas.js";
@@ -150,6 +151,80 @@ describe("withHttp", () => {
     const ids = new Set<string>();
     for (let i = 0; i < 20; i++) ids.add(String((await invoke(health, { method: "GET", path: "/api/v1/health" })).headers["X-Request-Id"]));
     expect(ids.size).toBe(20);
+  });
+});
+
+describe("limits counted while the work runs (metadata)", () => {
+  /** Access faked, the rate limiter answering only when `answer` is called: 429 when `limited`. */
+  function slowLimiter() {
+    const ledger = fakeAccess();
+    let answer!: (limited: boolean) => void;
+    const asked = new Promise<void>((resolve) => {
+      ledger.deps.enforceRateLimit = (_subject, limit, windowSeconds) => {
+        resolve();
+        return new Promise((ok, refuse) => {
+          answer = (limited) => (limited ? refuse(rateLimited(limit, windowSeconds, 1)) : ok({ remaining: limit - 1, resetSeconds: 1 }));
+        });
+      };
+    });
+    return { deps: ledger.deps, asked, answer: (limited: boolean) => answer(limited) };
+  }
+  const metadataEvent = { method: "POST", path: "/api/v1/metadata", body: '{"url":"https://example.com"}' };
+
+  it("the work starts before the limiter answers, and its answer waits for the count (RateLimit headers included)", async () => {
+    const limiter = slowLimiter();
+    const handler = withHttp({ route: "metadata", schema: metadataRequest, access: limiter.deps }, async () => {
+      await limiter.asked;
+      setTimeout(() => limiter.answer(false), 50);
+      return json({ title: "x" });
+    });
+    const res = await invoke(handler, metadataEvent);
+    expect(res.status).toBe(200);
+    expect(res.headers.RateLimit).toBe('"caller";r=9;t=1');
+  });
+
+  it("over the limit the running work is aborted and the answer is 429", async () => {
+    const limiter = slowLimiter();
+    let reason: unknown;
+    const handler = withHttp({ route: "metadata", schema: metadataRequest, access: limiter.deps }, async ({ deadline }) => {
+      await limiter.asked;
+      limiter.answer(true);
+      await new Promise((resolve) => deadline.signal.addEventListener("abort", resolve));
+      reason = deadline.signal.reason;
+      return json({ title: "never sent" });
+    });
+    const res = await invoke(handler, metadataEvent);
+    expect(res.status).toBe(429);
+    expect(res.json().error.code).toBe("RATE_LIMITED");
+    expect(res.headers["Retry-After"]).toBe("1");
+    expect(res.headers.RateLimit).toBe('"caller";r=0;t=1');
+    expect((reason as AppError).code).toBe("RATE_LIMITED");
+  });
+
+  it("over the limit the answer is 429 even when the work finished first, or failed", async () => {
+    for (const outcome of ["done", "failed"]) {
+      const limiter = slowLimiter();
+      const handler = withHttp({ route: "metadata", schema: metadataRequest, access: limiter.deps }, async () => {
+        await limiter.asked;
+        setTimeout(() => limiter.answer(true), 50);
+        if (outcome === "failed") throw new AppError("INVALID_URL", "The page could not be loaded.");
+        return json({ title: "x" });
+      });
+      const res = await invoke(handler, metadataEvent);
+      expect([outcome, res.status]).toEqual([outcome, 429]);
+    }
+  });
+
+  it("a route that does not count while working (signup) never starts its work over the limit", async () => {
+    const limiter = slowLimiter();
+    const work = vi.fn(async () => json({}));
+    const pending = invoke(withHttp({ route: "signup", access: limiter.deps }, work), { method: "POST", path: "/api/v1/signup", body: "{}" });
+    await limiter.asked;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(work).not.toHaveBeenCalled();
+    limiter.answer(true);
+    expect((await pending).status).toBe(429);
+    expect(work).not.toHaveBeenCalled();
   });
 });
 
