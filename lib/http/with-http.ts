@@ -254,8 +254,13 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const grant = request.internal.grant;
       if (!grant) return;
       const charged = grant.charge?.amount ?? grant.payment?.amount ?? 0;
-      const receipt = await settle(grant, accessRequest(request), request.internal.settleBy, deps);
-      const headers = { ...receipt, ...(await steeringHeaders(route, grant, charged, deps, request.internal.balance)) };
+      // Marking the charge delivered (or settling) and reading the balance are independent: the
+      // charge was taken before the work, and delivering it does not move the balance.
+      const [receipt, steering] = await Promise.all([
+        settle(grant, accessRequest(request), request.internal.settleBy, deps),
+        steeringHeaders(route, grant, charged, deps, request.internal.balance),
+      ]);
+      const headers = { ...receipt, ...steering };
       request.response = { ...request.response, headers: { ...request.response?.headers, ...headers } };
       const answer = request.response;
       await keepForRetries(grant, () => keepAnswer(answer), request.event.requestContext.requestId, deps);
