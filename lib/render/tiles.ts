@@ -20,8 +20,13 @@ const MAX_TILE_PIXELS = 16_000_000;
 export const needsTiles = (area: Clip, scale: number): boolean =>
   Math.round(area.width * scale) > MAX_TILE_SIDE || Math.round(area.height * scale) > MAX_TILE_SIDE;
 
-/** Our own work on a capture in tiles (tiles, stitching, encoding): about this per Mpx of output on two cores (4.3 s for 72 Mpx). */
-const TILED_MS_PER_MPX = 100;
+/**
+ * Time allowed for our own work on a capture in tiles (tiles, stitching, encoding), per Mpx of
+ * output. A whole tiled request measured 144-161 ms per Mpx on two slow cores (`npm run bench`,
+ * 32 Mpx), and twice that when two renders share the cores. This is a bound for a page that wedges
+ * the capture, not an estimate, so it errs long: the request's deadline still caps it.
+ */
+const TILED_MS_PER_MPX = 250;
 
 /** The time a capture of `area` at `scale` may take past the capture's usual reserve: only a capture in tiles (a mockup's twice) needs it. */
 export const tiledCaptureMs = (area: Clip, scale: number, mockup: boolean): number =>
