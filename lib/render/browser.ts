@@ -1,5 +1,5 @@
 import { readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser, type BrowserContext, type Dialog, type Page } from "puppeteer-core";
@@ -42,6 +42,8 @@ const DROPPED_FLAGS = new Set(["--single-process", "--disable-web-security", "--
 // GPU emulation (SwiftShader), which the composer does without.
 const GPU_FLAGS = new Set(["--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist", "--in-process-gpu"]);
 
+const RASTER_THREADS = Math.min(4, availableParallelism());
+
 const EXTRA_FLAGS = [
   // Nothing leaves except through a context's guard: names never resolve in the browser itself,
   // and the default proxy (the discard port) fails closed for anything outside a guarded context.
@@ -64,6 +66,9 @@ const EXTRA_FLAGS = [
   "--block-new-web-contents",
   // A page's JavaScript heap is capped, so a memory bomb fails its own render, not the function.
   "--js-flags=--max-old-space-size=512",
+  // Tiles are rastered on every core, not one: Chromium gives machines under 4 cores a single raster
+  // thread, and raster is most of a 2x capture of a real page (docs/design.md).
+  `--num-raster-threads=${RASTER_THREADS}`,
 ];
 
 // The only environment Chromium gets: no AWS credentials, no secrets. (LD_LIBRARY_PATH and

@@ -1,10 +1,11 @@
 // Renders fixture pages served on 127.0.0.1 through the local stack and checks what a person would see.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { signUp, startDev } from "../../dev/harness/dev-process.js";
+import { chromiumProcesses } from "../../dev/harness/render-state.js";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { decode, type ErrorBody, postJson, rgb } from "../helpers/api.js";
 
@@ -262,6 +263,15 @@ describe("HTML to screenshot", () => {
     const image = await Jimp.read(Buffer.from(body.image, "base64"));
     expect(rgb(image, 200, 100)).toEqual({ r: 0, g: 128, b: 255 });
     expect(rgb(image, 600, 300)).toEqual({ r: 255, g: 255, b: 255 });
+  });
+
+  it("runs both browsers with a raster thread per core (up to 4), not Chromium's one under 4 cores", () => {
+    // A browser process is the one started with its profile (--user-data-dir), not one of its children (--type=...).
+    const browsers = chromiumProcesses(inject("devPid"))
+      .map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"))
+      .filter((args) => args.some((arg) => arg.startsWith("--user-data-dir=")) && !args.some((arg) => arg.startsWith("--type=")));
+    expect(browsers.map((args) => /shotline-chrome-\d+-(\w+)/.exec(args.join(" "))?.[1]).sort()).toEqual(["composer", "pages"]);
+    for (const args of browsers) expect(args).toContain(`--num-raster-threads=${Math.min(4, availableParallelism())}`);
   });
 });
 
