@@ -373,6 +373,8 @@ export async function withPage<T>(signal: AbortSignal, fn: (session: PageSession
 const idleComposerPages: Page[] = [];
 const COMPOSER_PAGE_USES = 5;
 const composerUses = new WeakMap<Page, number>();
+/** Composer pages handed out so far (tests see which mockups needed none). */
+let composerPagesUsed = 0;
 
 /** Runs `fn` with a page of the composer (our own HTML only, never a customer's page). */
 export async function withComposerPage<T>(fn: (page: Page) => Promise<T>): Promise<T> {
@@ -380,6 +382,7 @@ export async function withComposerPage<T>(fn: (page: Page) => Promise<T>): Promi
   let page = idleComposerPages.pop();
   while (page && (page.isClosed() || page.browser() !== browser)) page = idleComposerPages.pop();
   page ??= await browser.newPage();
+  composerPagesUsed++;
   let healthy = false;
   try {
     const result = await fn(page);
@@ -393,9 +396,9 @@ export async function withComposerPage<T>(fn: (page: Page) => Promise<T>): Promi
   }
 }
 
-/** What the renderer holds right now; the local stack reports it so tests can see nothing leaks. */
+/** What the renderer holds right now (and composer pages used so far); the local stack reports it so tests can see nothing leaks. */
 export function renderStats() {
-  return { contexts: pages.contexts(), guards: openGuardSessions() };
+  return { contexts: pages.contexts(), guards: openGuardSessions(), composerPagesUsed };
 }
 
 /** Launches the browsers ahead of the first request (the local stack, benchmarks). */

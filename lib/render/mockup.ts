@@ -301,8 +301,8 @@ async function drawAddress(page: Page, windowWidth: number, options: MockupOptio
   return { ...scaled(clip, scale), rgb: await rgbOf(await page.screenshot({ type: "png", optimizeForSpeed: true, clip })) };
 }
 
-/** The frame for this layout if it is kept or worth drawing now (its second time), else null. */
-async function frameFor(page: Page, width: number, height: number, options: MockupOptions): Promise<Frame | null> {
+/** The frame for this layout if it is kept or worth drawing now (its second time, on a composer page), else null. */
+async function frameFor(width: number, height: number, options: MockupOptions): Promise<Frame | null> {
   const key = layoutKey(width, height, options);
   const kept = recall(frames, key);
   if (kept) return kept;
@@ -313,7 +313,7 @@ async function frameFor(page: Page, width: number, height: number, options: Mock
     remember(seenLayouts, key, true, SEEN_LAYOUTS);
     return null;
   }
-  const drawn = drawFrame(page, width, height, options).finally(() => drawing.delete(key));
+  const drawn = withComposerPage((page) => drawFrame(page, width, height, options)).finally(() => drawing.delete(key));
   drawing.set(key, drawn);
   const frame = await drawn;
   if (frame) keepFrame(key, frame);
@@ -321,12 +321,12 @@ async function frameFor(page: Page, width: number, height: number, options: Mock
   return frame;
 }
 
-/** The browser bar's address for `host`, kept per host and bar. */
-function addressFor(page: Page, windowWidth: number, options: MockupOptions): Promise<Pixels> {
+/** The browser bar's address for `host`, kept per host and bar (drawn on a composer page when it is not). */
+function addressFor(windowWidth: number, options: MockupOptions): Promise<Pixels> {
   const key = JSON.stringify([options.host, windowWidth, options.darkMode, options.deviceScaleFactor]);
   const kept = recall(addresses, key);
   if (kept) return kept;
-  const drawn = drawAddress(page, windowWidth, options);
+  const drawn = withComposerPage((page) => drawAddress(page, windowWidth, options));
   drawn.catch(() => addresses.delete(key));
   return remember(addresses, key, drawn, ADDRESS_CACHE_SIZE);
 }
@@ -337,9 +337,9 @@ function addressFor(page: Page, windowWidth: number, options: MockupOptions): Pr
  * drawn whole: a layout met for the first time, a capture that may be transparent, a fractional
  * device scale (the capture would not sit on whole pixels), or a frame that lies over the capture's inside.
  */
-async function composeOverFrame(page: Page, capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer | Sharp | null> {
+async function composeOverFrame(capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer | Sharp | null> {
   if (options.omitBackground || !Number.isInteger(options.deviceScaleFactor)) return null;
-  const frame = await frameFor(page, width, height, options);
+  const frame = await frameFor(width, height, options);
   if (!frame) return null;
   const sharp = await loadSharp();
   const { data, info } = await sharp(capture, { limitInputPixels: false }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -347,7 +347,7 @@ async function composeOverFrame(page: Page, capture: Buffer, width: number, heig
   const patches: Pixels[] = [];
   if (options.frame === "browser" && options.host) {
     const windowWidth = mockupLayout(width, height, options).windowWidth;
-    const address = await addressFor(page, windowWidth, options);
+    const address = await addressFor(windowWidth, options);
     // In a narrow window with round corners the address reaches the corners, which the bar alone does not round.
     const corner = (options.borderRadius + 2) * options.deviceScaleFactor;
     if (address.x < corner || address.x + address.width > windowWidth * options.deviceScaleFactor - corner) return null;
@@ -378,16 +378,18 @@ let scratch: Buffer | null = null;
 export async function composeMockup(capture: Buffer, width: number, height: number, options: MockupOptions): Promise<Buffer | Sharp> {
   const layout = mockupLayout(width, height, options);
   const whole = { x: 0, y: 0, width: layout.width, height: layout.height };
+  const tiled = needsTiles(whole, options.deviceScaleFactor);
+  // Over a kept frame (with a kept address) no composer page is needed at all.
+  const composed = tiled ? null : await composeOverFrame(capture, width, height, options);
+  if (composed) return composed;
   return withComposerPage(async (page) => {
     const image = () => `data:image/png;base64,${capture.toString("base64")}`;
-    if (needsTiles(whole, options.deviceScaleFactor)) {
+    if (tiled) {
       // One pass (the backdrop would be as large), in tiles, from a viewport of ordinary size.
       await page.setViewport({ width: layout.width, height: Math.min(layout.height, 2000), deviceScaleFactor: options.deviceScaleFactor });
       await page.setContent(mockupHtml(image(), width, height, options), { waitUntil: "load" });
       return captureTiles(page, whole, options.deviceScaleFactor, { omitBackground: false, beyondViewport: true });
     }
-    const composed = await composeOverFrame(page, capture, width, height, options);
-    if (composed) return composed;
     const backdrop = await backdropFor(page, width, height, options);
     await page.setViewport({ width: layout.width, height: layout.height, deviceScaleFactor: options.deviceScaleFactor });
     await page.setContent(mockupHtml(image(), width, height, options, backdrop), { waitUntil: "load" });

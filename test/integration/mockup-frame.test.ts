@@ -11,14 +11,16 @@ let composeMockup: Mockup["composeMockup"];
 let frameCacheStats: Mockup["frameCacheStats"];
 let finishImage: typeof import("../../lib/render/encode.js").finishImage;
 let sharp: typeof import("sharp").default;
+let renderStats: typeof import("../../lib/render/browser.js").renderStats;
 
 beforeAll(async () => {
   useSharedStackInProcess();
   ({ composeMockup, frameCacheStats } = await import("../../lib/render/mockup.js"));
   ({ finishImage } = await import("../../lib/render/encode.js"));
   sharp = (await import("sharp")).default;
-  const { closeBrowser } = await import("../../lib/render/browser.js");
-  return () => closeBrowser();
+  const browser = await import("../../lib/render/browser.js");
+  renderStats = browser.renderStats;
+  return () => browser.closeBrowser();
 });
 
 /** A PNG of `width` x `height` whose every pixel differs from its neighbours. */
@@ -47,11 +49,12 @@ const options = (extra: Partial<MockupOptions>): MockupOptions => ({
   ...extra,
 });
 
-/** `composeMockup`, encoded, and whether the composer drew it whole (else it was composed over a kept frame). */
+/** `composeMockup`, encoded, whether the composer drew it whole (else it was composed over a kept frame), and the composer pages it took. */
 async function compose(capture: Buffer, width: number, height: number, mockup: MockupOptions) {
   const before = frameCacheStats().composed;
+  const pages = renderStats().composerPagesUsed;
   const image = await finishImage(await composeMockup(capture, width, height, mockup), mockup);
-  return { drawnWhole: frameCacheStats().composed === before, image };
+  return { drawnWhole: frameCacheStats().composed === before, composerPages: renderStats().composerPagesUsed - pages, image };
 }
 
 /** The same mockup three times. */
@@ -84,6 +87,8 @@ describe("mockups composed over a kept frame", () => {
     const [first, second, third] = await threeTimes(width, height, options(extra));
     expect([first!.drawnWhole, second!.drawnWhole, third!.drawnWhole]).toEqual([true, false, false]);
     expect(frameCacheStats().frames).toBe(before + 1);
+    // The third has its frame and address kept: it takes no composer page at all.
+    expect(third!.composerPages).toBe(0);
     // Rounding of the blend: at most 2 levels of 255 anywhere.
     expect(await largestDifference(first!.image, third!.image)).toBeLessThanOrEqual(2);
   });
