@@ -56,6 +56,8 @@ type Internal = {
   errorHeaders?: Record<string, string>;
   /** On a public route, the balance read while the work runs (the request cannot change it). */
   balance?: Promise<number | null>;
+  /** The work's answer, once it is produced (before the ledger's writes after it). */
+  produced?: APIGatewayProxyStructuredResultV2;
 };
 /** The Lambda context with the pipeline's state, which the last middleware hands to the handler (middy's setToContext pattern). */
 type PipelineContext = Context & { pipeline: { internal: Internal } };
@@ -309,19 +311,26 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
         await grant.counting;
       }
       const response = await outcome;
-      return toApiGatewayResult({ ...response, headers: { ...rowHeaders, ...response.headers } }, requestId);
+      internal.produced = toApiGatewayResult({ ...response, headers: { ...rowHeaders, ...response.headers } }, requestId);
+      return internal.produced;
     });
 
   // The last line of defence: whatever hangs outside the work's race (a table that stopped
   // answering during authentication or a refund, a facilitator), the client gets our JSON answer
   // before the gateway's limit. What still runs is let go: a charge it leaves behind is refunded,
-  // a settlement confirmed, by the reconciler.
+  // a settlement confirmed, by the reconciler. Work that had produced its answer is answered with
+  // it: the writes after it (the delivery mark) may still land, and a delivered charge is never
+  // refunded, so the customer must get what it paid for.
   return async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
     const requestId = event.requestContext.requestId;
     const stopAt = answerBy(Date.now(), context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
     return orTimeout(pipeline(event, context), stopAt - Date.now(), () => {
-      log.error("request did not finish in time; answered without it", { requestId, path: event.rawPath });
-      return errorResult(timeoutError(route), requestId);
+      const produced = (context as Partial<PipelineContext>).pipeline?.internal.produced;
+      log.error(`request did not finish in time; answered ${produced ? "with its output, without the rest" : "without it"}`, {
+        requestId,
+        path: event.rawPath,
+      });
+      return produced ?? errorResult(timeoutError(route), requestId);
     });
   };
 }

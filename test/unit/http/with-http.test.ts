@@ -125,6 +125,28 @@ describe("withHttp", () => {
     expect(ledger.calls.slice(-2)).toEqual(["charge acct-1 5000", "refund 5000"]);
   });
 
+  it("answers with the work's output when the ledger's writes after it run past the last answer, and never refunds it", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    // The delivery mark and the Idempotency-Key's answer hang (1.5 s each at most): past the last
+    // answer (2.5 s of Lambda time less 0.5 s). The delivery may still land, so a 504 would take
+    // money for nothing.
+    const ledger = fakeAccess();
+    const never = () => new Promise<never>(() => undefined);
+    const deps = { ...ledger.deps, deliver: never, completeIdempotency: never };
+    const render = withHttp({ route: "html-to-screenshot", access: deps }, async () => json({ rendered: true }));
+    const res = await invoke(render, {
+      method: "POST",
+      path: "/x",
+      body: '{"html":"<p>x</p>"}',
+      headers: { authorization: `Bearer ${KEY}`, "idempotency-key": "late-answer" },
+      timeoutSeconds: 2.5,
+    });
+    expect(res.status).toBe(200);
+    expect(res.json()).toEqual({ rendered: true });
+    expect(ledger.calls).toContain("charge acct-1 5000");
+    expect(ledger.calls.filter((call) => call.startsWith("refund"))).toEqual([]);
+  });
+
   it("counts API Gateway's 30 s from the request's arrival, whatever the Lambda has left (a cold start eats into it)", async () => {
     vi.spyOn(console, "error").mockImplementation(() => undefined);
     const handler = withHttp({ route: "health" }, (request) => {
