@@ -1,4 +1,4 @@
-// The ad and tracker engines' cold cost (lib/render/filter-lists.ts), each measured in a fresh
+// The ad and tracker engines' cold cost (lib/render/guard/filter-lists.ts), each measured in a fresh
 // process: building one from the shipped lists (what a deploy does, and a local first use), and
 // loading a built one (what the first blockAds/blockTrackers render of a Lambda instance pays).
 import { execFileSync } from "node:child_process";
@@ -28,9 +28,9 @@ export function benchFilterLists() {
   const dir = mkdtempSync(path.join(tmpdir(), "shotline-bench-filters-"));
   try {
     const build_ms = fresh(
-      `import { buildFilterEngines } from "./lib/render/filter-build.ts";\n${timed(`buildFilterEngines(${JSON.stringify(dir)}, [list])`)}`,
+      `import { buildFilterEngines } from "../lib/render/packaging/filter-build.js";\n${timed(`buildFilterEngines(${JSON.stringify(dir)}, [list])`)}`,
     );
-    const load_ms = fresh(`import { loadFilterLists } from "./lib/render/filter-lists.ts";\n${timed("await loadFilterLists([list])")}`, {
+    const load_ms = fresh(`import { loadFilterLists } from "../lib/render/guard/filter-lists.js";\n${timed("await loadFilterLists([list])")}`, {
       FILTER_LISTS_DIR: dir,
     });
     return { build_ms, load_ms };

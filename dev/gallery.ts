@@ -3,7 +3,7 @@
 // With GALLERY_LOOK=<dir>, also every frame at full size at 1x and 2x (PNG), to look at.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { BACKGROUND_PRESETS } from "../lib/render/backgrounds.js";
+import { BACKGROUND_PRESETS } from "../lib/render/mockup/backgrounds.js";
 import { fundedKey, startDev } from "./harness/dev-process.js";
 import { startFixtures } from "./harness/fixtures.js";
 

@@ -30,7 +30,7 @@ const envSchema = z.object({
   // its runtime ("AWS_Lambda_nodejs24.x", Amazon Linux 2023: the Chromium layer brings libraries it lacks).
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).optional(),
   AWS_EXECUTION_ENV: z.string().min(1).optional(),
-  // The Chromium layer on Lambda (packed by lib/render/chromium-pack.ts); unset: @sparticuz/chromium's own bin/.
+  // The Chromium layer on Lambda (packed by lib/render/packaging/chromium-pack.ts); unset: @sparticuz/chromium's own bin/.
   CHROMIUM_BIN_DIR: z.string().min(1).optional(),
   // Set on Lambda to the fonts layer (/opt/fonts); unset: fonts are built into the temp dir.
   FONTS_DIR: z.string().min(1).optional(),

@@ -11,7 +11,7 @@ const FUNCTION_ROOT = "/var/task";
 /** Where each layer is mounted in a function (/opt/<folder>). */
 export const LAYER_MOUNTS = { chromium: "/opt/chromium", fonts: "/opt/fonts", filterLists: "/opt/filter-lists" } as const;
 
-/** The Chromium layer's boot module (lib/render/chromium-boot.ts, built into it), preloaded by the rendering functions. */
+/** The Chromium layer's boot module (lib/render/packaging/chromium-boot.ts, built into it), preloaded by the rendering functions. */
 export const CHROMIUM_BOOT_FILE = "boot.mjs";
 
 /** Files copied next to a function's handler: `from` the repository, `to` under the function's root. */

@@ -57,7 +57,7 @@ export function Api({ stack, app }: StackContext) {
   const browser: Grant = {
     environment: {
       CHROMIUM_BIN_DIR: LAYER_MOUNTS.chromium,
-      // Unpacking Chromium starts before the function's code loads (lib/render/chromium-boot.ts).
+      // Unpacking Chromium starts before the function's code loads (lib/render/packaging/chromium-boot.ts).
       NODE_OPTIONS: `--import=${LAYER_MOUNTS.chromium}/${CHROMIUM_BOOT_FILE}`,
       FONTS_DIR: LAYER_MOUNTS.fonts,
       FILTER_LISTS_DIR: LAYER_MOUNTS.filterLists,

@@ -7,9 +7,9 @@ import { Architecture, Code, LayerVersion } from "aws-cdk-lib/aws-lambda";
 import { buildSync } from "esbuild";
 import type { StackContext } from "sst/constructs";
 import { CHROMIUM_BOOT_FILE } from "../lib/packaging.js";
-import { packChromium } from "../lib/render/chromium-pack.js";
-import { buildFilterEngines } from "../lib/render/filter-build.js";
-import { buildFontCache, buildFonts, FONT_CACHE_DIR, fontSet } from "../lib/render/fonts.js";
+import { packChromium } from "../lib/render/packaging/chromium-pack.js";
+import { buildFilterEngines } from "../lib/render/packaging/filter-build.js";
+import { buildFontCache, buildFonts, FONT_CACHE_DIR, fontSet } from "../lib/render/packaging/fonts.js";
 
 const buildDir = path.resolve(".build", "layers");
 
@@ -24,7 +24,7 @@ export function buildChromiumLayer(): string {
   const root = path.join(buildDir, "chromium");
   packChromium(chromiumBin(), path.join(root, "chromium"));
   buildSync({
-    entryPoints: [fileURLToPath(new URL("../lib/render/chromium-boot.ts", import.meta.url))],
+    entryPoints: [fileURLToPath(new URL("../lib/render/packaging/chromium-boot.ts", import.meta.url))],
     outfile: path.join(root, "chromium", CHROMIUM_BOOT_FILE),
     bundle: true,
     platform: "node",
@@ -63,7 +63,7 @@ export function buildFontsLayer(chromiumLayer: string): string {
   return root;
 }
 
-/** The ad and tracker filter engines, built from the installed lists (lib/render/filter-lists.ts). */
+/** The ad and tracker filter engines, built from the installed lists (lib/render/guard/filter-lists.ts). */
 export function buildFilterListsLayer(): string {
   const root = path.join(buildDir, "filter-lists");
   buildFilterEngines(path.join(root, "filter-lists"));

@@ -1,7 +1,6 @@
 import { z } from "zod";
-
-import { BACKGROUND_PRESETS, isBackgroundPreset } from "../render/backgrounds.js";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
+import { BACKGROUND_PRESETS, isBackgroundPreset } from "../render/mockup/backgrounds.js";
 import type { CaptureOptions } from "../render/options.js";
 import { MAX_PDF_PAGES } from "../render/pdf.js";
 import { viewportFor } from "../render/viewport.js";

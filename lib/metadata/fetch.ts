@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import { config } from "../config.js";
 import { invalidUrl } from "../render/errors.js";
-import { resolveTarget } from "../render/network-guard.js";
+import { resolveTarget } from "../render/guard/network-guard.js";
 
 // Fetches a page without a browser under the same rules as the render guard: the name is resolved
 // here, private/loopback/link-local/reserved addresses are refused, the connection goes to the very

@@ -9,10 +9,10 @@ import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { onceUntilFailure } from "../once.js";
 import { semaphore } from "../semaphore.js";
-import { isPacked, unpackChromium, unpackedDir } from "./chromium-pack.js";
 import { invalidUrl, renderError } from "./errors.js";
-import { buildFonts, FONT_CACHE_DIR, linkFonts, writeFontconfig } from "./fonts.js";
-import { type GuardSession, openGuardSession, openGuardSessions } from "./network-guard.js";
+import { type GuardSession, openGuardSession, openGuardSessions } from "./guard/network-guard.js";
+import { isPacked, unpackChromium, unpackedDir } from "./packaging/chromium-pack.js";
+import { buildFonts, FONT_CACHE_DIR, linkFonts, writeFontconfig } from "./packaging/fonts.js";
 
 // The only module that touches browsers. Two Chromium processes per process (per Lambda container),
 // each launched lazily behind a lock and relaunched when it dies:
@@ -101,8 +101,8 @@ interface ChromiumRuntime {
 }
 
 /**
- * Makes Chromium runnable, once per process: on Lambda the packed layer (lib/render/chromium-pack.ts)
- * is unpacked into /tmp (started before this code loads, by lib/render/chromium-boot.ts); elsewhere
+ * Makes Chromium runnable, once per process: on Lambda the packed layer (lib/render/packaging/chromium-pack.ts)
+ * is unpacked into /tmp (started before this code loads, by lib/render/packaging/chromium-boot.ts); elsewhere
  * @sparticuz/chromium inflates its own. Fonts: a fonts.conf listing Open Sans and our emoji and CJK
  * fonts (the fonts layer on Lambda, built into /tmp elsewhere), so local output matches Lambda's
  * rather than the machine's fonts.
@@ -111,7 +111,7 @@ async function prepareChromium(): Promise<ChromiumRuntime> {
   const fontsRoot = path.join(tmpdir(), "shotline-fonts");
   const ourFonts = config.FONTS_DIR ?? path.join(fontsRoot, "fonts");
   if (!config.FONTS_DIR) buildFonts(ourFonts);
-  // The fonts layer's index of these fonts (lib/render/fonts.ts); built locally, the index is kept in the temp dir.
+  // The fonts layer's index of these fonts (lib/render/packaging/fonts.ts); built locally, the index is kept in the temp dir.
   const fontconfig = (fontDirs: readonly string[]) =>
     writeFontconfig(fontsRoot, linkFonts(fontsRoot, fontDirs).dir, config.FONTS_DIR && path.join(config.FONTS_DIR, FONT_CACHE_DIR));
   const dir = config.CHROMIUM_BIN_DIR;

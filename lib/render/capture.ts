@@ -5,11 +5,11 @@ import { assertValidSelectors, captureArea, emulate, selectorsOf } from "./contr
 import { prepareCookieBanners } from "./cookie-banners.js";
 import { encodingMs } from "./encode.js";
 import { guardFailure, invalidUrl } from "./errors.js";
+import { applyRequestControls } from "./guard/requests.js";
 import { maxCaptureHeight } from "./limits.js";
 import type { CaptureOptions, Clip, OutputFormat, RenderSource } from "./options.js";
 import { withLoadedPage } from "./page-load.js";
 import { isPaged } from "./pdf.js";
-import { applyRequestControls } from "./requests.js";
 import { settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
 import { tiledCaptureMs } from "./tiles.js";

@@ -1,7 +1,7 @@
 import { TimeoutError } from "puppeteer-core";
 import { AppError } from "../errors.js";
-import type { GuardSession } from "./network-guard.js";
-import { targetKey } from "./network-guard.js";
+import type { GuardSession } from "./guard/network-guard.js";
+import { targetKey } from "./guard/network-guard.js";
 
 // Where puppeteer/DevTools failures enter our code they become one of three domain errors.
 

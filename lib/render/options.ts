@@ -71,14 +71,14 @@ export interface CaptureOptions {
   readonly reducedMotion: boolean;
   /** A transparent page background (PNG). */
   readonly omitBackground: boolean;
-  /** Extra request headers and basic auth, sent to the target's origin only; cookies for the target (lib/render/requests.ts). */
+  /** Extra request headers and basic auth, sent to the target's origin only; cookies for the target (lib/render/guard/requests.ts). */
   readonly headers: Record<string, string>;
   readonly cookies: Cookie[];
   readonly httpAuth?: { readonly username: string; readonly password: string } | undefined;
   /** Requests not made: URL patterns (`*` a wildcard) and resource types. */
   readonly blockRequests: string[];
   readonly blockResources: BlockableResource[];
-  /** Requests the shipped ad / tracker filter lists block (lib/render/filter-lists.ts). */
+  /** Requests the shipped ad / tracker filter lists block (lib/render/guard/filter-lists.ts). */
   readonly blockAds: boolean;
   readonly blockTrackers: boolean;
 }

@@ -3,7 +3,7 @@ import type { Sharp } from "sharp";
 import { chromiumFormat, finishImage } from "./encode.js";
 import { translateRenderError } from "./errors.js";
 import { imageSize } from "./image-size.js";
-import { composeMockup } from "./mockup.js";
+import { composeMockup } from "./mockup/mockup.js";
 import type { CaptureOptions, Clip, OutputFormat } from "./options.js";
 import { printPdf } from "./pdf.js";
 import { captureTiles, needsTiles } from "./tiles.js";

@@ -9,7 +9,7 @@ import { getStack } from "sst/constructs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { artifactOf, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
-import { FONT_CACHE_DIR, fontSet } from "../../lib/render/fonts.js";
+import { FONT_CACHE_DIR, fontSet } from "../../lib/render/packaging/fonts.js";
 import { httpRoutes, routes } from "../../lib/routes.js";
 import { Api } from "../../stacks/Api.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
@@ -276,7 +276,7 @@ describe("Layers stack", () => {
     layers.resourceCountIs("AWS::Lambda::LayerVersion", 3);
     const chromium = readdirSync(path.join(".build", "layers", "chromium", "chromium"));
     expect(chromium).toEqual(expect.arrayContaining(["chromium.json", "swiftshader", "al2023", "fonts", CHROMIUM_BOOT_FILE]));
-    // The binary in parts: those that compress well compressed, the rest raw (lib/render/chromium-pack.ts).
+    // The binary in parts: those that compress well compressed, the rest raw (lib/render/packaging/chromium-pack.ts).
     expect(chromium.some((f) => f.endsWith(".zst")) && chromium.some((f) => f.endsWith(".bin"))).toBe(true);
     const fonts = readdirSync(path.join(".build", "layers", "fonts", "fonts"));
     expect(fonts.some((f) => f.startsWith("noto-color-emoji") && f.endsWith(".ttf"))).toBe(true);

@@ -1,12 +1,12 @@
 // Mockups of a layout met before are composed in Node over the frame kept as pixels
-// (lib/render/mockup-frame.ts): they must look exactly as the composer draws them whole. In process,
+// (lib/render/mockup/mockup-frame.ts): they must look exactly as the composer draws them whole. In process,
 // with the real composer browser; the capture is a busy synthetic pattern, so that a pixel out of
 // place anywhere shows.
 import { beforeAll, describe, expect, it } from "vitest";
-import type { MockupOptions } from "../../lib/render/mockup.js";
+import type { MockupOptions } from "../../lib/render/mockup/mockup.js";
 import { useSharedStackInProcess } from "../helpers/in-process.js";
 
-type Mockup = typeof import("../../lib/render/mockup.js");
+type Mockup = typeof import("../../lib/render/mockup/mockup.js");
 let composeMockup: Mockup["composeMockup"];
 let frameCacheStats: Mockup["frameCacheStats"];
 let finishImage: typeof import("../../lib/render/encode.js").finishImage;
@@ -15,7 +15,7 @@ let renderStats: typeof import("../../lib/render/browser.js").renderStats;
 
 beforeAll(async () => {
   useSharedStackInProcess();
-  ({ composeMockup, frameCacheStats } = await import("../../lib/render/mockup.js"));
+  ({ composeMockup, frameCacheStats } = await import("../../lib/render/mockup/mockup.js"));
   ({ finishImage } = await import("../../lib/render/encode.js"));
   sharp = (await import("sharp")).default;
   const browser = await import("../../lib/render/browser.js");

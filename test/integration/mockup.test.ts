@@ -11,7 +11,7 @@ import {
   PHONE_STATUS_BAR,
   TABLET_BEZEL,
   TABLET_STATUS_BAR,
-} from "../../lib/render/mockup.js";
+} from "../../lib/render/mockup/mockup.js";
 import { decode, postJson, rgb } from "../helpers/api.js";
 
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;

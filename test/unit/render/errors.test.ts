@@ -1,7 +1,7 @@
 import { TimeoutError } from "puppeteer-core";
 import { describe, expect, it } from "vitest";
 import { translateNavigationError } from "../../../lib/render/errors.js";
-import type { GuardSession } from "../../../lib/render/network-guard.js";
+import type { GuardSession } from "../../../lib/render/guard/network-guard.js";
 
 const guard = (failures: [string, string][]) => ({ failures: new Map(failures) }) as unknown as GuardSession;
 const REFUSED = "refused localhost:4000: 127.0.0.1 is a private, loopback, link-local or reserved address";

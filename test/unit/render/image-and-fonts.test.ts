@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { solidPng } from "../../../dev/harness/fixtures.js";
 import { imageSize } from "../../../lib/render/image-size.js";
-import { woffToSfnt } from "../../../lib/render/woff.js";
+import { woffToSfnt } from "../../../lib/render/packaging/woff.js";
 
 describe("imageSize", () => {
   it("reads a PNG's size from its header", () => {

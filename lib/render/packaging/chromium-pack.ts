@@ -112,7 +112,7 @@ export const unpackedDir = (): string => path.join(tmpdir(), "shotline-chromium"
 export const isPacked = (dir: string): boolean => readManifest(dir) !== null;
 
 // The unpacking in progress or done, shared by every copy of this module in the process: the boot
-// module (lib/render/chromium-boot.ts, preloaded on Lambda) starts it, the function's bundle uses it.
+// module (lib/render/packaging/chromium-boot.ts, preloaded on Lambda) starts it, the function's bundle uses it.
 const UNPACKING = Symbol.for("shotline.chromium-unpacking");
 const registry = globalThis as { [UNPACKING]?: Map<string, Promise<UnpackedChromium>> };
 

@@ -1,8 +1,8 @@
 import type { HTTPRequest, Page } from "puppeteer-core";
-import { describeError, log } from "../log.js";
-import type { FilterList } from "./filter-build.js";
+import { describeError, log } from "../../log.js";
+import type { CaptureOptions, RenderSource } from "../options.js";
+import type { FilterList } from "../packaging/filter-build.js";
 import { blockedByLists, loadFilterLists } from "./filter-lists.js";
-import type { CaptureOptions, RenderSource } from "./options.js";
 
 // Request controls (docs/api.md, "Page controls"): cookies for the target, extra headers and basic
 // auth on the target's own origin only (credentials never go to a third party), and requests not

@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { FiltersEngine } from "@ghostery/adblocker";
 
-// The filter engines of blockAds and blockTrackers (lib/render/filter-lists.ts), built from AdGuard's
+// The filter engines of blockAds and blockTrackers (lib/render/guard/filter-lists.ts), built from AdGuard's
 // lists in the npm package @adguard/dnr-rulesets (GPL-3.0; AdGuard Base includes EasyList). The
 // package holds them as Chrome declarativeNetRequest rules; each blocking or allowing rule is turned
 // back into filter syntax for Ghostery's engine. Nothing is downloaded at install or run time.
@@ -78,7 +78,7 @@ export function toFilter({ action, condition }: DnrRule): string | null {
 
 /** The installed packages: the lists, and the engine (whose version its serialised form depends on). */
 const PACKAGES = ["@adguard/dnr-rulesets", "@ghostery/adblocker"] as const;
-const packageDir = (name: string) => fileURLToPath(new URL(`../../node_modules/${name}/`, import.meta.url));
+const packageDir = (name: string) => fileURLToPath(new URL(`../../../node_modules/${name}/`, import.meta.url));
 
 /** Builds the engines for `lists` into `outDir` as `<list>.engine` (skipped when already built from these packages). */
 export function buildFilterEngines(outDir: string, lists: readonly FilterList[] = ["ads", "trackers"]): void {

@@ -2,12 +2,12 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { FiltersEngine } from "@ghostery/adblocker";
-import { config } from "../config.js";
-import { log } from "../log.js";
-import type { FilterList } from "./filter-build.js";
+import { config } from "../../config.js";
+import { log } from "../../log.js";
+import type { FilterList } from "../packaging/filter-build.js";
 
 // blockAds and blockTrackers (docs/api.md, "Page controls"): AdGuard's filter lists matched by
-// Ghostery's filter engine (lib/render/filter-build.ts). Building an engine takes about a second,
+// Ghostery's filter engine (lib/render/packaging/filter-build.ts). Building an engine takes about a second,
 // loading a built one 10-20 ms: the deployed stack has them built in a layer (FILTER_LISTS_DIR);
 // locally they are built once into the temp dir and kept for the next process, as the fonts are.
 // The engine's code (a tenth of a rendering function's) is loaded with the first list asked for.
@@ -31,7 +31,7 @@ export async function loadFilterLists(lists: readonly FilterList[]): Promise<voi
     if (engines.has(list)) continue;
     const started = performance.now();
     const dir = config.FILTER_LISTS_DIR ?? path.join(tmpdir(), "shotline-filter-lists");
-    if (!config.FILTER_LISTS_DIR) (await import("./filter-build.js")).buildFilterEngines(dir, [list]);
+    if (!config.FILTER_LISTS_DIR) (await import("../packaging/filter-build.js")).buildFilterEngines(dir, [list]);
     engines.set(list, adblocker.FiltersEngine.deserialize(readFileSync(path.join(dir, `${list}.engine`))));
     log.info("filter engine loaded", { list, ms: Math.round(performance.now() - started) });
   }

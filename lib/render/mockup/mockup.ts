@@ -1,13 +1,13 @@
 import type { Page } from "puppeteer-core";
 import type { Sharp } from "sharp";
-import { recall, remember } from "../lru.js";
-import { escapeHtml } from "../text.js";
+import { recall, remember } from "../../lru.js";
+import { escapeHtml } from "../../text.js";
+import { withComposerPage } from "../browser.js";
+import { chromiumFormat, finishImage, type ImageOutput, loadSharp } from "../encode.js";
+import type { MockupFrame } from "../options.js";
+import { captureTiles, needsTiles } from "../tiles.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "./backgrounds.js";
-import { withComposerPage } from "./browser.js";
-import { chromiumFormat, finishImage, type ImageOutput, loadSharp } from "./encode.js";
 import { type Box, composeOver, type Frame, frameBytes, frameFrom, type Pixels } from "./mockup-frame.js";
-import type { MockupFrame } from "./options.js";
-import { captureTiles, needsTiles } from "./tiles.js";
 
 // Mockups are composed as an HTML/CSS template in a browser that is already running (the composer,
 // see browser.ts): the capture as an image at its own device scale (so no resampling blur), inside a
@@ -85,7 +85,7 @@ const SIGNAL = `<span class="signal"><b></b><b></b><b></b><b></b></span>`;
 
 /**
  * The template, everything inline, no network. `imageUrl`: the capture as a data URL, or a hex colour
- * that fills the capture's box (the frame's own drawings, lib/render/mockup-frame.ts). `backdrop`: "render" draws only the background and the
+ * that fills the capture's box (the frame's own drawings, lib/render/mockup/mockup-frame.ts). `backdrop`: "render" draws only the background and the
  * device's shadow (the device itself transparent); a data URL uses that image as the background and
  * draws the device without a shadow; null draws everything in one pass.
  */
@@ -211,7 +211,7 @@ async function backdropFor(page: Page, width: number, height: number, options: M
   return remember(backdrops, key, `data:image/png;base64,${Buffer.from(png).toString("base64")}`, BACKDROP_CACHE_SIZE);
 }
 
-// Frames kept as pixels (lib/render/mockup-frame.ts) for layouts met more than once: a layout's
+// Frames kept as pixels (lib/render/mockup/mockup-frame.ts) for layouts met more than once: a layout's
 // first mockup is drawn whole by the composer, its second draws the frame (about the cost of one
 // more mockup), every later one is composed in Node. A full-page mockup's layout (its height) is
 // usually met once, and pays nothing for this. Frames take 16 MB each at 1280x800 and 2x.

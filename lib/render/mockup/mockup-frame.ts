@@ -4,7 +4,7 @@
 // capture's box filled black, and its edges once more filled white: where the frame lies over the
 // capture (rounded corners, the window's hairline, a bezel), `black + (white - black) x capture`
 // is exactly what the browser would have drawn there, whatever the frame is made of; elsewhere in
-// the box the capture shows as it is. Pure pixel work: lib/render/mockup.ts draws the frames.
+// the box the capture shows as it is. Pure pixel work: lib/render/mockup/mockup.ts draws the frames.
 
 /** A rectangle in device pixels. */
 export interface Box {
