@@ -36,7 +36,8 @@ export function buildChromiumLayer(): string {
 }
 
 /**
- * The emoji and CJK fonts, converted to TrueType, in a layer folder, with fontconfig's index of them
+ * The shipped fonts (lib/render/packaging/fonts.ts: every major script, the core web fonts'
+ * substitutes, emoji), as TrueType, in a layer folder, with fontconfig's index of them
  * and of the Chromium layer's Open Sans (made by that Chromium, so no cold start indexes them).
  */
 export function buildFontsLayer(chromiumLayer: string): string {
@@ -81,7 +82,7 @@ export function Layers({ stack }: StackContext) {
   const fonts = new LayerVersion(stack, "Fonts", {
     code: Code.fromAsset(buildFontsLayer(chromiumLayer)),
     compatibleArchitectures: [Architecture.X86_64],
-    description: "Noto Color Emoji + Noto Sans SC, and fontconfig's index of them, at /opt/fonts",
+    description: "Noto fonts for every major script, core web font substitutes and emoji, with fontconfig's index, at /opt/fonts",
   });
   const filterLists = new LayerVersion(stack, "FilterLists", {
     code: Code.fromAsset(buildFilterListsLayer()),

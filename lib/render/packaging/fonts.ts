@@ -6,36 +6,107 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { woffToSfnt } from "./woff.js";
 
-// Lambda has almost no fonts (@sparticuz/chromium brings Open Sans only): emoji and CJK would be
-// blank. We ship Noto Color Emoji and Noto Sans SC (which also covers Japanese kana) from npm,
-// converted to TrueType because Chromium's fontconfig only indexes sfnt files. The deployed stack
-// puts them in a layer at /opt/fonts (which @sparticuz/chromium's fonts.conf already lists); locally
-// and in tests the same files are built into the temp dir and a fonts.conf lists exactly them plus
-// @sparticuz/chromium's Open Sans, so local output matches Lambda's rather than the machine's fonts.
+// Lambda has almost no fonts (@sparticuz/chromium brings Open Sans only): most of the world's text
+// would be blank. We ship, from npm, fonts for every major writing system, the core web fonts'
+// metric-compatible substitutes and emoji (docs/design.md, "Fonts", lists them with their sizes and
+// licences). Chromium's fontconfig indexes only sfnt files, so WOFF files are converted to TrueType.
+// The deployed stack puts them in a layer at /opt/fonts; locally and in tests the same files are
+// built into the temp dir, and a fonts.conf lists exactly them plus @sparticuz/chromium's Open Sans,
+// so local output matches Lambda's rather than the machine's fonts.
 
-// Noto Color Emoji: only its whole font ("emoji" subset). The package also slices the same glyphs
-// into 11 numbered files (26 MB, no codepoint the whole font lacks, checked with fc-query): fontconfig
-// indexing them too cost ~150 ms of every browser launch here.
-const SOURCES = [
-  { pkg: "@fontsource/noto-color-emoji", file: /-emoji-400-normal\.woff$/ },
-  { pkg: "@fontsource/noto-sans-sc", file: /-400-normal\.woff$/ },
-] as const;
+interface FontSource {
+  readonly pkg: string;
+  /** The package's files to ship, by their path inside it: WOFF (converted) or TrueType (copied). */
+  readonly files: RegExp;
+  /** Tables left out of the converted font. */
+  readonly drop?: readonly string[];
+}
+
+/** The subset of a Noto family that holds its script, regular and bold (Skia draws other weights from these). */
+const script = (family: string, subset: string): FontSource => ({
+  pkg: `@fontsource/${family}`,
+  files: new RegExp(`^files/${family}-${subset}-(400|700)-normal\\.woff$`),
+});
+
+/** The numbered slices of a CJK family's regular weight (its named subsets add nothing the slices lack but Latin-1). */
+const cjk = (family: string): FontSource => ({ pkg: `@fontsource/${family}`, files: new RegExp(`^files/${family}-\\d+-400-normal\\.woff$`) });
+
+/** Google's core-font substitutes, whole TrueType files: regular, bold and their italics. */
+const core = (family: string): FontSource => ({
+  pkg: `@expo-google-fonts/${family}`,
+  files: /^(400Regular|400Regular_Italic|700Bold|700Bold_Italic)\/[^/]+\.ttf$/,
+});
+
+const FONT_SOURCES: readonly FontSource[] = [
+  // Noto Color Emoji: its whole font, without the SVG table (20 of its 25 MB): Chromium draws the
+  // COLRv1 glyphs. The package also slices the same glyphs into 11 numbered files (no codepoint
+  // the whole font lacks, checked with fc-query): fontconfig indexing them too cost ~150 ms of every
+  // browser launch here.
+  { pkg: "@fontsource/noto-color-emoji", files: /^files\/noto-color-emoji-emoji-400-normal\.woff$/, drop: ["SVG "] },
+  // Han in its regional forms (fonts.conf picks one by the text's language), kana and Hangul.
+  cjk("noto-sans-sc"),
+  cjk("noto-sans-tc"),
+  cjk("noto-sans-jp"),
+  cjk("noto-sans-kr"),
+  script("noto-sans-arabic", "arabic"),
+  script("noto-sans-armenian", "armenian"),
+  script("noto-sans-bengali", "bengali"),
+  script("noto-sans-canadian-aboriginal", "canadian-aboriginal"),
+  script("noto-sans-cherokee", "cherokee"),
+  script("noto-sans-devanagari", "devanagari"),
+  script("noto-sans-ethiopic", "ethiopic"),
+  script("noto-sans-georgian", "georgian"),
+  script("noto-sans-gujarati", "gujarati"),
+  script("noto-sans-gurmukhi", "gurmukhi"),
+  script("noto-sans-kannada", "kannada"),
+  script("noto-sans-khmer", "khmer"),
+  script("noto-sans-lao", "lao"),
+  script("noto-sans-malayalam", "malayalam"),
+  script("noto-sans-myanmar", "myanmar"),
+  script("noto-sans-oriya", "oriya"),
+  script("noto-sans-sinhala", "sinhala"),
+  script("noto-sans-syriac", "syriac"),
+  script("noto-sans-tamil", "tamil"),
+  script("noto-sans-telugu", "telugu"),
+  script("noto-sans-thaana", "thaana"),
+  script("noto-sans-thai", "thai"),
+  script("noto-serif-tibetan", "tibetan"),
+  // Metric-compatible with Arial/Helvetica, Times New Roman/Times and Courier New/Courier; Gelasio
+  // with Georgia. They cover Latin (Vietnamese included), Greek, Cyrillic and Hebrew.
+  core("arimo"),
+  core("tinos"),
+  core("cousine"),
+  core("gelasio"),
+  // Verdana has no metric-compatible substitute: DejaVu Sans (from Bitstream Vera) is the close one fontconfig itself uses.
+  { pkg: "dejavu-fonts-ttf", files: /^ttf\/DejaVuSans(-Bold|-Oblique|-BoldOblique)?\.ttf$/ },
+];
 
 const require = createRequire(import.meta.url);
 
-/** Converts the shipped fonts into `outDir` as .ttf files (skipped when already built for these packages). */
+const packageDir = (pkg: string) => path.dirname(require.resolve(`${pkg}/package.json`));
+
+/** The files under `dir`, as paths relative to it. */
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join("/"));
+
+/** Converts (or copies) the shipped fonts into `outDir` as .ttf files (skipped when already built for these packages). */
 export function buildFonts(outDir: string): void {
-  const stamp = SOURCES.map(({ pkg, file }) => `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version} ${file.source}`).join("\n");
+  const stamp = FONT_SOURCES.map(
+    ({ pkg, files, drop }) => `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version} ${files.source} ${drop?.join(",") ?? ""}`,
+  ).join("\n");
   const stampFile = path.join(outDir, ".built");
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
   mkdirSync(outDir, { recursive: true });
   const built = new Set<string>();
-  for (const { pkg, file } of SOURCES) {
-    const dir = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), "files");
-    for (const name of readdirSync(dir).filter((n) => file.test(n))) {
-      const target = path.join(outDir, name.replace(/\.woff$/, ".ttf"));
+  for (const { pkg, files, drop } of FONT_SOURCES) {
+    const dir = packageDir(pkg);
+    for (const file of filesUnder(dir).filter((f) => files.test(f))) {
+      const source = readFileSync(path.join(dir, file));
+      const target = path.join(outDir, path.basename(file).replace(/\.woff$/, ".ttf"));
       // Write-then-rename: a concurrent reader never sees half a font.
-      writeFileSync(`${target}.tmp`, woffToSfnt(readFileSync(path.join(dir, name))));
+      writeFileSync(`${target}.tmp`, file.endsWith(".woff") ? woffToSfnt(source, drop) : source);
       renameSync(`${target}.tmp`, target);
       built.add(path.basename(target));
     }
@@ -109,17 +180,57 @@ export function linkFonts(root: string, fontDirs: readonly string[]): { dir: str
   return { dir, uuid };
 }
 
+// What fonts.conf asks of fontconfig besides the fonts: the names pages use, resolved to fonts of
+// their kind (Chromium's own defaults name Times New Roman for the standard and serif families,
+// Arial for sans-serif and Courier New for monospace), and Han in the forms of the text's language.
+const SUBSTITUTES: readonly (readonly [string, readonly string[]])[] = [
+  ["Arimo", ["Arial", "Helvetica", "Helvetica Neue", "Liberation Sans"]],
+  ["Tinos", ["Times New Roman", "Times", "Liberation Serif", "serif"]],
+  ["Cousine", ["Courier New", "Courier", "Liberation Mono", "monospace"]],
+  ["Gelasio", ["Georgia"]],
+  ["DejaVu Sans", ["Verdana", "Tahoma"]],
+  ["Open Sans", ["sans-serif", "sans", "system-ui"]],
+];
+
+/** Han's regional forms by language (fontconfig's lang tags), the default last. */
+const HAN_BY_LANGUAGE: readonly (readonly [readonly string[], string])[] = [
+  [["ja"], "Noto Sans JP"],
+  [["ko"], "Noto Sans KR"],
+  [["zh-tw", "zh-hk", "zh-mo"], "Noto Sans TC"],
+];
+const HAN_DEFAULT = "Noto Sans SC";
+
+const family = (name: string) => `<family>${name}</family>`;
+
+/** The alias and language rules of fonts.conf (see SUBSTITUTES). */
+function fontRules(): string {
+  const aliases = SUBSTITUTES.flatMap(([font, names]) =>
+    names.map((name) => `  <alias binding="same">${family(name)}<prefer>${family(font)}</prefer></alias>\n`),
+  );
+  // Appended to every pattern that names the language, after its own families: a page's fonts keep
+  // their place, and among the fonts that have a character (fontconfig ranks coverage first) the
+  // language's own Han wins. Chromium's fallback for a character passes the text's language.
+  const han = HAN_BY_LANGUAGE.flatMap(([langs, font]) =>
+    langs.map(
+      (lang) =>
+        `  <match target="pattern"><test name="lang" compare="contains"><string>${lang}</string></test><edit name="family" mode="append" binding="strong"><string>${font}</string></edit></match>\n`,
+    ),
+  );
+  const fallback = `  <match target="pattern"><edit name="family" mode="append_last" binding="strong"><string>${HAN_DEFAULT}</string></edit></match>\n`;
+  return [...aliases, ...han, fallback].join("");
+}
+
 /**
- * Writes `<configDir>/fonts.conf` listing the linked font folder `fontDir` only, its cache written
- * under `configDir` and read also from `shippedCache` (a folder of caches made by buildFontCache);
- * returns `configDir` for FONTCONFIG_PATH.
+ * Writes `<configDir>/fonts.conf` listing the linked font folder `fontDir` only, with the rules above,
+ * its cache written under `configDir` and read also from `shippedCache` (a folder of caches made by
+ * buildFontCache); returns `configDir` for FONTCONFIG_PATH.
  */
 export function writeFontconfig(configDir: string, fontDir: string, shippedCache?: string): string {
   mkdirSync(configDir, { recursive: true });
   const caches = [path.join(configDir, "cache"), ...(shippedCache && existsSync(shippedCache) ? [shippedCache] : [])];
   writeFileSync(
     path.join(configDir, "fonts.conf"),
-    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${fontDir}</dir>\n${caches.map((c) => `  <cachedir>${c}</cachedir>\n`).join("")}</fontconfig>\n`,
+    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${fontDir}</dir>\n${caches.map((c) => `  <cachedir>${c}</cachedir>\n`).join("")}${fontRules()}</fontconfig>\n`,
   );
   return configDir;
 }

@@ -1,10 +1,11 @@
 import { inflateSync } from "node:zlib";
 
 /**
- * Converts a WOFF 1.0 font to the plain TrueType/OpenType (sfnt) it wraps. Chromium's fontconfig
- * indexes only sfnt files, and the emoji/CJK fonts we ship come from npm as WOFF (see fonts.ts).
+ * Converts a WOFF 1.0 font to the plain TrueType/OpenType (sfnt) it wraps, without the tables named
+ * in `drop`. Chromium's fontconfig indexes only sfnt files, and most fonts we ship come from npm as
+ * WOFF (see fonts.ts).
  */
-export function woffToSfnt(woff: Buffer): Buffer {
+export function woffToSfnt(woff: Buffer, drop: readonly string[] = []): Buffer {
   if (woff.readUInt32BE(0) !== 0x774f4646) throw new Error("not a WOFF 1.0 file");
   const flavor = woff.readUInt32BE(4);
   const numTables = woff.readUInt16BE(12);
@@ -16,22 +17,23 @@ export function woffToSfnt(woff: Buffer): Buffer {
     const compLength = woff.readUInt32BE(entry + 8);
     const origLength = woff.readUInt32BE(entry + 12);
     const checksum = woff.readUInt32BE(entry + 16);
+    if (drop.includes(woff.toString("latin1", entry, entry + 4))) continue;
     const raw = woff.subarray(offset, offset + compLength);
     const data = compLength < origLength ? inflateSync(raw) : raw;
     if (data.length !== origLength) throw new Error("corrupt WOFF table");
     tables.push({ tag, checksum, data });
   }
   tables.sort((a, b) => a.tag - b.tag);
-  const entrySelector = Math.floor(Math.log2(numTables));
+  const entrySelector = Math.floor(Math.log2(tables.length));
   const searchRange = 2 ** entrySelector * 16;
-  const headerLength = 12 + numTables * 16;
+  const headerLength = 12 + tables.length * 16;
   const padded = (n: number) => (n + 3) & ~3;
   const out = Buffer.alloc(headerLength + tables.reduce((sum, t) => sum + padded(t.data.length), 0));
   out.writeUInt32BE(flavor, 0);
-  out.writeUInt16BE(numTables, 4);
+  out.writeUInt16BE(tables.length, 4);
   out.writeUInt16BE(searchRange, 6);
   out.writeUInt16BE(entrySelector, 8);
-  out.writeUInt16BE(numTables * 16 - searchRange, 10);
+  out.writeUInt16BE(tables.length * 16 - searchRange, 10);
   let offset = headerLength;
   tables.forEach((table, i) => {
     const record = 12 + i * 16;
