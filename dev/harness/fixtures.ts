@@ -169,6 +169,13 @@ if (location.search.includes("geo")) navigator.geolocation.getCurrentPosition((p
 else done({});
 </script></body></html>`,
       };
+    case "/click-fetch":
+      // A button whose handler fetches data (GET /data, answered after ?ms=, 400 by default) and
+      // only then shows a yellow panel, as an app's "load more" or a tab does.
+      return {
+        body: html(`<button id="open" style="display:block;width:100px;height:30px;margin:0;border:0">Open</button><div id="panel" style="display:none;width:300px;height:60px;background:#ffff00"></div>
+<script>document.getElementById("open").onclick = () => fetch("/data?ms=${Number(query.get("ms") ?? 400)}").then((r) => r.json()).then((d) => { if (d.show) document.getElementById("panel").style.display = "block"; });</script>`),
+      };
     case "/load-never-comes":
       // Parsed at once (DOMContentLoaded), but an image that never answers holds the load event off.
       return { body: html(`<div style="width:100%;height:100vh;background:#ff0000"></div><img src="/zoo/hang">`) };
@@ -297,6 +304,12 @@ export async function startFixtures(): Promise<Fixtures> {
     if (url.pathname === "/__event") {
       events.push(url.search.slice(1));
       response.writeHead(204).end();
+      return;
+    }
+    // /data?ms=N: a JSON answer after N ms (a page's data call; /click-fetch asks for it on a click).
+    if (url.pathname === "/data") {
+      const ms = Math.min(5_000, Number(url.searchParams.get("ms") ?? 400));
+      setTimeout(() => response.writeHead(200, { "content-type": "application/json" }).end('{"show":true}'), ms);
       return;
     }
     if (url.pathname === "/__events") {

@@ -77,17 +77,19 @@ function stylesheet(options: CaptureOptions): string {
 }
 
 /** After load and cookie banners: the stylesheet, the click (then `quiet`, the network-quiet wait), then the script, within the page-load limit. */
-export async function applyControls(loaded: LoadedPage, quiet: (capMs: number) => Promise<void>, options: CaptureOptions): Promise<void> {
+export async function applyControls(loaded: LoadedPage, quiet: (capMs: number, since: number) => Promise<void>, options: CaptureOptions): Promise<void> {
   const { page, remaining, loadSeconds, evaluate } = loaded;
   const css = stylesheet(options);
   if (css.trim()) await page.addStyleTag({ content: css });
   if (options.click) {
     const target = await page.$(options.click);
     if (!target) throw notFound("click", options.click);
+    const clicked = Date.now();
     await target.click().catch((error: unknown) => {
       throw new AppError("SELECTOR_NOT_FOUND", `click: the element "${options.click}" could not be clicked (it is hidden or covered).`, { cause: error });
     });
-    await quiet(Math.min(CLICK_SETTLE_MS, Math.max(0, remaining())));
+    // A quiet window after the click: its handler's requests may not have started yet.
+    await quiet(Math.min(CLICK_SETTLE_MS, Math.max(0, remaining())), clicked);
     await evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
   }
   if (options.js) {

@@ -17,7 +17,12 @@ const NETWORK_QUIET_MS = 100;
 const NETWORK_QUIET_CAP_MS = 1_500;
 const FONTS_CAP_MS = 2_000;
 
-/** Counts the page's requests in flight, so "network quiet" costs nothing on a page that is already quiet. */
+// One turn of the page's event loop and a frame: when it has run, a request the page started in
+// answer to what came before (a load or click handler, a timer of 0) has been reported, since the
+// browser reports events in order.
+const PAGE_TURN = "new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)))";
+
+/** Counts the page's requests in flight, so "network quiet" costs nothing on a page that has been quiet long enough. */
 export function trackRequests(page: Page) {
   const inFlight = new Set<HTTPRequest>();
   let lastChange = Date.now();
@@ -31,15 +36,23 @@ export function trackRequests(page: Page) {
   page.on("requestfinished", done);
   page.on("requestfailed", done);
   return {
-    /** Resolves when nothing has been in flight for NETWORK_QUIET_MS, or at `capMs`. */
-    async quiet(capMs: number) {
+    /**
+     * Resolves once nothing has been in flight for NETWORK_QUIET_MS, a window that begins no
+     * earlier than `since` (what the page does after a click is seen only after the click), or at
+     * `capMs`. It first lets the page take a turn, so requests it is about to start are counted:
+     * an instant with nothing in flight *yet* is not quiet.
+     */
+    async quiet(capMs: number, since = 0) {
       const until = Date.now() + capMs;
+      const left = () => Math.max(0, until - Date.now());
+      await Promise.race([page.evaluate(PAGE_TURN).catch(() => undefined), sleep(left())]);
       // Long-lived requests (event streams, websockets) would never finish: they do not count.
       const settled = () => [...inFlight].every((r) => r.resourceType() === "eventsource" || r.resourceType() === "websocket");
-      if (settled()) return;
-      while (Date.now() < until) {
-        await sleep(25);
-        if (settled() && Date.now() - lastChange >= NETWORK_QUIET_MS) return;
+      for (;;) {
+        const quietFor = Date.now() - Math.max(lastChange, since);
+        if (settled() && quietFor >= NETWORK_QUIET_MS) return;
+        if (left() === 0) return;
+        await sleep(Math.min(left(), settled() ? NETWORK_QUIET_MS - quietFor : 25));
       }
     },
   };
@@ -87,7 +100,7 @@ export async function settle(
   await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
   await Promise.race([evaluate(FONTS_READY), sleep(Math.max(0, Math.min(FONTS_CAP_MS, remaining())))]);
   if (consent) await dismissCookieBanners(page, consent, Math.max(0, remaining()));
-  await applyControls(loaded, (capMs) => requests.quiet(capMs), options);
+  await applyControls(loaded, (capMs, since) => requests.quiet(capMs, since), options);
   if (options.waitForSelector) {
     const selector = options.waitForSelector;
     try {
@@ -103,8 +116,9 @@ export async function settle(
   }
   if (!options.fullPage) return { height: viewportHeight, truncated: false };
   await evaluate(SCROLL_THROUGH(maxHeight));
+  const scrolled = Date.now();
   const settleMs = Math.min(NETWORK_QUIET_CAP_MS, Math.max(0, remaining()));
-  await requests.quiet(settleMs);
+  await requests.quiet(settleMs, scrolled);
   await Promise.race([evaluate(IMAGES_SETTLED), sleep(settleMs)]);
   const full = await evaluate<number>(DOCUMENT_HEIGHT);
   return { height: Math.max(viewportHeight, Math.min(full, maxHeight)), truncated: full > maxHeight };

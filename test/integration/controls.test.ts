@@ -2,6 +2,8 @@
 // /controls: #promo green 300x100 at the top, #target red 200x100 at y 150, a button revealing a
 // yellow #panel, #motion grey that turns magenta with reduced motion and cyan in print, #chat blue
 // fixed at the bottom right), rendered 400x400 at 1x; the outputs decoded and looked at.
+import { spawn } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { describe, expect, inject, it } from "vitest";
 import { canaryHits, decode, type ErrorBody, postJson, rgb } from "../helpers/api.js";
 
@@ -83,6 +85,21 @@ describe("changing the page before the capture", () => {
     const missing = await render({ click: "#no-button" });
     expect(missing.status).toBe(422);
     expect(((await missing.json()) as ErrorBody).error.code).toBe("SELECTOR_NOT_FOUND");
+  });
+});
+
+describe("waits that wait", () => {
+  it("click: the panel a click's handler shows after fetching data is captured, with every core kept busy", async () => {
+    // Busy loops on every core, as when CI shares the machine: the click's fetch is seen late.
+    const busy = Array.from({ length: availableParallelism() }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
+    try {
+      const shot = (fields: Record<string, unknown>) =>
+        postJson("/api/v1/screenshot", { url: `${inject("fixtureUrl")}/click-fetch`, width: 400, height: 200, deviceScaleFactor: 1, ...fields }).then(decode);
+      expect(colour(rgb(await shot({}), 10, 60)), "no panel without the click").toBe(WHITE);
+      for (let round = 0; round < 3; round++) expect(colour(rgb(await shot({ click: "#open" }), 10, 60)), `round ${round}`).toBe("255,255,0");
+    } finally {
+      for (const child of busy) child.kill("SIGKILL");
+    }
   });
 });
 
