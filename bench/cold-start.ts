@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { artifactOf, firstLine, invokeBundle, lambdaEnvironment, synthesize } from "../dev/harness/bundle.js";
+import { artifactOf, deploymentSize, firstLine, invokeBundle, lambdaEnvironment, synthesize } from "../dev/harness/bundle.js";
 import type { DevInfo } from "../dev/stack.js";
 import { type Sample, stats } from "./stats.js";
 
@@ -39,6 +39,9 @@ async function stockCold(url: string, tmp: string, failures: { count: number }):
 export async function benchColdStart(options: { fixturesUrl: string; info: DevInfo; apiKey: string; rounds: number }) {
   const outdir = await synthesize();
   const dir = artifactOf("screenshot");
+  // What the rendering function holds of Lambda's 250 MiB (function + layers, unzipped), in MiB.
+  const size = deploymentSize("html-to-screenshot");
+  const mib = (bytes: number) => Number((bytes / 2 ** 20).toFixed(1));
   const url = `${options.fixturesUrl}/simple`;
   const samples: Record<"cold" | "init" | "first_invoke" | "stock_cold", Sample> = { cold: [], init: [], first_invoke: [], stock_cold: [] };
   const stockFailures = { count: 0 };
@@ -76,12 +79,24 @@ export async function benchColdStart(options: { fixturesUrl: string; info: DevIn
     first_invoke: stats(samples.first_invoke),
     stock_cold: stats(samples.stock_cold),
     stock_cold_failures: stockFailures.count,
+    size_mib: {
+      code: mib(size.code),
+      chromium_layer: mib(size.layers.chromium),
+      fonts_layer: mib(size.layers.fonts),
+      filter_lists_layer: mib(size.layers["filter-lists"]),
+      total: mib(size.total),
+      limit: 250,
+    },
     samples_ms: Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, values.map(Math.round)])),
   };
   const ratios = { stock_cold_vs_cold: Number((results.stock_cold.p50_ms / results.cold.p50_ms).toFixed(2)) };
-  const print = () =>
+  const print = () => {
+    console.log(
+      `html-to-screenshot unzipped: ${results.size_mib.total} MiB of Lambda's 250 (code ${results.size_mib.code}, Chromium ${results.size_mib.chromium_layer}, fonts ${results.size_mib.fonts_layer}, filter lists ${results.size_mib.filter_lists_layer})`,
+    );
     console.log(
       `cold start (bundled function, empty /tmp) p50 ${results.cold.p50_ms} ms = INIT ${results.init.p50_ms} + first invoke ${results.first_invoke.p50_ms} (goal <= 2000); stock @sparticuz/chromium ${results.stock_cold.p50_ms} ms: stock_cold_vs_cold ${ratios.stock_cold_vs_cold} (goal >= 2)${stockFailures.count ? `; the stock browser died launching ${stockFailures.count} time(s), started again` : ""}`,
     );
+  };
   return { results, ratios, print };
 }

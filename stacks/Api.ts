@@ -79,7 +79,9 @@ export function Api({ stack, app }: StackContext) {
       // sharp is copied in (COPIED_FILES): left external, and not installed by SST (which would fetch an old sharp).
       // Split: code behind a dynamic import (x402's libraries, the filter engine, puppeteer's WebDriver
       // BiDi) is its own file, compiled only when used, not at every cold start (docs/design.md).
-      nodejs: { format: "esm", minify: true, sourcemap: true, splitting: true, esbuild: { external: ["sharp"] } },
+      // No source maps: nothing reads them at run time (no --enable-source-maps), and they were 12 MiB
+      // of each rendering function's share of Lambda's 250 MiB.
+      nodejs: { format: "esm", minify: true, sourcemap: false, splitting: true, esbuild: { external: ["sharp"] } },
       environment: Object.assign({ STAGE: app.stage, SHOTLINE_VERSION: packageVersion() }, ...granted.map((grant) => grant.environment)),
       permissions: granted.flatMap((grant) => grant.permissions),
       ...(copyFiles.length ? { copyFiles } : {}),

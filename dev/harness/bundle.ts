@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,6 +44,21 @@ export function artifactOf(id: string): string {
     .sort((a, b) => built(b) - built(a));
   if (!builds[0]) throw new Error(`no build of the function ${id} in ${artifacts}`);
   return builds[0];
+}
+
+/** Bytes under `dir` (symlinks counted as links, as a zip stores them). */
+const bytesUnder = (dir: string): number =>
+  readdirSync(dir).reduce((sum, name) => {
+    const entry = lstatSync(path.join(dir, name));
+    return sum + (entry.isDirectory() ? bytesUnder(path.join(dir, name)) : entry.size);
+  }, 0);
+
+/** What a rendering function `id` of the last synthesis holds unzipped, in bytes: its code, each layer, and all together (Lambda's limit is 250 MiB). */
+export function deploymentSize(id: string): { code: number; layers: Record<"chromium" | "fonts" | "filter-lists", number>; total: number } {
+  const layers = { chromium: 0, fonts: 0, "filter-lists": 0 };
+  for (const name of Object.keys(layers) as (keyof typeof layers)[]) layers[name] = bytesUnder(path.join(root, ".build", "layers", name));
+  const code = bytesUnder(artifactOf(id));
+  return { code, layers, total: code + layers.chromium + layers.fonts + layers["filter-lists"] };
 }
 
 /**

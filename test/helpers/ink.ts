@@ -60,3 +60,22 @@ export function inkBand(image: Image, top: number, bottom: number): InkBand {
   const commonest = pieces ? Math.max(...shapes.values()) / pieces : 0;
   return { ink, pieces, distinct: shapes.size, commonest, widestGap, left, right };
 }
+
+/** A row of text per line, each `row` px tall, at `px` px, in its language and direction (and font, if given). */
+export function textRowsHtml(rows: readonly { lang: string; dir: string; text: string; font?: string }[], row: number, px: number): string {
+  const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+  const style = (font?: string) =>
+    `height:${row}px;line-height:${row}px;font-size:${px}px;${font ? `font-family:${font};` : ""}white-space:nowrap;overflow:hidden;padding:0 16px`;
+  return `<body style="margin:0;background:#fff;color:#000">${rows.map((r) => `<div lang="${r.lang}" dir="${r.dir}" style="${style(r.font)}">${escape(r.text)}</div>`).join("")}</body>`;
+}
+
+/** What is wrong with a band of `chars` characters at `px` px as running text: little ink, few shapes ("tofu"), a blank run, too short. */
+export function textProblems(band: InkBand, chars: number, px: number): string[] {
+  return [
+    band.ink < 20 * chars && `little ink (${band.ink})`,
+    band.distinct < 5 && `${band.distinct} distinct shapes`,
+    band.commonest > 0.5 && `one shape is ${Math.round(band.commonest * 100)}% of the line`,
+    band.widestGap > 1.5 * px && `a blank run of ${band.widestGap} px`,
+    band.right - band.left < 0.2 * px * chars && `only ${band.right - band.left} px of text`,
+  ].filter((problem): problem is string => typeof problem === "string");
+}

@@ -4,26 +4,18 @@
 import { describe, expect, it } from "vitest";
 import { writingSystems } from "../../dev/harness/writing-systems.js";
 import { decode, postJson } from "../helpers/api.js";
-import { inkBand } from "../helpers/ink.js";
+import { inkBand, textProblems, textRowsHtml } from "../helpers/ink.js";
 
 const shootHtml = (body: Record<string, unknown>) => postJson("/api/v1/html-to-screenshot", body);
 // html-to-screenshot's narrowest viewport.
 const MIN_WIDTH = 320;
 
-const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
-
 const ROW = 100;
 const PX = 32;
 
-/** One row per line, each in its language and direction, at 32 px in the page's default font. */
+/** One row per line, each in its language and direction, at 32 px in the page's default font (or `font`). */
 async function renderRows(rows: readonly { lang: string; dir: string; text: string; font?: string }[], width = 1600) {
-  const html = `<body style="margin:0;background:#fff;color:#000">${rows
-    .map(
-      (r) =>
-        `<div lang="${r.lang}" dir="${r.dir}" style="height:${ROW}px;line-height:${ROW}px;font-size:${PX}px;${r.font ? `font-family:${r.font};` : ""}white-space:nowrap;overflow:hidden;padding:0 16px">${escapeHtml(r.text)}</div>`,
-    )
-    .join("")}</body>`;
-  const image = await decode(await shootHtml({ html, width, height: rows.length * ROW, deviceScaleFactor: 1 }));
+  const image = await decode(await shootHtml({ html: textRowsHtml(rows, ROW, PX), width, height: rows.length * ROW, deviceScaleFactor: 1 }));
   return rows.map((_, i) => inkBand(image, i * ROW, (i + 1) * ROW));
 }
 
@@ -52,13 +44,7 @@ describe("writing systems", () => {
     bands.forEach((band, i) => {
       const { name, text } = rows[i]!;
       const chars = [...text].length;
-      const problems = [
-        band.ink < 20 * chars && `little ink (${band.ink})`,
-        band.distinct < 5 && `${band.distinct} distinct shapes`,
-        band.commonest > 0.5 && `one shape is ${Math.round(band.commonest * 100)}% of the line`,
-        band.widestGap > 1.5 * PX && `a blank run of ${band.widestGap} px`,
-        band.right - band.left < 0.2 * PX * chars && `only ${band.right - band.left} px of text`,
-      ].filter(Boolean);
+      const problems = textProblems(band, chars, PX);
       if (problems.length) failures.push(`${name} (${chars} chars): ${problems.join(", ")}`);
     });
     // Every writing system passes; the control fails (the checks can see a missing font).

@@ -72,11 +72,40 @@ describe("writeFontconfig", () => {
     const config = path.join(root, "config");
     writeFontconfig(config, "/tmp/fonts-x", path.join(root, "no-such-cache"));
     expect(readFileSync(path.join(config, "fonts.conf"), "utf8")).toContain(
-      `<dir>/tmp/fonts-x</dir>\n  <cachedir>${path.join(config, "cache")}</cachedir>\n</fontconfig>`,
+      `<dir>/tmp/fonts-x</dir>\n  <cachedir>${path.join(config, "cache")}</cachedir>\n  <alias`,
     );
     writeFontconfig(config, "/tmp/fonts-x", layer);
     expect(readFileSync(path.join(config, "fonts.conf"), "utf8")).toContain(
-      `<cachedir>${path.join(config, "cache")}</cachedir>\n  <cachedir>${layer}</cachedir>\n</fontconfig>`,
+      `<cachedir>${path.join(config, "cache")}</cachedir>\n  <cachedir>${layer}</cachedir>\n  <alias`,
+    );
+  });
+
+  it("names the fonts of their kind for the names pages use, and Han by language, the Simplified forms last", () => {
+    const config = path.join(root, "config-rules");
+    const conf = readFileSync(path.join(writeFontconfig(config, "/tmp/fonts-x"), "fonts.conf"), "utf8");
+    const alias = (name: string, font: string) => `<alias binding="same"><family>${name}</family><prefer><family>${font}</family></prefer></alias>`;
+    for (const [name, font] of <[string, string][]>[
+      ["Arial", "Arimo"],
+      ["Helvetica", "Arimo"],
+      ["Times New Roman", "Tinos"],
+      ["serif", "Tinos"],
+      ["Courier New", "Cousine"],
+      ["monospace", "Cousine"],
+      ["Georgia", "Gelasio"],
+      ["Verdana", "DejaVu Sans"],
+    ])
+      expect(conf).toContain(alias(name, font));
+    const han = (lang: string, font: string) =>
+      conf.indexOf(`<string>${lang}</string></test><edit name="family" mode="append" binding="strong"><string>${font}</string>`);
+    const languages: [string, string][] = [
+      ["ja", "Noto Sans JP"],
+      ["ko", "Noto Sans KR"],
+      ["zh-tw", "Noto Sans TC"],
+      ["zh-hk", "Noto Sans TC"],
+    ];
+    for (const [lang, font] of languages) expect(han(lang, font)).toBeGreaterThan(0);
+    expect(conf.lastIndexOf("<match")).toBe(
+      conf.indexOf('<match target="pattern"><edit name="family" mode="append_last" binding="strong"><string>Noto Sans SC'),
     );
   });
 });
