@@ -63,10 +63,10 @@ export function inkBand(image: Image, top: number, bottom: number): InkBand {
 
 /** A row of text per line, each `row` px tall, at `px` px, in its language and direction (and font, if given). */
 export function textRowsHtml(rows: readonly { lang: string; dir: string; text: string; font?: string }[], row: number, px: number): string {
-  const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+  const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
   const style = (font?: string) =>
     `height:${row}px;line-height:${row}px;font-size:${px}px;${font ? `font-family:${font};` : ""}white-space:nowrap;overflow:hidden;padding:0 16px`;
-  return `<body style="margin:0;background:#fff;color:#000">${rows.map((r) => `<div lang="${r.lang}" dir="${r.dir}" style="${style(r.font)}">${escape(r.text)}</div>`).join("")}</body>`;
+  return `<body style="margin:0;background:#fff;color:#000">${rows.map((r) => `<div lang="${r.lang}" dir="${r.dir}" style="${style(r.font)}">${escapeHtml(r.text)}</div>`).join("")}</body>`;
 }
 
 /** What is wrong with a band of `chars` characters at `px` px as running text: little ink, few shapes ("tofu"), a blank run, too short. */
