@@ -46,3 +46,35 @@ export function woffToSfnt(woff: Buffer, drop: readonly string[] = []): Buffer {
   });
   return out;
 }
+
+/**
+ * Joins sfnt fonts into one TrueType Collection (each font whole, its table offsets moved to its
+ * place in the file). Fontconfig indexes every font of a collection as it would separate files, and
+ * one file instead of a hundred slices makes the folder of links a cold start builds that much smaller.
+ */
+export function sfntCollection(fonts: readonly Buffer[]): Buffer {
+  const padded = (n: number) => (n + 3) & ~3;
+  const header = 12 + fonts.length * 4;
+  const offsets: number[] = [];
+  let at = padded(header);
+  for (const font of fonts) {
+    offsets.push(at);
+    at += padded(font.length);
+  }
+  const out = Buffer.alloc(at);
+  out.write("ttcf", 0, "latin1");
+  out.writeUInt32BE(0x00010000, 4);
+  out.writeUInt32BE(fonts.length, 8);
+  fonts.forEach((font, i) => {
+    const base = offsets[i]!;
+    out.writeUInt32BE(base, 12 + i * 4);
+    font.copy(out, base);
+    // Each table record's offset counts from the start of the file, not of the font.
+    const numTables = font.readUInt16BE(4);
+    for (let t = 0; t < numTables; t++) {
+      const record = base + 12 + t * 16 + 8;
+      out.writeUInt32BE(out.readUInt32BE(record) + base, record);
+    }
+  });
+  return out;
+}

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { solidPng } from "../../../dev/harness/fixtures.js";
 import { imageSize } from "../../../lib/render/image-size.js";
-import { woffToSfnt } from "../../../lib/render/packaging/woff.js";
+import { sfntCollection, woffToSfnt } from "../../../lib/render/packaging/woff.js";
 
 describe("imageSize", () => {
   it("reads a PNG's size from its header", () => {
@@ -41,6 +41,15 @@ describe("imageSize", () => {
   });
 });
 
+/** The tables of the sfnt font whose directory starts at `at` in `file`. */
+function tablesOf(file: Buffer, at: number) {
+  return Array.from({ length: file.readUInt16BE(at + 4) }, (_, t) => {
+    const record = at + 12 + t * 16;
+    const offset = file.readUInt32BE(record + 8);
+    return { tag: file.toString("latin1", record, record + 4), data: file.subarray(offset, offset + file.readUInt32BE(record + 12)) };
+  });
+}
+
 describe("woffToSfnt", () => {
   const dir = path.join(path.dirname(createRequire(import.meta.url).resolve("@fontsource/noto-color-emoji/package.json")), "files");
   const woff = readFileSync(path.join(dir, readdirSync(dir).find((f) => f.endsWith(".woff"))!));
@@ -63,6 +72,32 @@ describe("woffToSfnt", () => {
     // The head table keeps its magic number after decompression.
     const head = tags.indexOf("head");
     expect(sfnt.readUInt32BE(sfnt.readUInt32BE(12 + head * 16 + 8) + 12)).toBe(0x5f0f3cf5);
+  });
+
+  it("leaves out the tables asked for, keeping the directory consistent", () => {
+    const sfnt = woffToSfnt(woff, ["SVG ", "COLR"]);
+    expect(tablesOf(sfnt, 0).map(({ tag }) => tag)).toEqual(
+      tablesOf(woffToSfnt(woff), 0)
+        .map(({ tag }) => tag)
+        .filter((tag) => tag !== "SVG " && tag !== "COLR"),
+    );
+    expect(sfnt.readUInt16BE(4)).toBe(woff.readUInt16BE(12) - 2);
+  });
+
+  it("joins fonts into a TrueType Collection in which each font's tables are where its directory says", () => {
+    const fonts = readdirSync(dir)
+      .filter((f) => /-\d+-400-normal\.woff$/.test(f))
+      .slice(0, 3)
+      .map((f) => woffToSfnt(readFileSync(path.join(dir, f))));
+    const ttc = sfntCollection(fonts);
+    expect(ttc.toString("latin1", 0, 4)).toBe("ttcf");
+    expect(ttc.readUInt32BE(8)).toBe(3);
+    fonts.forEach((font, i) => {
+      const at = ttc.readUInt32BE(12 + i * 4);
+      expect(at % 4).toBe(0);
+      const [inCollection, alone] = [tablesOf(ttc, at), tablesOf(font, 0)];
+      expect(inCollection.map(({ tag, data }) => [tag, data.toString("base64")])).toEqual(alone.map(({ tag, data }) => [tag, data.toString("base64")]));
+    });
   });
 
   it("refuses a file that is not WOFF 1.0", () => {
