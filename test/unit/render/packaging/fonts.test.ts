@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildFontCache, fontSet, linkFonts, writeFontconfig } from "../../../lib/render/packaging/fonts.js";
+import { buildFontCache, fontSet, linkFonts, writeFontconfig } from "../../../../lib/render/packaging/fonts.js";
 
 // The fontconfig index shipped in the fonts layer (lib/render/packaging/fonts.ts). Chromium's own fontconfig
 // reading it is tested where the real browser runs: test/infra (the bundled function takes the

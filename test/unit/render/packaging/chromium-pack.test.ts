@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { brotliCompressSync, constants, zstdCompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isPacked, packChromium, type UnpackWay, unpackChromium } from "../../../lib/render/packaging/chromium-pack.js";
+import { isPacked, packChromium, type UnpackWay, unpackChromium } from "../../../../lib/render/packaging/chromium-pack.js";
 
 const WAYS: readonly UnpackWay[] = ["reused-buffer", "streams"];
 const PIECES = { segment: 256 * 1024, rawGrowth: 32 * 1024 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { blockedByLists, loadFilterLists, MATCHED_URL_CHARS } from "../../../lib/render/guard/filter-lists.js";
-import { toFilter } from "../../../lib/render/packaging/filter-build.js";
+import { blockedByLists, loadFilterLists, MATCHED_URL_CHARS } from "../../../../lib/render/guard/filter-lists.js";
+import { toFilter } from "../../../../lib/render/packaging/filter-build.js";
 
 describe("declarativeNetRequest rules as filters", () => {
   it("keeps what blocks or allows, with its types, initiator domains and party", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { composeOver, frameFrom, type Pixels } from "../../../lib/render/mockup/mockup-frame.js";
+import { composeOver, frameFrom, type Pixels } from "../../../../lib/render/mockup/mockup-frame.js";
 
 // A 6x5 mockup whose capture box is the 4x3 at (1, 1); every pixel of the base starts as grey 100.
 const WIDTH = 6;

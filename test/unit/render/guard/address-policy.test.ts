@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { refusalReason, unmapIPv4 } from "../../../lib/render/guard/address-policy.js";
+import { refusalReason, unmapIPv4 } from "../../../../lib/render/guard/address-policy.js";
 
 describe("refusalReason", () => {
   it.each([

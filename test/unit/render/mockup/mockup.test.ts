@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BROWSER_BAR_HEIGHT, mockupHtml, mockupLayout, PHONE_BEZEL, PHONE_STATUS_BAR } from "../../../lib/render/mockup/mockup.js";
+import { BROWSER_BAR_HEIGHT, mockupHtml, mockupLayout, PHONE_BEZEL, PHONE_STATUS_BAR } from "../../../../lib/render/mockup/mockup.js";
 
 describe("mockupLayout", () => {
   it("adds the browser bar above the capture, and padding on every side", () => {

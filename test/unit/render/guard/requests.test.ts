@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchesPattern } from "../../../lib/render/guard/requests.js";
+import { matchesPattern } from "../../../../lib/render/guard/requests.js";
 
 describe("blockRequests patterns", () => {
   it("match the whole URL, case-insensitively, with * for any run of characters and everything else literal", () => {
