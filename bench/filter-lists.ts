@@ -28,9 +28,9 @@ export function benchFilterLists() {
   const dir = mkdtempSync(path.join(tmpdir(), "shotline-bench-filters-"));
   try {
     const build_ms = fresh(
-      `import { buildFilterEngines } from "../lib/render/packaging/filter-build.js";\n${timed(`buildFilterEngines(${JSON.stringify(dir)}, [list])`)}`,
+      `import { buildFilterEngines } from "./lib/render/packaging/filter-build.ts";\n${timed(`buildFilterEngines(${JSON.stringify(dir)}, [list])`)}`,
     );
-    const load_ms = fresh(`import { loadFilterLists } from "../lib/render/guard/filter-lists.js";\n${timed("await loadFilterLists([list])")}`, {
+    const load_ms = fresh(`import { loadFilterLists } from "./lib/render/guard/filter-lists.ts";\n${timed("await loadFilterLists([list])")}`, {
       FILTER_LISTS_DIR: dir,
     });
     return { build_ms, load_ms };

@@ -25,7 +25,8 @@ async function main() {
   const url = args.find((a, i) => !a.startsWith("--") && !["--out", "--topup", "--key"].includes(args[i - 1]!));
   if (!url && !topupCents) fail("usage: npm run pay -- <url> [--mockup] [--out file.png]   or   npm run pay -- --topup <cents> --key <API key>");
   const mockup = args.includes("--mockup");
-  const out = args.includes("--out") ? args[args.indexOf("--out") + 1] : "screenshot.png";
+  // Where the user stands: npm runs scripts from the project's root, and says where it was called in INIT_CWD.
+  const out = path.resolve(process.env.INIT_CWD ?? process.cwd(), option("--out") ?? "screenshot.png");
   const devJson = path.resolve(process.env.LOCAL_DIR ?? ".local", "dev.json");
   if (!existsSync(devJson)) fail(`no local stack found (${devJson}): start it with npm run dev`);
   const dev = JSON.parse(readFileSync(devJson, "utf8")) as DevInfo;
@@ -54,7 +55,7 @@ async function main() {
     body: JSON.stringify({ url, ...(mockup ? { style: "mockup" } : {}) }),
   });
   if (!res.ok) fail(`${res.status}: ${await res.text()}`);
-  writeFileSync(out!, Buffer.from(await res.arrayBuffer()));
+  writeFileSync(out, Buffer.from(await res.arrayBuffer()));
   const receipt = res.headers.get("payment-response");
   const settled = receipt ? decodePaymentResponseHeader(receipt) : undefined;
   console.log(

@@ -88,7 +88,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 
-export type Config = Readonly<z.infer<typeof envSchema> & { allowedPrivateHosts: ReadonlySet<string> }>;
+export type Config = Readonly<z.infer<typeof envSchema> & { privateHosts: { allowed: ReadonlySet<string>; explain: boolean } }>;
 
 /** Parses an environment (process.env by default) into the service configuration. */
 function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -97,12 +97,13 @@ function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new Error(`Invalid configuration: ${problems}`);
   }
-  const allowedPrivateHosts: ReadonlySet<string> = new Set(
+  const allowed: ReadonlySet<string> = new Set(
     parsed.data.ALLOWED_PRIVATE_HOSTS.split(",")
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
   );
-  return Object.freeze({ ...parsed.data, allowedPrivateHosts });
+  // Off Lambda (npm run dev, self-hosting), a refused private page says how to allow it.
+  return Object.freeze({ ...parsed.data, privateHosts: { allowed, explain: !parsed.data.AWS_LAMBDA_FUNCTION_NAME } });
 }
 
 /** The configuration of this process, read when the module is first imported. */

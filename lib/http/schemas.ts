@@ -183,11 +183,12 @@ const pdfOptions = z.strictObject(
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
   format: oneOf(["png", "jpeg", "webp", "avif", "pdf"]).default("png"),
-  width: integer(320, 3840).optional(),
+  // No schema default (a `device` brings its own), but the documents state the usual one.
+  width: integer(320, 3840).optional().meta({ default: 1280, description: "Viewport width in CSS px; a device preset brings its own." }),
   height: integer(100, 16384).nullable().default(null),
   fullPage: boolean().default(false),
   darkMode: boolean().default(false),
-  deviceScaleFactor: number(1, 3).optional(),
+  deviceScaleFactor: number(1, 3).optional().meta({ default: 2, description: "Device pixels per CSS px; a device preset brings its own." }),
   device: oneOf(["iphone-15", "pixel-8", "ipad", "desktop-hd"]).optional(),
   quality: integer(1, 100).default(80),
   imageWidth: integer(1, 8192).optional(),
@@ -328,9 +329,11 @@ const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
       ctx.addIssue({ code: "custom", path: ["pdf", field], message: "needs pdf.paper (without it the PDF is one page sized to the capture)" });
     }
   }
+  // Only for a viewport its own fields allow: an out-of-range width already says what is wrong.
+  const sizeFieldsValid = (["width", "height", "deviceScaleFactor"] as const).every((field) => renderFields[field].safeParse(body[field]).success);
   const viewport = viewportFor(body);
   const pixels = outputPixels(viewport, viewport.height, body.style === "mockup");
-  if (pixels > MAX_OUTPUT_PIXELS) {
+  if (sizeFieldsValid && pixels > MAX_OUTPUT_PIXELS) {
     const cap = `${MAX_OUTPUT_PIXELS / 1e6} Mpx${body.style === "mockup" ? " (a mockup counts twice)" : ""}`;
     ctx.addIssue({
       code: "custom",

@@ -45,7 +45,8 @@ const invalid = (why: string) => new AppError("INVALID_SIGNATURE", `This link's 
 export async function signedAccountId(rawQuery: string, now = Date.now()): Promise<string> {
   const params = queryParams(rawQuery);
   const [keyId, expires, signature] = AUTH_PARAMS.map((name) => params.get(name));
-  if (!keyId || !expires || !signature) throw invalid("it needs keyId, expires and signature");
+  if (!keyId || !expires || !signature)
+    throw invalid("it needs keyId, expires and signature (to use an API key instead, POST the fields as JSON to the same path)");
   if (!/^[0-9a-f]{64}$/.test(signature)) throw invalid("signature must be 64 lower-case hex digits");
   const key = await signingSecretOf(keyId);
   const expected = key && Buffer.from(signatureOf(key.secret, params), "hex");

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { invalidParams } from "../errors.js";
 
 const MAX_REPORTED_ISSUES = 3;
+const MAX_READ_ISSUES = 50;
 const MAX_REPORTED_KEYS = 5;
 const MAX_KEY_CHARS = 40;
 
@@ -24,8 +25,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
-  const issues = result.error.issues;
-  const shown = issues.slice(0, MAX_REPORTED_ISSUES).map(describeIssue);
-  const more = issues.length > MAX_REPORTED_ISSUES ? ` (and ${issues.length - MAX_REPORTED_ISSUES} more)` : "";
+  // One value can break two checks of one rule (1e308 is neither an integer nor in range): said once.
+  // Only the first issues are read: a hostile body may have millions.
+  const all = result.error.issues;
+  const described = [...new Set(all.slice(0, MAX_READ_ISSUES).map(describeIssue))];
+  const shown = described.slice(0, MAX_REPORTED_ISSUES);
+  const unshown = described.length - shown.length + Math.max(0, all.length - MAX_READ_ISSUES);
+  const more = unshown > 0 ? ` (and ${unshown} more)` : "";
   throw invalidParams(`Invalid request: ${shown.join("; ")}${more}.`, result.error);
 }

@@ -68,7 +68,7 @@ function decode(response: http.IncomingMessage): Readable {
 async function requestOnce(url: URL, accept: string, signal: AbortSignal): Promise<http.IncomingMessage> {
   const secure = url.protocol === "https:";
   const port = Number(url.port || (secure ? 443 : 80));
-  const target = await resolveTarget(url.hostname, port, config.allowedPrivateHosts);
+  const target = await resolveTarget(url.hostname, port, config.privateHosts);
   if (!target.ok) throw invalidUrl(target.reason);
   const family = net.isIP(target.address);
   return new Promise((resolve, reject) => {

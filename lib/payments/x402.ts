@@ -71,7 +71,7 @@ export function paymentRequired(amount: number, resource: Resource, reason?: str
   }
   const message = `${reason ? `Payment refused: ${reason}. ` : ""}This request costs ${formatUsd(amount)}: pay with x402 (USDC) or send Authorization: Bearer <API key>.`;
   // The body is an x402 v1 PaymentRequired, whose `error` is a string (strict v1 clients refuse
-  // anything else), with our code beside it (SPEC.md, "x402").
+  // anything else), with our code beside it (docs/api.md, "Paying per request with x402").
   const { discovery: _, ...described } = resource;
   const discovery = resource.discovery?.();
   return new AppError("PAYMENT_REQUIRED", message, {

@@ -249,7 +249,7 @@ interface FreshContext {
 }
 
 async function openFreshContext(): Promise<FreshContext> {
-  const guard = await openGuardSession(config.allowedPrivateHosts);
+  const guard = await openGuardSession(config.privateHosts);
   try {
     const context = await (await pages.get()).createBrowserContext({
       proxyServer: guard.proxyServer,

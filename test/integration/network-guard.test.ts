@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 describe("top-level URLs that reach private addresses are refused with INVALID_URL", () => {
-  const REFUSED = /refused .*: .* is a private, loopback, link-local or reserved address/;
+  // Off Lambda the refusal says how to allow the page in local development.
+  const REFUSED =
+    /refused (\S+): .* is a private, loopback, link-local or reserved address \(for local development, start the service with ALLOWED_PRIVATE_HOSTS=\1\)/;
   const cases: [name: string, url: string, reason?: RegExp][] = [
     ["loopback IPv4", `http://127.0.0.1:${port}/`],
     ["another loopback IPv4", `http://127.0.0.2:${port}/`],

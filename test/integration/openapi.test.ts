@@ -139,5 +139,8 @@ describe("/docs", () => {
     expect(html).not.toMatch(/<script/i);
     for (const route of httpRoutes) expect(html).toContain(`<code>${route.path}</code>`);
     for (const field of ["fullPage", "imageWidth", "pdf", "blockAds", "responseFormat"]) expect(html).toContain(`<code>${field}</code>`);
+    // Defaults a device preset overrides are still stated.
+    expect(html).toMatch(/<code>width<\/code><\/td><td>integer<\/td><td>1280<\/td>/);
+    expect(html).toMatch(/<code>deviceScaleFactor<\/code><\/td><td>number<\/td><td>2<\/td>/);
   });
 });

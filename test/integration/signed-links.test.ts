@@ -109,6 +109,12 @@ describe("GET /api/v1/screenshot with a signed link", () => {
     expect(await code(`${link}&fullPage=true`)).toEqual([403, "INVALID_SIGNATURE"]);
     expect(await code(link.replace(/signature=[0-9a-f]+/, `signature=${"0".repeat(64)}`))).toEqual([403, "INVALID_SIGNATURE"]);
     expect(await code(link.replace(/&signature=[0-9a-f]+/, ""))).toEqual([403, "INVALID_SIGNATURE"]);
+    // A GET with an API key and no signature is told how to use the key.
+    const keyed = await fetch(`${base}/api/v1/screenshot?url=${encodeURIComponent(`${fixtureUrl}/simple`)}`, {
+      headers: { authorization: `Bearer ${inject("apiKey")}` },
+    });
+    expect(keyed.status).toBe(403);
+    expect(((await keyed.json()) as ErrorBody).error.message).toMatch(/POST the fields as JSON/);
     expect(await code(signedLink("sk_unknown", account.secret, { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
     expect(await code(signedLink(account.keyId, "not the secret", { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
     const expired = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple` }, Math.floor(Date.now() / 1000) - 1);

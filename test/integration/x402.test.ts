@@ -346,14 +346,16 @@ describe("payments that do not match the requirements", () => {
 });
 
 describe("npm run pay", () => {
-  it("pays from the dev payer and saves the image", async () => {
+  it("pays from the dev payer and saves the image where the user stands", async () => {
     const { execFileSync } = await import("node:child_process");
     const { mkdtempSync, readFileSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const path = await import("node:path");
-    const out = path.join(mkdtempSync(path.join(tmpdir(), "shotline-pay-")), "shot.png");
-    const output = execFileSync(process.execPath, ["--import", "tsx", "dev/pay-cli.ts", fixture("/simple"), "--mockup", "--out", out], {
-      env: { ...process.env, LOCAL_DIR: inject("localDir") },
+    // npm runs the script from the project's root; INIT_CWD is where `npm run pay` was typed.
+    const userDir = mkdtempSync(path.join(tmpdir(), "shotline-pay-"));
+    const out = path.join(userDir, "shot.png");
+    const output = execFileSync(process.execPath, ["--import", "tsx", "dev/pay-cli.ts", fixture("/simple"), "--mockup", "--out", "shot.png"], {
+      env: { ...process.env, LOCAL_DIR: inject("localDir"), INIT_CWD: userDir },
       encoding: "utf8",
     });
     expect(output).toMatch(/^saved .*shot\.png \(mockup, \$0\.01\), paid by 0x[0-9a-fA-F]{40} in transaction 0x[0-9a-f]{64}/);

@@ -28,8 +28,14 @@ export const targetKey = (hostname: string, port: number) => {
   return `${net.isIPv6(host) ? `[${host}]` : host}:${port}`;
 };
 
+/** Private targets let through (ALLOWED_PRIVATE_HOSTS), and whether a refusal says how to let one through (off Lambda). */
+export interface PrivateHosts {
+  readonly allowed: ReadonlySet<string>;
+  readonly explain: boolean;
+}
+
 /** Resolves `hostname` and picks a public address to connect to (or an allowed private target's first address). */
-export async function resolveTarget(hostname: string, port: number, allowed: ReadonlySet<string>): Promise<Target> {
+export async function resolveTarget(hostname: string, port: number, { allowed, explain }: PrivateHosts): Promise<Target> {
   const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
   let addresses: string[];
   if (net.isIP(host)) {
@@ -45,7 +51,9 @@ export async function resolveTarget(hostname: string, port: number, allowed: Rea
   if (allowed.has(targetKey(host, port))) return { ok: true, address: addresses[0]! };
   const publicAddress = addresses.find((a) => refusalReason(a) === null);
   if (publicAddress) return { ok: true, address: publicAddress };
-  return { ok: false, reason: `refused ${targetKey(host, port)}: ${refusalReason(addresses[0]!)}`, refused: true };
+  const key = targetKey(host, port);
+  const how = explain ? ` (for local development, start the service with ALLOWED_PRIVATE_HOSTS=${key})` : "";
+  return { ok: false, reason: `refused ${key}: ${refusalReason(addresses[0]!)}${how}`, refused: true };
 }
 
 // Hop-by-hop headers a proxy must not forward (RFC 9110 7.6.1) plus the browser's proxy headers.
@@ -115,7 +123,7 @@ function failAnswer(response: http.ServerResponse, status: number, reason: strin
  * render alone (its own agent, destroyed with it). Past a limit every further request is refused
  * and `tripped` fires with the reason.
  */
-export async function openGuardSession(allowed: ReadonlySet<string>, limits: GuardLimits = DEFAULT_GUARD_LIMITS): Promise<GuardSession> {
+export async function openGuardSession(privateHosts: PrivateHosts, limits: GuardLimits = DEFAULT_GUARD_LIMITS): Promise<GuardSession> {
   const failures = new Map<string, string>();
   const sockets = new Set<net.Socket>();
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
@@ -170,7 +178,7 @@ export async function openGuardSession(allowed: ReadonlySet<string>, limits: Gua
     response.once("close", () => open--);
     const port = Number(url.port || 80);
     const key = targetKey(url.hostname, port);
-    const target = await resolveTarget(url.hostname, port, allowed);
+    const target = await resolveTarget(url.hostname, port, privateHosts);
     if (!target.ok) {
       fail(key, target.reason);
       return failAnswer(response, target.refused ? 403 : 502, "refused");
@@ -225,7 +233,7 @@ export async function openGuardSession(allowed: ReadonlySet<string>, limits: Gua
     client.once("close", () => open--);
     const port = Number(match[2]);
     const key = targetKey(match[1]!, port);
-    const target = await resolveTarget(match[1]!, port, allowed);
+    const target = await resolveTarget(match[1]!, port, privateHosts);
     if (!target.ok) {
       fail(key, target.reason);
       return void client.end(`HTTP/1.1 ${target.refused ? "403 Forbidden" : "502 Bad Gateway"}\r\n\r\n`);

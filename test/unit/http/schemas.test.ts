@@ -245,6 +245,14 @@ describe("screenshot request", () => {
     expect(validate(screenshotRequest, { url: URL_OK, frame: "phone", padding: 10 }).style).toBeUndefined();
   });
 
+  it("says a broken rule once, and no consequence of it: 1e308 as width is one problem", () => {
+    expect(rejection(screenshotRequest, { url: URL_OK, width: 1e308 })).toBe("Invalid request: width: must be an integer from 320 to 3840.");
+    expect(rejection(screenshotRequest, { url: URL_OK, width: 5000, deviceScaleFactor: 3 })).toBe(
+      "Invalid request: width: must be an integer from 320 to 3840.",
+    );
+    expect(rejection(screenshotRequest, { url: URL_OK, deviceScaleFactor: 30, height: 16384 })).not.toMatch(/Mpx/);
+  });
+
   it("reports several problems at once", () => {
     const message = rejection(screenshotRequest, { url: "nope", width: 1, quality: 0, delay: -5 });
     expect(message).toMatch(/url: .*; width: .*; quality: .*\(and 1 more\)/);
