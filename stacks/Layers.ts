@@ -1,5 +1,4 @@
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliDecompressSync } from "node:zlib";
@@ -7,14 +6,13 @@ import { Architecture, Code, LayerVersion } from "aws-cdk-lib/aws-lambda";
 import { buildSync } from "esbuild";
 import type { StackContext } from "sst/constructs";
 import { CHROMIUM_BOOT_FILE } from "../lib/packaging.js";
-import { packChromium } from "../lib/render/packaging/chromium-pack.js";
+import { chromiumSource, packChromium } from "../lib/render/packaging/chromium-pack.js";
 import { buildFilterEngines } from "../lib/render/packaging/filter-build.js";
 import { buildFontCache, buildFonts, FONT_CACHE_DIR, fontSet } from "../lib/render/packaging/fonts.js";
 
 const buildDir = path.resolve(".build", "layers");
 
 /** The installed @sparticuz/chromium's bin/: its brotli binary and archives. */
-const chromiumBin = () => path.join(path.dirname(createRequire(import.meta.url).resolve("@sparticuz/chromium")), "..", "bin");
 
 /**
  * The installed @sparticuz/chromium's bin/ (Chromium, its libraries and Open Sans), packed for a fast
@@ -22,7 +20,7 @@ const chromiumBin = () => path.join(path.dirname(createRequire(import.meta.url).
  */
 export function buildChromiumLayer(): string {
   const root = path.join(buildDir, "chromium");
-  packChromium(chromiumBin(), path.join(root, "chromium"));
+  packChromium(chromiumSource(), path.join(root, "chromium"));
   buildSync({
     entryPoints: [fileURLToPath(new URL("../lib/render/packaging/chromium-boot.ts", import.meta.url))],
     outfile: path.join(root, "chromium", CHROMIUM_BOOT_FILE),
@@ -46,7 +44,7 @@ export function buildFontsLayer(chromiumLayer: string): string {
   buildFonts(fonts);
   const cache = path.join(fonts, FONT_CACHE_DIR);
   const fontDirs = [path.join(chromiumLayer, "chromium", "fonts"), fonts];
-  const source = path.join(chromiumBin(), "chromium.br");
+  const source = path.join(chromiumSource(), "chromium.br");
   const stamp = `${statSync(source).size}:${statSync(source).mtimeMs}:${fontSet(fontDirs).uuid}`;
   const stampFile = path.join(buildDir, "fonts.cache-source");
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return root;

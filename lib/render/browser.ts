@@ -11,7 +11,7 @@ import { onceUntilFailure } from "../once.js";
 import { semaphore } from "../semaphore.js";
 import { invalidUrl, renderError } from "./errors.js";
 import { type GuardSession, openGuardSession, openGuardSessions } from "./guard/network-guard.js";
-import { isPacked, unpackChromium, unpackedDir } from "./packaging/chromium-pack.js";
+import { isPacked, localLayer, unpackChromium, unpackedDir } from "./packaging/chromium-pack.js";
 import { buildFonts, FONT_CACHE_DIR, linkFonts, writeFontconfig } from "./packaging/fonts.js";
 
 // The only module that touches browsers. Two Chromium processes per process (per Lambda container),
@@ -101,32 +101,26 @@ interface ChromiumRuntime {
 }
 
 /**
- * Makes Chromium runnable, once per process: on Lambda the packed layer (lib/render/packaging/chromium-pack.ts)
- * is unpacked into /tmp (started before this code loads, by lib/render/packaging/chromium-boot.ts); elsewhere
- * @sparticuz/chromium inflates its own. Fonts: a fonts.conf listing Open Sans and our emoji and CJK
- * fonts (the fonts layer on Lambda, built into /tmp elsewhere), so local output matches Lambda's
- * rather than the machine's fonts.
+ * Makes Chromium runnable, once per process: the packed layer (lib/render/packaging/chromium-pack.ts)
+ * is unpacked into the temp dir; on Lambda that started before this code loaded (the boot module),
+ * elsewhere the installed @sparticuz/chromium is packed once into the temp dir first, so the same
+ * unpacker runs everywhere, safely beside other processes. Fonts: a fonts.conf listing Open Sans and
+ * our fonts (the fonts layer on Lambda, built into the temp dir elsewhere), so local output matches
+ * Lambda's rather than the machine's fonts.
  */
 async function prepareChromium(): Promise<ChromiumRuntime> {
   const fontsRoot = path.join(tmpdir(), "shotline-fonts");
   const ourFonts = config.FONTS_DIR ?? path.join(fontsRoot, "fonts");
   if (!config.FONTS_DIR) buildFonts(ourFonts);
+  const configured = config.CHROMIUM_BIN_DIR;
+  const layer = configured && isPacked(configured) ? configured : localLayer(configured);
+  const unpacked = await unpackChromium(layer, unpackedDir(layer));
   // The fonts layer's index of these fonts (lib/render/packaging/fonts.ts); built locally, the index is kept in the temp dir.
-  const fontconfig = (fontDirs: readonly string[]) =>
-    writeFontconfig(fontsRoot, linkFonts(fontsRoot, fontDirs).dir, config.FONTS_DIR && path.join(config.FONTS_DIR, FONT_CACHE_DIR));
-  const dir = config.CHROMIUM_BIN_DIR;
-  if (dir && isPacked(dir)) {
-    const unpacked = await unpackChromium(dir, unpackedDir());
-    // Lambda's Amazon Linux 2023 lacks some of Chromium's libraries; the layer brings them.
-    const libraries = config.AWS_EXECUTION_ENV ? [unpacked.libraryDir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") : undefined;
-    return {
-      executablePath: unpacked.executablePath,
-      env: { FONTCONFIG_PATH: fontconfig([unpacked.fontsDir, ourFonts]), ...(libraries ? { LD_LIBRARY_PATH: libraries } : {}) },
-    };
-  }
-  const executablePath = await chromium.executablePath(dir);
-  // /tmp/fonts: Open Sans, extracted by chromium.executablePath().
-  return { executablePath, env: { FONTCONFIG_PATH: fontconfig([path.join(tmpdir(), "fonts"), ourFonts]) } };
+  const fontDirs = [unpacked.fontsDir, ourFonts];
+  const fontconfig = writeFontconfig(fontsRoot, linkFonts(fontsRoot, fontDirs).dir, config.FONTS_DIR && path.join(config.FONTS_DIR, FONT_CACHE_DIR));
+  // Lambda's Amazon Linux 2023 lacks some of Chromium's libraries; the layer brings them.
+  const libraries = config.AWS_EXECUTION_ENV ? [unpacked.libraryDir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") : undefined;
+  return { executablePath: unpacked.executablePath, env: { FONTCONFIG_PATH: fontconfig, ...(libraries ? { LD_LIBRARY_PATH: libraries } : {}) } };
 }
 
 /** prepareChromium(), shared by both browsers; tried again after a failure. */

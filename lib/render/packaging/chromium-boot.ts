@@ -9,4 +9,5 @@ import { unpackChromium, unpackedDir } from "./chromium-pack.js";
 // start, measured here). Built into the layer next to the packed binary (stacks/Layers.ts), so
 // import.meta.url is the layer's folder; lib/render/browser.ts takes over the unpacking under way
 // and reports a failure (it retries). Worker threads preload it too: only the main thread starts.
-if (isMainThread) unpackChromium(path.dirname(fileURLToPath(import.meta.url)), unpackedDir()).catch(() => undefined);
+const layer = path.dirname(fileURLToPath(import.meta.url));
+if (isMainThread) unpackChromium(layer, unpackedDir(layer)).catch(() => undefined);

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -112,7 +112,8 @@ describe("unpackChromium", () => {
       expect(statSync(unpacked.executablePath).mode & 0o777).toBe(0o700);
       expect(readlinkSync(path.join(into, "libGLESv2.so"))).toBe(path.join(packed, "swiftshader", "libGLESv2.so"));
       expect(unpacked.libraryDir).toBe(path.join(packed, "al2023", "lib"));
-      expect(readdirSync(into)).not.toContain("chromium.partial");
+      // Written aside and renamed into place: nothing half-made is left beside it.
+      expect(readdirSync(path.dirname(into))).toEqual(["shotline-chromium"]);
     },
   );
 
@@ -148,6 +149,31 @@ describe("unpackChromium", () => {
       expect(lstatSync(path.join(into, "libEGL.so")).isSymbolicLink()).toBe(true);
     },
   );
+
+  it("packs and unpacks safely side by side: five fresh processes starting at once in one temp dir all get the whole binary", async () => {
+    const shared = path.join(root, "side-by-side");
+    mkdirSync(shared);
+    const module = new URL("../../../../lib/render/packaging/chromium-pack.ts", import.meta.url).pathname;
+    const script = `import { localLayer, unpackChromium, unpackedDir } from ${JSON.stringify(module)};
+const layer = localLayer(${JSON.stringify(source)});
+const { executablePath } = await unpackChromium(layer, unpackedDir(layer));
+console.log(executablePath);`;
+    const run = () =>
+      new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { env: { ...process.env, TMPDIR: shared } }, (error, stdout) =>
+          error ? reject(error) : resolve(stdout.trim()),
+        ),
+      );
+    const paths = await Promise.all(Array.from({ length: 5 }, run));
+    expect(new Set(paths).size).toBe(1);
+    expect(readFileSync(paths[0]!).equals(binary)).toBe(true);
+    // One layer and one unpacked binary, nothing half-made or moved aside left behind.
+    expect(
+      readdirSync(shared)
+        .filter((name) => name.startsWith("shotline-"))
+        .sort(),
+    ).toEqual(["shotline-chromium-layer", path.basename(path.dirname(paths[0]!))].sort());
+  }, 60_000);
 
   it("refuses a folder that is not a packed layer", async () => {
     await expect(unpackChromium(source, path.join(root, "tmp-4"))).rejects.toThrow(/not a packed Chromium layer/);
