@@ -58,7 +58,8 @@ describe("readLinkedData", () => {
     expect(readLinkedData([deep]).datePublished).toBeNull();
     // Past the first MAX_NODES objects nothing is looked at.
     expect(readLinkedData([script(Array.from({ length: 2_000 }, () => ({}))), wide])).toEqual(NONE);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // ~100 ms here alone, ~2 s with the machine loaded 9 deep: the bound is for a runaway, with room for a busy machine.
+    expect(performance.now() - started).toBeLessThan(10_000);
     // Within the depth bound it is found.
     expect(readLinkedData([script([[[{ datePublished: "2026-01-01" }]]])]).datePublished).toBe("2026-01-01");
   });

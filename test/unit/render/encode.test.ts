@@ -77,11 +77,16 @@ describe("the MCP preview", () => {
     ["a small one is never enlarged", 400, 300, [400, 300]],
     ["a tall page keeps its top, scaled", 2048, 10_000, [PREVIEW_MAX_WIDTH, PREVIEW_MAX_HEIGHT]],
     ["a narrow tall one is cut, not squeezed", 800, 5000, [800, PREVIEW_MAX_HEIGHT]],
-  ])("%s", async (_, width, height, expected) => {
-    const preview = await previewOf(await png(width, height), width, height);
-    expect(await sizeOf(preview.data)).toEqual(["jpeg", ...expected]);
-    expect([preview.width, preview.height]).toEqual(expected);
-  });
+  ])(
+    "%s",
+    async (_, width, height, expected) => {
+      const preview = await previewOf(await png(width, height), width, height);
+      expect(await sizeOf(preview.data)).toEqual(["jpeg", ...expected]);
+      expect([preview.width, preview.height]).toEqual(expected);
+    },
+    // A 20 Mpx PNG made and scaled: ~1 s here, several on a busy machine.
+    30_000,
+  );
 
   it("flattens transparency on white", async () => {
     const preview = await previewOf(await png(100, 100, 0), 100, 100);

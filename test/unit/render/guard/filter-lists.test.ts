@@ -60,7 +60,8 @@ describe("the shipped lists", () => {
     ] as const) {
       blockedByLists(["ads", "trackers"], `https://news.example/${unit.repeat(Math.ceil(1_000_000 / unit.length))}`, "image", from);
     }
-    expect(performance.now() - started).toBeLessThan(250);
+    // Cut, this is milliseconds; uncut, the 1 MB URLs would take minutes: 2 s leaves a busy machine room.
+    expect(performance.now() - started).toBeLessThan(2_000);
     const late = `https://news.example/${"x".repeat(MATCHED_URL_CHARS)}/ad-provider.js`;
     expect(blockedByLists(["ads"], `https://news.example/ad-provider.js?${"x".repeat(MATCHED_URL_CHARS)}`, "script", page)).toBe(true);
     expect(blockedByLists(["ads"], late, "script", page), "past the matched characters").toBe(false);
