@@ -173,19 +173,27 @@ describe("paying with @x402/fetch", () => {
     expect(res.status).toBe(401);
   });
 
-  it("an x402 v1 client (x402-fetch) pays too, under the network name base-sepolia", async () => {
-    const { wrapFetchWithPayment: wrapV1 } = await import("x402-fetch");
-    const { createWalletClient, http } = await import("viem");
-    const { baseSepolia } = await import("viem/chains");
-    const wallet = createWalletClient({ account: payer, chain: baseSepolia, transport: http(info.rpcUrl) });
-    const pay = wrapV1(fetch, wallet as never);
+  it("a strict x402 v1 client pays too, under the network name base-sepolia: the 402 body, X-PAYMENT, X-PAYMENT-RESPONSE", async () => {
+    // v1 as its wire format is: requirements from the 402's JSON body, the payment in X-PAYMENT,
+    // signed by @x402/evm's v1 scheme (what the legacy x402 package does, without its wallet SDKs).
+    const { ExactEvmSchemeV1 } = await import("@x402/evm/v1");
+    const url = `${base}/api/v1/screenshot`;
+    const body = JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 });
+    const asked = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+    expect(asked.status).toBe(402);
+    const required = (await asked.json()) as X402Body;
+    expect(required.x402Version).toBe(1);
+    const requirement = required.accepts.find((a) => a.network === "base-sepolia" && a.scheme === "exact");
+    expect(requirement).toMatchObject({ maxAmountRequired: "5000", resource: url });
+    const payment = await new ExactEvmSchemeV1(payer as never).createPaymentPayload(1, requirement as never);
     const before = await balanceOf(payer.address);
-    const res = await pay(`${base}/api/v1/screenshot`, {
+    const res = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ url: fixture("/simple"), width: 320, deviceScaleFactor: 1 }),
+      headers: { "content-type": "application/json", "x-payment": Buffer.from(JSON.stringify(payment)).toString("base64") },
+      body,
     });
     expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
     expect(decode(res.headers.get("x-payment-response"))).toMatchObject({ success: true, payer: payer.address });
     expect(await balanceOf(payer.address)).toBe(before - 5_000n);
   });
