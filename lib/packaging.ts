@@ -54,3 +54,14 @@ export const packageVersion = (): string => (JSON.parse(readFileSync(new URL("..
  */
 export const CACHE_PREFIX = "cache/";
 export const CACHE_RETENTION_DAYS = [1, 7, 30] as const;
+
+/**
+ * Stages for development, whose data may go with the stack: `dev`, `test`, `local`, and names
+ * starting `dev-`, `pr-` or `preview-`. Every other stage (production, prod, staging, a personal
+ * stage named after its user) keeps its table and bucket when removed, guards the table against
+ * deletion, and keeps logs longer (docs/deploy.md).
+ */
+export const isDevelopmentStage = (stage: string): boolean => /^(dev|test|local)$|^(dev|pr|preview)-/.test(stage);
+
+/** The CloudWatch metrics a reconciler pass reports (lib/payments/reconcile.ts), which stacks/Monitoring.ts alarms on. */
+export const RECONCILER_METRICS = { namespace: "Shotline", refunded: "ReconcilerRefunds", pending: "UnconfirmedSettlements" } as const;

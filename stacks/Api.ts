@@ -1,6 +1,7 @@
 import { CfnRoute, type CfnStage } from "aws-cdk-lib/aws-apigatewayv2";
+import type { Function as Fn } from "sst/constructs";
 import { Cron, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
-import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
+import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
 import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use } from "../lib/routes.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
@@ -85,6 +86,7 @@ export function Api({ stack, app }: StackContext) {
       environment: Object.assign({ STAGE: app.stage, SHOTLINE_VERSION: packageVersion() }, ...granted.map((grant) => grant.environment)),
       permissions: granted.flatMap((grant) => grant.permissions),
       ...(copyFiles.length ? { copyFiles } : {}),
+      logRetention: isDevelopmentStage(app.stage) ? "one_week" : "three_months",
       ...(row.cap && reserveConcurrency() ? { reservedConcurrentExecutions: row.cap.concurrency } : {}),
       // Chromium unpacks ~200 MB into /tmp at cold start.
       ...(row.browser ? { layers: [layers.chromium, layers.fonts, layers.filterLists], diskSize: 1024 } : {}),
@@ -109,10 +111,13 @@ export function Api({ stack, app }: StackContext) {
   for (const route of api.node.findAll()) if (route instanceof CfnRoute) stage.addDependency(route);
 
   // Scheduled functions (the reconciler): packaged like the routes' functions.
-  for (const job of jobs) {
-    new Cron(stack, `Job-${job.id}`, { schedule: job.schedule, job: { function: functionFor(job) } });
-  }
+  const scheduled = Object.fromEntries(
+    jobs.map((job) => [job.id, new Cron(stack, `Job-${job.id}`, { schedule: job.schedule, job: { function: functionFor(job) } }).jobFunction] as const),
+  );
+  // Every function by its row's id, for the alarms (stacks/Monitoring.ts).
+  const functions: Record<string, Fn> = { ...scheduled, fallback: api.getFunction("$default")! };
+  for (const route of httpRoutes) functions[route.id] = api.getFunction(`${route.method} ${route.path}`)!;
 
   stack.addOutputs({ ApiUrl: api.url });
-  return { api };
+  return { api, functions };
 }

@@ -1,4 +1,5 @@
 import { Duration, Fn } from "aws-cdk-lib";
+import { Certificate } from "aws-cdk-lib/aws-certificatemanager";
 import {
   AllowedMethods,
   CachePolicy,
@@ -21,9 +22,16 @@ export const CDN_MAX_TTL_SECONDS = 2_592_000;
  * at the edge by their full query (the signature is in it, so a shared entry is safe) for as long as
  * the answer's Cache-Control says (its cacheTtl; 0 without one), and a hit there never reaches API
  * Gateway or a function. Everything else passes through uncached with the viewer's headers.
+ * SHOTLINE_DOMAIN and SHOTLINE_CERTIFICATE_ARN (an ACM certificate for it in us-east-1), set where
+ * `sst deploy` runs, serve it on a domain of the operator's (the DNS record is theirs to add:
+ * docs/deploy.md); set one without the other and the deploy stops with a message.
  */
 export function Cdn({ stack }: StackContext) {
   const { api } = use(Api);
+  const domain = process.env.SHOTLINE_DOMAIN;
+  const certificateArn = process.env.SHOTLINE_CERTIFICATE_ARN;
+  if (Boolean(domain) !== Boolean(certificateArn)) throw new Error("SHOTLINE_DOMAIN and SHOTLINE_CERTIFICATE_ARN go together: set both, or neither");
+  const custom = domain && certificateArn ? { domainNames: [domain], certificate: Certificate.fromCertificateArn(stack, "Certificate", certificateArn) } : {};
   // https://<id>.execute-api.<region>.amazonaws.com -> its host name.
   const origin = new HttpOrigin(Fn.select(2, Fn.split("/", api.url)));
   const signedLinks = new CachePolicy(stack, "SignedLinks", {
@@ -39,6 +47,7 @@ export function Cdn({ stack }: StackContext) {
   const distribution = new Distribution(stack, "Cdn", {
     comment: "Shotline: signed screenshot links cached at the edge",
     priceClass: PriceClass.PRICE_CLASS_100,
+    ...custom,
     defaultBehavior: {
       origin,
       allowedMethods: AllowedMethods.ALLOW_ALL,
@@ -55,6 +64,6 @@ export function Cdn({ stack }: StackContext) {
       },
     },
   });
-  stack.addOutputs({ CdnUrl: `https://${distribution.distributionDomainName}` });
+  stack.addOutputs({ CdnUrl: `https://${domain ?? distribution.distributionDomainName}` });
   return { distribution };
 }

@@ -1,14 +1,15 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { BlockPublicAccess, BucketEncryption } from "aws-cdk-lib/aws-s3";
 import { Bucket, type StackContext, Table } from "sst/constructs";
-import { CACHE_PREFIX, CACHE_RETENTION_DAYS, TABLE } from "../lib/packaging.js";
+import { CACHE_PREFIX, CACHE_RETENTION_DAYS, isDevelopmentStage, TABLE } from "../lib/packaging.js";
 
 /** Days a large output stays downloadable in S3 before the lifecycle rule deletes it. */
 export const OUTPUT_RETENTION_DAYS = 1;
 
 /** The ledger table and the bucket for outputs too large to return inline. */
 export function Storage({ stack, app }: StackContext) {
-  const production = app.stage === "production";
+  // Customers' balances and what they paid for: kept unless the stage is for development.
+  const protect = !isDevelopmentStage(app.stage);
   const table = new Table(stack, "Ledger", {
     fields: { ...TABLE.fields },
     primaryIndex: { ...TABLE.primaryIndex },
@@ -16,8 +17,8 @@ export function Storage({ stack, app }: StackContext) {
     cdk: {
       table: {
         pointInTimeRecovery: true,
-        // Customers' balances: never deleted with the stack in production.
-        removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+        deletionProtection: protect,
+        removalPolicy: protect ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       },
     },
   });
@@ -39,8 +40,8 @@ export function Storage({ stack, app }: StackContext) {
             expiration: Duration.days(days + 1),
           })),
         ],
-        removalPolicy: RemovalPolicy.DESTROY,
-        autoDeleteObjects: !production,
+        removalPolicy: protect ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+        autoDeleteObjects: !protect,
       },
     },
   });

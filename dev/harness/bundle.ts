@@ -18,17 +18,17 @@ import { stackEnvironment } from "./dev-process.js";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const layer = (name: string) => path.join(root, ".build", "layers", name, name);
 
-/** Synthesizes the app into a new temp folder (the cloud assembly, with copies of the layers); returns it. */
-export async function synthesize(): Promise<string> {
+/** Synthesizes the app as `stage` into a new temp folder (the cloud assembly, with copies of the layers); returns it. */
+export async function synthesize(stage = "test"): Promise<string> {
   // As an operator would deploy with x402 on: the pay-to address comes from the environment.
   process.env.X402_PAY_TO ??= "0x000000000000000000000000000000000000bEEF";
   // SST's test mode skips the bootstrap lookup in the AWS account (vitest sets it itself); nothing here talks to AWS.
   process.env.NODE_ENV ??= "test";
   process.env.AWS_ACCESS_KEY_ID ??= LOCAL_CREDENTIALS.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY ??= LOCAL_CREDENTIALS.secretAccessKey;
-  await initProject({ stage: "test" });
+  await initProject({ stage });
   const outdir = mkdtempSync(path.join(tmpdir(), "shotline-cdk-"));
-  const app = new App({ mode: "deploy", stage: "test", name: "shotline", region: "us-east-1", account: "123456789012" }, { outdir });
+  const app = new App({ mode: "deploy", stage, name: "shotline", region: "us-east-1", account: "123456789012" }, { outdir });
   sstConfig.stacks(app);
   await app.finish();
   return outdir;

@@ -1,6 +1,7 @@
 import { reconcileCharges } from "../billing/ledger.js";
 import { config } from "../config.js";
 import { log } from "../log.js";
+import { RECONCILER_METRICS } from "../packaging.js";
 import { confirmSettlements } from "./settlement.js";
 
 /** What one pass of the reconciler did. */
@@ -11,6 +12,8 @@ export interface ReconcilerPass {
   readonly confirmed: number;
   /** x402 settlements closed unpaid: never mined within their authorisation's validity. */
   readonly expired: number;
+  /** x402 settlements still waiting for the chain after this pass (an alarm watches it: stacks/Monitoring.ts). */
+  readonly pending: number;
 }
 
 /**
@@ -20,8 +23,32 @@ export interface ReconcilerPass {
  */
 export async function reconcile(now: number): Promise<ReconcilerPass> {
   const refunded = await reconcileCharges(now, config.RECONCILE_GRACE_SECONDS * 1000);
-  const { confirmed, expired } = config.X402_PAY_TO ? await confirmSettlements(now) : { confirmed: 0, expired: 0 };
-  const pass = { refunded, confirmed, expired };
+  const { confirmed, expired, pending } = config.X402_PAY_TO ? await confirmSettlements(now) : { confirmed: 0, expired: 0, pending: 0 };
+  const pass = { refunded, confirmed, expired, pending };
   if (refunded + confirmed + expired > 0) log.warn("the reconciler put the ledger right", { ...pass });
+  if (config.AWS_LAMBDA_FUNCTION_NAME) process.stdout.write(`${JSON.stringify(metricsLine(pass, now))}\n`);
   return pass;
+}
+
+/** A pass as CloudWatch's embedded metric format: the log line becomes the metrics, by stage. */
+export function metricsLine(pass: ReconcilerPass, now: number) {
+  const { namespace, refunded, pending } = RECONCILER_METRICS;
+  return {
+    _aws: {
+      Timestamp: now,
+      CloudWatchMetrics: [
+        {
+          Namespace: namespace,
+          Dimensions: [["Stage"]],
+          Metrics: [
+            { Name: refunded, Unit: "Count" },
+            { Name: pending, Unit: "Count" },
+          ],
+        },
+      ],
+    },
+    Stage: config.STAGE,
+    [refunded]: pass.refunded,
+    [pending]: pass.pending,
+  };
 }

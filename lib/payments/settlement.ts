@@ -219,11 +219,12 @@ export async function settlePayment(
  * Confirms every pending settlement on chain: mined to us, it is recorded (a top-up credited), once;
  * never mined past the authorisation's validity (or its nonce spent elsewhere), it is closed unpaid.
  * Safe to run at the same time as a request that is settling, and twice at once. Returns how many it
- * confirmed and closed.
+ * confirmed and closed, and how many are still pending after it.
  */
-export async function confirmSettlements(now: number, signal?: AbortSignal): Promise<{ confirmed: number; expired: number }> {
+export async function confirmSettlements(now: number, signal?: AbortSignal): Promise<{ confirmed: number; expired: number; pending: number }> {
   let confirmed = 0;
   let expired = 0;
+  let seen = 0;
   let start: Record<string, unknown> | undefined;
   do {
     const page = await documents.send(
@@ -237,6 +238,7 @@ export async function confirmSettlements(now: number, signal?: AbortSignal): Pro
       { abortSignal: signal },
     );
     for (const marker of (page.Items ?? []) as Marker[]) {
+      seen++;
       try {
         const found = await transferOf(marker);
         if (found.state === "paid") {
@@ -254,5 +256,5 @@ export async function confirmSettlements(now: number, signal?: AbortSignal): Pro
     }
     start = page.LastEvaluatedKey;
   } while (start);
-  return { confirmed, expired };
+  return { confirmed, expired, pending: seen - confirmed - expired };
 }

@@ -15,6 +15,7 @@ import { httpRoutes, routes } from "../../lib/routes.js";
 import { Api } from "../../stacks/Api.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
 import { Layers } from "../../stacks/Layers.js";
+import { Monitoring } from "../../stacks/Monitoring.js";
 import { OUTPUT_RETENTION_DAYS, Storage } from "../../stacks/Storage.js";
 import { inkBand, textProblems, textRowsHtml } from "../helpers/ink.js";
 
@@ -22,6 +23,7 @@ let storage: Template;
 let api: Template;
 let layers: Template;
 let cdn: Template;
+let monitoring: Template;
 let outdir: string;
 
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -33,6 +35,7 @@ beforeAll(async () => {
   api = Template.fromStack(getStack(Api));
   layers = Template.fromStack(getStack(Layers));
   cdn = Template.fromStack(getStack(Cdn));
+  monitoring = Template.fromStack(getStack(Monitoring));
 }, 300_000);
 
 type Resource = { Properties: Record<string, unknown> };
@@ -287,6 +290,83 @@ describe("Layers stack", () => {
     ]);
     const engines = path.join(".build", "layers", "filter-lists", "filter-lists");
     for (const list of ["ads", "trackers"]) expect(statSync(path.join(engines, `${list}.engine`)).size, list).toBeGreaterThan(1_000_000);
+  });
+});
+
+describe("Monitoring stack", () => {
+  it("alarms on every function's errors and throttles and on settlements left unconfirmed, into one SNS topic", () => {
+    monitoring.resourceCountIs("AWS::SNS::Topic", 1);
+    const alarms = Object.values(monitoring.findResources("AWS::CloudWatch::Alarm")) as Resource[];
+    const named = (metric: string) => alarms.filter((a) => a.Properties.MetricName === metric);
+    // Every route's function, the catch-all and the reconciler.
+    const functions = routes.length + 1;
+    expect(named("Errors")).toHaveLength(functions);
+    expect(named("Throttles")).toHaveLength(functions);
+    expect(named("UnconfirmedSettlements")).toEqual([
+      expect.objectContaining({
+        Properties: expect.objectContaining({ Namespace: "Shotline", Dimensions: [{ Name: "Stage", Value: "test" }], EvaluationPeriods: 3, Threshold: 1 }),
+      }),
+    ]);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmDescription)).toHaveLength(1);
+    // No address to notify unless the operator gives one.
+    monitoring.resourceCountIs("AWS::SNS::Subscription", 0);
+    monitoring.hasOutput("AlarmTopicArn", {});
+  });
+
+  it("keeps a development stage's logs a week", () => {
+    const retentions = Object.values(api.findResources("Custom::LogRetention")) as Resource[];
+    expect(retentions.length).toBe(routes.length + 1);
+    for (const r of retentions) expect(r.Properties.RetentionInDays).toBe(7);
+  });
+});
+
+describe("a stage that is not for development (prod), with a domain and an alarm address", () => {
+  let prod: { storage: Template; api: Template; cdn: Template; monitoring: Template };
+  let prodOut: string;
+  const settings = {
+    SHOTLINE_DOMAIN: "shots.example.com",
+    SHOTLINE_CERTIFICATE_ARN: "arn:aws:acm:us-east-1:123456789012:certificate/abc",
+    SHOTLINE_ALARM_EMAIL: "ops@example.com",
+  };
+
+  beforeAll(async () => {
+    Object.assign(process.env, settings);
+    try {
+      prodOut = await synthesize("prod");
+    } finally {
+      for (const name of Object.keys(settings)) delete process.env[name];
+    }
+    prod = {
+      storage: Template.fromStack(getStack(Storage)),
+      api: Template.fromStack(getStack(Api)),
+      cdn: Template.fromStack(getStack(Cdn)),
+      monitoring: Template.fromStack(getStack(Monitoring)),
+    };
+  }, 300_000);
+  afterAll(() => rmSync(prodOut, { recursive: true, force: true }));
+
+  it("keeps the table (deletion protection, point-in-time recovery) and the bucket when the stack goes", () => {
+    prod.storage.hasResource("AWS::DynamoDB::Table", {
+      DeletionPolicy: "Retain",
+      Properties: Match.objectLike({ DeletionProtectionEnabled: true, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } }),
+    });
+    prod.storage.hasResource("AWS::S3::Bucket", { DeletionPolicy: "Retain" });
+    // Nothing empties the bucket on removal.
+    prod.storage.resourceCountIs("Custom::S3AutoDeleteObjects", 0);
+    // The development stage's are not kept.
+    storage.hasResource("AWS::DynamoDB::Table", { DeletionPolicy: "Delete", Properties: Match.objectLike({ DeletionProtectionEnabled: false }) });
+  });
+
+  it("keeps logs three months, serves the CDN on the domain, and mails the alarms", () => {
+    for (const r of Object.values(prod.api.findResources("Custom::LogRetention")) as Resource[]) expect(r.Properties.RetentionInDays).toBe(90);
+    prod.cdn.hasResourceProperties("AWS::CloudFront::Distribution", {
+      DistributionConfig: Match.objectLike({
+        Aliases: ["shots.example.com"],
+        ViewerCertificate: Match.objectLike({ AcmCertificateArn: settings.SHOTLINE_CERTIFICATE_ARN }),
+      }),
+    });
+    prod.cdn.hasOutput("CdnUrl", { Value: "https://shots.example.com" });
+    prod.monitoring.hasResourceProperties("AWS::SNS::Subscription", { Protocol: "email", Endpoint: "ops@example.com" });
   });
 });
 
