@@ -60,7 +60,7 @@ export interface Route {
   /** Needs the Chromium layer, the fonts and autoconsent's files. */
   readonly browser: boolean;
   readonly uses: readonly Use[];
-  /** Answers carry `Cache-Control: no-store` (keys, balances, payments). */
+  /** Answers carry `Cache-Control: no-store` (keys, balances, payments) unless the handler says otherwise (a signed link's cacheable render). */
   readonly noStore: boolean;
   /** The error code when the request runs out of time: a render's, or the generic one. */
   readonly timeoutCode: "RENDER_TIMEOUT" | "TIMEOUT";
@@ -154,6 +154,8 @@ const ROWS = [
     price: RENDER_PRICE,
     limits: ["caller"],
     cap: null,
+    // Its errors are never stored by a CDN; its renders say themselves how long they may be.
+    noStore: true,
     uses: ["table", "bucket"],
   },
   // An account's signing keys for those links.

@@ -126,7 +126,7 @@ const OPERATIONS: Record<string, Json> = {
   },
   "signed-screenshot": {
     summary: "Screenshot by signed link (for <img src>)",
-    description: `A GET link signed with one of the account's signing keys (docs/api.md, "Signed links"), charged to it like a POST. Every render field of POST /api/v1/screenshot is a query parameter (numbers and booleans as they are written, objects and lists as JSON text). \`signature\` is the lower-case hex HMAC-SHA256, with the signing secret, of every other parameter sorted by name, each \`name=value\` RFC 3986-encoded, joined with "&". With \`cacheTtl\` the answer is cached (and cacheable by a CDN) that long. ${PRICED}.`,
+    description: `A GET link signed with one of the account's signing keys (docs/api.md, "Signed links"), charged to it like a POST. Every render field of POST /api/v1/screenshot is a query parameter (numbers and booleans as they are written, objects and lists as JSON text). \`signature\` is the lower-case hex HMAC-SHA256, with the signing secret, of every other parameter sorted by name, each \`name=value\` RFC 3986-encoded, joined with "&". With \`cacheTtl\` the answer is cached (and cacheable by a CDN) that long. Its answers carry none of the steering headers (balance, charge, rate limits): whoever holds the link learns nothing of its owner. ${PRICED}.`,
     parameters: [
       { name: "url", in: "query", required: true, schema: { type: "string" }, description: "The page" },
       { name: "keyId", in: "query", required: true, schema: { type: "string" }, description: "The signing key's id" },

@@ -128,6 +128,9 @@ async function steeringHeaders(
   deps: AccessDependencies,
   early?: Promise<number | null>,
 ): Promise<Record<string, string>> {
+  // A signed link is seen by whoever holds it (and a CDN shares its answer): the owner's balance,
+  // charges and limits are none of their business.
+  if (route.access === "signed") return {};
   const balance = grant.account ? await orTimeout(early ?? deps.balanceOf(grant.account.accountId).catch(() => null), BALANCE_WAIT_MS, () => null) : null;
   return {
     ...rateLimitHeaders(grant.rates),

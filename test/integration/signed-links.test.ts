@@ -91,7 +91,6 @@ describe("GET /api/v1/screenshot with a signed link", () => {
     const res = await fetch(link);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("image/png");
-    expect(res.headers.get("x-charged-micro-usd")).toBe("5000");
     const { width, height } = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
     expect([width, height]).toEqual([320, 200]);
     expect(await balance()).toBe(before - 5000);
@@ -146,6 +145,22 @@ describe("GET /api/v1/screenshot with a signed link", () => {
     expect(await account.balance()).toBe(before - 5000);
     const uncached = await fetch(signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, ...small }));
     expect(uncached.headers.get("cache-control")).toBe("private, no-store");
+  });
+
+  it("tells whoever holds a link nothing of its owner: no balance, charge or limits, on a render or an error, and errors are never stored", async () => {
+    const account = await accountWithKey();
+    const steering = /^(x-balance-micro-usd|x-charged-micro-usd|ratelimit.*)$/;
+    const leaked = (res: Response) => [...(res.headers as unknown as Map<string, string>).keys()].filter((name) => steering.test(name));
+    const cached = await fetch(signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, ...small, cacheTtl: 3600 }));
+    expect(cached.status).toBe(200);
+    expect(leaked(cached)).toEqual([]);
+    const failed = await fetch(signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/not-found`, ...small, cacheTtl: 3600 }));
+    expect(failed.status).toBe(422);
+    expect(leaked(failed)).toEqual([]);
+    expect(failed.headers.get("cache-control")).toBe("no-store");
+    // The owner's own keyed requests still say it all.
+    const keyed = await postJson("/api/v1/screenshot", { url: `${fixtureUrl}/simple`, ...small }, account.auth);
+    expect(leaked(keyed)).toEqual(expect.arrayContaining(["x-balance-micro-usd", "x-charged-micro-usd"]));
   });
 
   it("a real page shows it through <img src>: the image appears, the account is charged once for the render", async () => {
