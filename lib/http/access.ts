@@ -251,7 +251,8 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   await counting;
   if (!route.price || !account) return { ...grant, account };
   const payer = { kind: "account", account } as const;
-  const key = idempotencyKeyOf(request.headers);
+  // Not on a signed link: whoever holds one could claim the owner's key names (their POSTs would get 409).
+  const key = signed ? null : idempotencyKeyOf(request.headers);
   const claimed = key === null ? null : await claim(account.accountId, key, request.body, route, request, deps);
   if (typeof claimed === "string") return { ...grant, account, payer, replay: claimed };
   return holding(claimed, request, deps, async () => {

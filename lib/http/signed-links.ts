@@ -35,6 +35,9 @@ export const canonicalQuery = (params: ReadonlyMap<string, string>): string =>
 export const signatureOf = (secret: string, params: ReadonlyMap<string, string>): string =>
   createHmac("sha256", secret).update(canonicalQuery(params)).digest("hex");
 
+/** A signing key's id as lib/billing/signing-keys.ts makes them: "sk_" and 12 random bytes in base64url. */
+const SIGNING_KEY_ID = /^sk_[A-Za-z0-9_-]{16}$/;
+
 const invalid = (why: string) => new AppError("INVALID_SIGNATURE", `This link's signature is not valid: ${why}.`);
 
 /**
@@ -48,6 +51,8 @@ export async function signedAccountId(rawQuery: string, now = Date.now()): Promi
   if (!keyId || !expires || !signature)
     throw invalid("it needs keyId, expires and signature (to use an API key instead, POST the fields as JSON to the same path)");
   if (!/^[0-9a-f]{64}$/.test(signature)) throw invalid("signature must be 64 lower-case hex digits");
+  // Not looked up unless it could be one of ours (a key of DynamoDB's over 1 KB would be a 500).
+  if (!SIGNING_KEY_ID.test(keyId)) throw invalid("keyId is not a signing key's");
   const key = await signingSecretOf(keyId);
   const expected = key && Buffer.from(signatureOf(key.secret, params), "hex");
   if (!key || !expected || !timingSafeEqual(expected, Buffer.from(signature, "hex")))

@@ -115,6 +115,8 @@ describe("GET /api/v1/screenshot with a signed link", () => {
     expect(keyed.status).toBe(403);
     expect(((await keyed.json()) as ErrorBody).error.message).toMatch(/POST the fields as JSON/);
     expect(await code(signedLink("sk_unknown", account.secret, { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
+    // However long: refused before any lookup (DynamoDB would refuse a key over 1 KB with a 500).
+    expect(await code(signedLink(`sk_${"x".repeat(5000)}`, account.secret, { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
     expect(await code(signedLink(account.keyId, "not the secret", { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
     const expired = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple` }, Math.floor(Date.now() / 1000) - 1);
     expect(await code(expired)).toEqual([403, "LINK_EXPIRED"]);
@@ -145,6 +147,20 @@ describe("GET /api/v1/screenshot with a signed link", () => {
     expect(await account.balance()).toBe(before - 5000);
     const uncached = await fetch(signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, ...small }));
     expect(uncached.headers.get("cache-control")).toBe("private, no-store");
+  });
+
+  it("ignores an Idempotency-Key on a signed link: a stranger cannot claim the owner's key names", async () => {
+    const account = await accountWithKey();
+    const name = `claimed-${Date.now()}`;
+    const link = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple`, ...small });
+    const stranger = await fetch(link, { headers: { "idempotency-key": name } });
+    expect(stranger.status).toBe(200);
+    // The owner's own request with that key, another body: runs, rather than 409 IDEMPOTENCY_CONFLICT.
+    const own = await postJson("/api/v1/screenshot", { url: `${fixtureUrl}/simple`, ...small, width: 400 }, { ...account.auth, "idempotency-key": name });
+    expect(own.status).toBe(200);
+    // And a second use of the link with the same header is a new render, not a replay.
+    const again = await fetch(link, { headers: { "idempotency-key": name } });
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
   });
 
   it("tells whoever holds a link nothing of its owner: no balance, charge or limits, on a render or an error, and errors are never stored", async () => {
