@@ -12,7 +12,7 @@ import { type Purpose, type Settlement, settlePayment } from "../payments/settle
 import { paymentIdentifierOf, type Resource, releasePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
 import { fingerprint, idempotencyKeyOf } from "./idempotency.js";
-import { type CacheRequest, type CacheSlot, closeCache, openCache } from "./render-cache.js";
+import { type CacheRequest, type CacheSlot, closeCache, openCache, publishCache } from "./render-cache.js";
 import { signedAccountId } from "./signed-links.js";
 
 /** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
@@ -311,7 +311,12 @@ export async function settle(
   if (grant.charge) {
     // The response is produced: the charge is final. If marking it fails, the customer still gets
     // the output, and the reconciler refunds the charge after its grace period (in their favour).
-    await afterWork(deps.deliver(grant.charge), "marking a charge delivered", request.requestId);
+    // A render stored for the cache becomes a hit only once the mark has landed: a refunded one never does.
+    const final = deps.deliver(grant.charge).then(
+      () => publishCache(grant.cache),
+      (error: unknown) => closeCache(grant.cache).then(() => Promise.reject(error)),
+    );
+    await afterWork(final, "marking a charge delivered", request.requestId);
     return {};
   }
   const payment = grant.payment;
@@ -319,7 +324,10 @@ export async function settle(
   // From here settling decides the payment's fate (release included): the failure path must not release it.
   grant.payment = null;
   // Settled or pending, the output is delivered: the payer may have paid (lib/payments/settlement.ts).
-  return (await deps.settlePayment(payment, { kind: "render" }, { resource: request.resource, at: request.at }, settleBy)).headers;
+  // Only a settled payment publishes the render for the cache: a pending one may yet expire unpaid.
+  const settlement = await deps.settlePayment(payment, { kind: "render" }, { resource: request.resource, at: request.at }, settleBy);
+  await (settlement.state === "settled" ? publishCache(grant.cache) : closeCache(grant.cache));
+  return settlement.headers;
 }
 
 /** After the work failed, whatever failed: refunds a charge, frees an unsettled payment and an Idempotency-Key. Never throws. */

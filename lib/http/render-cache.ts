@@ -11,13 +11,22 @@ import { canonical } from "./idempotency.js";
 // stored. Access control opens the slot before anything is charged (a hit costs an API key
 // nothing); the handler renders through it. Concurrent misses: the first takes a lease and renders;
 // the others wait for its output (a hit) until the lease ends or their own time would run short,
-// then render without storing.
+// then render without storing. A leader's output is uploaded while it works but published (made a
+// hit) only once its charge is final (delivered, or the x402 payment settled: lib/http/access.ts):
+// a render that ends refunded, however late, is never a free hit afterwards.
 
 /** A request's place in the cache: a hit to answer, a render to store, or a render that passes by. */
 export type CacheSlot =
   | { readonly state: "hit"; readonly entry: CacheEntry }
-  | { readonly state: "lead"; readonly hash: string; readonly requestId: string; readonly ttl: number }
+  | { readonly state: "lead"; readonly hash: string; readonly requestId: string; readonly ttl: number; stored?: StoredRender }
   | { readonly state: "pass" };
+
+/** A leader's output, uploaded and waiting to be published. */
+interface StoredRender {
+  readonly objectKey: string;
+  readonly meta: Record<string, unknown>;
+  readonly body: Buffer;
+}
 
 /** What a request with a cache says of itself: who it is for, what it asks, and how long to keep it. */
 export interface CacheRequest {
@@ -113,19 +122,30 @@ export async function renderThrough(slot: CacheSlot | null, render: () => Promis
     return { capture: await render(), headers: { "X-Cache": "MISS" } };
   }
   const capture = await render();
-  if (slot?.state === "lead") await store(slot, capture);
+  if (slot?.state === "lead") await upload(slot, capture);
   return { capture, headers: slot ? { "X-Cache": "MISS" } : {} };
 }
 
-/** Stores the leader's output; a failure to store is logged and the answer goes out uncached. */
-async function store(slot: Extract<CacheSlot, { state: "lead" }>, capture: Capture): Promise<void> {
+/** Uploads the leader's output, to be published once its charge is final; a failure is logged and the answer goes out uncached. */
+async function upload(slot: Extract<CacheSlot, { state: "lead" }>, capture: Capture): Promise<void> {
   try {
     const { body, ...meta } = capture;
-    const objectKey = await storeCachedOutput(body, capture.contentType, slot.ttl);
+    slot.stored = { objectKey: await storeCachedOutput(body, capture.contentType, slot.ttl), meta, body };
+  } catch (error) {
+    log.warn("could not store a render in the cache", { requestId: slot.requestId, error: describeError(error) });
+    await closeCache(slot);
+  }
+}
+
+/** Once the request's charge is final: the uploaded output becomes the cache's entry (later requests hit). Never throws. */
+export async function publishCache(slot: CacheSlot | null): Promise<void> {
+  if (slot?.state !== "lead" || !slot.stored) return;
+  const { objectKey, meta, body } = slot.stored;
+  try {
     await completeRender(slot.hash, slot.requestId, objectKey, meta, slot.ttl);
     remember(objectKey, body);
   } catch (error) {
-    log.warn("could not store a render in the cache", { requestId: slot.requestId, error: describeError(error) });
+    log.warn("could not publish a render in the cache", { requestId: slot.requestId, error: describeError(error) });
     await closeCache(slot);
   }
 }
