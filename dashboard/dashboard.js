@@ -384,10 +384,9 @@
       .join("&");
     const link = `${API}/screenshot?${canonical}&signature=${await hmacHex(secret, canonical)}`;
     $("link-value").textContent = link;
-    const img = document.createElement("img");
-    img.src = link;
-    img.alt = `Screenshot of ${url}`;
-    $("link-img").textContent = img.outerHTML;
+    // The tag as text: an <img> element, even detached, would load the link (a charged render).
+    const attribute = (value) => value.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("\u00a0", "&nbsp;");
+    $("link-img").textContent = `<img src="${attribute(link)}" alt="${attribute(`Screenshot of ${url}`)}">`;
     show("link-output", true);
   });
 

@@ -269,7 +269,11 @@ describe("dashboard", () => {
     await page.waitForFunction((id) => document.querySelector("#signing-keys")!.textContent!.includes(id), {}, keyId);
     expect(await page.$eval("#link-key", (el) => (el as HTMLSelectElement).value)).toBe(keyId);
 
-    // The builder: a bad URL is explained; a good one gives a URL and an <img> tag.
+    // The builder: a bad URL is explained; a good one gives a URL and an <img> tag, and renders nothing.
+    const renders: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().includes("/api/v1/screenshot?")) renders.push(request.url());
+    });
     await page.click("#link-builder button[type=submit]");
     expect(await textOf(page, "#link-error")).toBe("Enter the page's full address, starting with https://.");
     await page.type("#link-url", `${inject("fixtureUrl")}/simple`);
@@ -281,6 +285,10 @@ describe("dashboard", () => {
     expect(link).toMatch(new RegExp(`^${dev.info.baseUrl}/api/v1/screenshot\\?.*keyId=${keyId}.*&signature=[0-9a-f]{64}$`));
     const tag = await textOf(page, "#link-img");
     expect(tag).toBe(`<img src="${link.replaceAll("&", "&amp;")}" alt="Screenshot of ${inject("fixtureUrl")}/simple">`);
+    // Signing a link sends nothing: no request for it (each would be a charged render).
+    await page.click("#link-builder button[type=submit]");
+    await page.waitForNetworkIdle({ idleTime: 500, timeout: 10_000 });
+    expect(renders).toEqual([]);
 
     // The tag in a page of another origin shows the screenshot.
     const viewer = await browser.newPage();
