@@ -181,13 +181,17 @@ async function authenticated(
   deps: AccessDependencies,
 ): Promise<Account> {
   const until = refusedUntil.get(sourceIp);
-  if (until !== undefined && until > Date.now())
-    throw rateLimited(config.AUTH_FAILURES_PER_MINUTE, AUTH_FAILURE_WINDOW_SECONDS, Math.ceil((until - Date.now()) / 1000));
-  refusedUntil.delete(sourceIp);
+  const locked = until !== undefined && until > Date.now();
+  if (!locked) refusedUntil.delete(sourceIp);
   try {
+    // A locked address is still served a valid key or link: an office or a carrier's NAT shares
+    // one address with whoever guesses from it. Guessing stays pointless (docs/api.md, "Keys and
+    // guessing"): a wrong one answers 429 until the window ends, and keys carry 256 random bits.
     return await attempt();
   } catch (error) {
-    if (error instanceof AppError && error.code === failure) await countAuthFailure(sourceIp, deps);
+    if (!(error instanceof AppError && error.code === failure)) throw error;
+    if (locked) throw rateLimited(config.AUTH_FAILURES_PER_MINUTE, AUTH_FAILURE_WINDOW_SECONDS, Math.ceil((until - Date.now()) / 1000));
+    await countAuthFailure(sourceIp, deps);
     throw error;
   }
 }
