@@ -7,6 +7,9 @@ import { AppError, invalidParams } from "../errors.js";
 // authorised by an HMAC-SHA256 of its canonical query with one of the account's signing secrets, so
 // that a screenshot can sit in <img src> or og:image without a key.
 
+/** How far ahead a link's `expires` may be: a year (366 days). */
+const MAX_LINK_LIFE_MS = 366 * 24 * 3600 * 1000;
+
 /** The parameters that authorise a link; every other one is a render field. */
 const AUTH_PARAMS = ["keyId", "expires", "signature"] as const;
 
@@ -50,6 +53,10 @@ export async function signedAccountId(rawQuery: string, now = Date.now()): Promi
   const [keyId, expires, signature] = AUTH_PARAMS.map((name) => params.get(name));
   if (!keyId || !expires || !signature)
     throw invalid("it needs keyId, expires and signature (to use an API key instead, POST the fields as JSON to the same path)");
+  // One signature, one URL: another spelling of the same query (parameters reordered, characters
+  // encoded differently) would be another CDN cache entry, reaching a function at the owner's cost.
+  if (rawQuery !== `${canonicalQuery(params)}&signature=${signature}`)
+    throw invalid("it must be written as it was signed: the parameters sorted by name, RFC 3986-encoded, signature last");
   if (!/^[0-9a-f]{64}$/.test(signature)) throw invalid("signature must be 64 lower-case hex digits");
   // Not looked up unless it could be one of ours (a key of DynamoDB's over 1 KB would be a 500).
   if (!SIGNING_KEY_ID.test(keyId)) throw invalid("keyId is not a signing key's");
@@ -58,6 +65,7 @@ export async function signedAccountId(rawQuery: string, now = Date.now()): Promi
   if (!key || !expected || !timingSafeEqual(expected, Buffer.from(signature, "hex")))
     throw invalid("it was not signed with this account's key, or it was changed");
   if (!/^\d{1,12}$/.test(expires) || Number(expires) * 1000 <= now) throw new AppError("LINK_EXPIRED", "This link has expired; sign a new one.");
+  if (Number(expires) * 1000 > now + MAX_LINK_LIFE_MS) throw invalid("expires is more than a year ahead; a link lives a year at most");
   return key.accountId;
 }
 

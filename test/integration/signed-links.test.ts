@@ -115,6 +115,18 @@ describe("GET /api/v1/screenshot with a signed link", () => {
     expect(keyed.status).toBe(403);
     expect(((await keyed.json()) as ErrorBody).error.message).toMatch(/POST the fields as JSON/);
     expect(await code(signedLink("sk_unknown", account.secret, { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
+    // One signature, one URL: the same query spelt otherwise is refused (each would be a new CDN entry).
+    const [query, signature] = link.split("?")[1]!.split("&signature=") as [string, string];
+    const respelt = [
+      `${query.split("&").reverse().join("&")}&signature=${signature}`,
+      `${query.replace(/(^|&)url=/, "$1%75rl=")}&signature=${signature}`,
+      `${query.replace(/(^|&)width=320/, "$1wid%74h=%33%32%30")}&signature=${signature}`,
+      `signature=${signature}&${query}`,
+    ];
+    for (const spelling of respelt) expect(await code(`${base}/api/v1/screenshot?${spelling}`), spelling).toEqual([403, "INVALID_SIGNATURE"]);
+    // A link that lives past a year is refused, however well signed.
+    const eternal = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/simple` }, 999_999_999_999);
+    expect(await code(eternal)).toEqual([403, "INVALID_SIGNATURE"]);
     // However long: refused before any lookup (DynamoDB would refuse a key over 1 KB with a 500).
     expect(await code(signedLink(`sk_${"x".repeat(5000)}`, account.secret, { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
     expect(await code(signedLink(account.keyId, "not the secret", { url: `${fixtureUrl}/simple` }))).toEqual([403, "INVALID_SIGNATURE"]);
