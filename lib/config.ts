@@ -26,6 +26,10 @@ const envSchema = z.object({
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).
   ALLOWED_PRIVATE_HOSTS: z.string().default(""),
+  // Comma-separated host names (with :port when not the default) the service is reached on besides
+  // API Gateway's own domain (on Lambda) or loopback (elsewhere): a custom domain, the CDN's, a
+  // self-hosted server's. /mcp refuses any other Host or Origin (DNS rebinding).
+  PUBLIC_HOSTS: z.string().default(""),
   // Set by Lambda: the function's name (a rendering function launches its browser during INIT), and
   // its runtime ("AWS_Lambda_nodejs24.x", Amazon Linux 2023: the Chromium layer brings libraries it lacks).
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).optional(),
@@ -88,7 +92,9 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 
-export type Config = Readonly<z.infer<typeof envSchema> & { privateHosts: { allowed: ReadonlySet<string>; explain: boolean } }>;
+export type Config = Readonly<
+  z.infer<typeof envSchema> & { privateHosts: { allowed: ReadonlySet<string>; explain: boolean }; publicHosts: ReadonlySet<string> }
+>;
 
 /** Parses an environment (process.env by default) into the service configuration. */
 function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -97,13 +103,16 @@ function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new Error(`Invalid configuration: ${problems}`);
   }
-  const allowed: ReadonlySet<string> = new Set(
-    parsed.data.ALLOWED_PRIVATE_HOSTS.split(",")
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
-  );
+  const list = (value: string): ReadonlySet<string> =>
+    new Set(
+      value
+        .split(",")
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    );
   // Off Lambda (npm run dev, self-hosting), a refused private page says how to allow it.
-  return Object.freeze({ ...parsed.data, privateHosts: { allowed, explain: !parsed.data.AWS_LAMBDA_FUNCTION_NAME } });
+  const privateHosts = { allowed: list(parsed.data.ALLOWED_PRIVATE_HOSTS), explain: !parsed.data.AWS_LAMBDA_FUNCTION_NAME };
+  return Object.freeze({ ...parsed.data, privateHosts, publicHosts: list(parsed.data.PUBLIC_HOSTS) });
 }
 
 /** The configuration of this process, read when the module is first imported. */

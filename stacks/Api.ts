@@ -83,7 +83,11 @@ export function Api({ stack, app }: StackContext) {
       // No source maps: nothing reads them at run time (no --enable-source-maps), and they were 12 MiB
       // of each rendering function's share of Lambda's 250 MiB.
       nodejs: { format: "esm", minify: true, sourcemap: false, splitting: true, esbuild: { external: ["sharp"] } },
-      environment: Object.assign({ STAGE: app.stage, SHOTLINE_VERSION: packageVersion() }, ...granted.map((grant) => grant.environment)),
+      environment: Object.assign(
+        // The operator's domain (stacks/Cdn.ts) is a host the service answers on (PUBLIC_HOSTS: /mcp checks it).
+        { STAGE: app.stage, SHOTLINE_VERSION: packageVersion(), ...(process.env.SHOTLINE_DOMAIN ? { PUBLIC_HOSTS: process.env.SHOTLINE_DOMAIN } : {}) },
+        ...granted.map((grant) => grant.environment),
+      ),
       permissions: granted.flatMap((grant) => grant.permissions),
       ...(copyFiles.length ? { copyFiles } : {}),
       logRetention: isDevelopmentStage(app.stage) ? "one_week" : "three_months",

@@ -24,6 +24,8 @@ interface BaseRequest<Body> {
   readonly headers: Readonly<Record<string, string>>;
   readonly requestId: string;
   readonly sourceIp: string;
+  /** The domain API Gateway was called on (on Lambda its own word; locally, the Host header's). */
+  readonly domain: string;
   readonly method: string;
   readonly path: string;
   /** The path's parameters (`{keyId}` of the route's path). */
@@ -295,6 +297,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
         headers: lowerCaseHeaders(event),
         requestId,
         sourceIp: event.requestContext.http.sourceIp,
+        domain: event.requestContext.domainName,
         method: event.requestContext.http.method,
         path: event.rawPath,
         params: (event.pathParameters ?? {}) as Record<string, string>,

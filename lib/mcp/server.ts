@@ -3,6 +3,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
+import { config } from "../config.js";
 import type { Deadline } from "../deadline.js";
 import type { HttpResponse } from "../http/responses.js";
 import { type Tool, tools } from "./tools.js";
@@ -23,6 +24,8 @@ export interface McpCall {
   readonly body: unknown;
   readonly requestId: string;
   readonly sourceIp: string;
+  /** The domain API Gateway was called on. */
+  readonly domain: string;
   readonly deadline: Deadline;
 }
 
@@ -31,9 +34,13 @@ const INSTRUCTIONS =
 
 /** Answers one MCP POST. */
 export async function serveMcp(call: McpCall): Promise<HttpResponse> {
-  // Browsers send Origin: a page elsewhere must not drive a local server (the MCP transport's DNS-rebinding rule).
+  // DNS rebinding (the MCP transport's rule): a page of another site whose name now points at this
+  // server must not drive it from a visitor's browser. Its requests name that site in Host (and
+  // Origin), so both must be a host this service is reached on.
   const origin = call.headers.origin;
-  if (origin !== undefined && hostOf(origin) !== call.headers.host) return jsonRpcError(403, "Forbidden: this Origin may not call the MCP server.");
+  if (!servedHost(call.headers.host ?? null, call.domain))
+    return jsonRpcError(403, "Forbidden: this Host is not one the MCP server answers on (PUBLIC_HOSTS).");
+  if (origin !== undefined && !servedHost(hostOf(origin), call.domain)) return jsonRpcError(403, "Forbidden: this Origin may not call the MCP server.");
   const server = new Server({ name: "shotline", title: "Shotline", version: "1.0.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => {
     listing ??= tools.map(listed);
@@ -62,6 +69,19 @@ export async function serveMcp(call: McpCall): Promise<HttpResponse> {
   } finally {
     await server.close();
   }
+}
+
+/**
+ * Whether `host` (host[:port]) is one this service is reached on: a configured public host, API
+ * Gateway's own domain on Lambda (which API Gateway, not the client, names), or elsewhere loopback.
+ */
+function servedHost(host: string | null, domain: string): boolean {
+  if (!host) return false;
+  const name = host.toLowerCase();
+  if (config.publicHosts.has(name)) return true;
+  if (config.AWS_LAMBDA_FUNCTION_NAME) return name === domain.toLowerCase();
+  const bare = name.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
 }
 
 const hostOf = (origin: string): string | null => {

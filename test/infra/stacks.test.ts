@@ -367,6 +367,8 @@ describe("a stage that is not for development (prod), with a domain and an alarm
     });
     prod.cdn.hasOutput("CdnUrl", { Value: "https://shots.example.com" });
     prod.monitoring.hasResourceProperties("AWS::SNS::Subscription", { Protocol: "email", Endpoint: "ops@example.com" });
+    // The domain is a host /mcp answers on.
+    prod.api.hasResourceProperties("AWS::Lambda::Function", { Environment: { Variables: Match.objectLike({ PUBLIC_HOSTS: "shots.example.com" }) } });
   });
 });
 

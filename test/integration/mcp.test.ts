@@ -259,6 +259,33 @@ describe("the HTTP endpoint", () => {
     expect(garbage.status).toBe(400);
   });
 
+  it("refuses a rebound name (a page whose own host now points here): Host and Origin must be one the service answers on", async () => {
+    const { request } = await import("node:http");
+    const port = new URL(base).port;
+    const send = (host: string, origin?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify(list);
+        const req = request(
+          `${base}/mcp`,
+          {
+            method: "POST",
+            headers: { host, ...(origin ? { origin } : {}), "content-type": "application/json", ...accept, "content-length": Buffer.byteLength(body) },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        );
+        req.on("error", reject);
+        req.end(body);
+      });
+    // What a DNS-rebinding page sends: its own name in Host, and as Origin.
+    expect(await send(`evil.example:${port}`, `http://evil.example:${port}`)).toBe(403);
+    expect(await send(`evil.example:${port}`)).toBe(403);
+    expect(await send(`localhost:${port}`, `http://localhost:${port}`)).toBe(200);
+    expect(await send(`127.0.0.1:${port}`)).toBe(200);
+  });
+
   it("a tools/call whose arguments are not an object, or that names no tool: a JSON-RPC error, no render", async () => {
     for (const params of [{ name: "screenshot", arguments: "https://example.com" }, { arguments: {} }, { name: ["screenshot"] }]) {
       const res = await post(accept, { jsonrpc: "2.0", id: 7, method: "tools/call", params });
