@@ -11,6 +11,7 @@ import { type Route, type RouteId, type RouteOf, routeById } from "../routes.js"
 import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, keepForRetries, rateLimitHeaders, realAccess, settle, undo } from "./access.js";
 import { type Discovery, describe, discoveryOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
+import { publicOrigin } from "./hosts.js";
 import { keepAnswer, replayAnswer } from "./idempotency.js";
 import type { CacheSlot } from "./render-cache.js";
 import { type HttpResponse, toApiGatewayResult } from "./responses.js";
@@ -102,7 +103,7 @@ function errorResponse(error: unknown, requestId: string): HttpResponse {
 function resourceOf(event: APIGatewayProxyEventV2, route: Route, discovery: () => Discovery | null): Resource {
   const headers = lowerCaseHeaders(event);
   return {
-    url: `${headers["x-forwarded-proto"] ?? "http"}://${headers.host ?? event.requestContext.domainName}${event.rawPath}`,
+    url: `${publicOrigin(headers, event.requestContext.domainName)}${event.rawPath}`,
     description: describe(route),
     mimeType: route.browser ? "image/png" : "application/json",
     ...SERVICE,

@@ -3,8 +3,8 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
-import { config } from "../config.js";
 import type { Deadline } from "../deadline.js";
+import { servedHost } from "../http/hosts.js";
 import type { HttpResponse } from "../http/responses.js";
 import { type Tool, tools } from "./tools.js";
 
@@ -69,19 +69,6 @@ export async function serveMcp(call: McpCall): Promise<HttpResponse> {
   } finally {
     await server.close();
   }
-}
-
-/**
- * Whether `host` (host[:port]) is one this service is reached on: a configured public host, API
- * Gateway's own domain on Lambda (which API Gateway, not the client, names), or elsewhere loopback.
- */
-function servedHost(host: string | null, domain: string): boolean {
-  if (!host) return false;
-  const name = host.toLowerCase();
-  if (config.publicHosts.has(name)) return true;
-  if (config.AWS_LAMBDA_FUNCTION_NAME) return name === domain.toLowerCase();
-  const bare = name.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
-  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
 }
 
 const hostOf = (origin: string): string | null => {

@@ -90,4 +90,20 @@ describe("the well-known manifest and /llms.txt", () => {
     expect(text).toMatch(/PAYMENT-SIGNATURE/);
     for (const link of text.match(/http:\/\/[^\s)]+(?:x402\.json)/g) ?? []) expect((await fetch(link)).status, link).toBe(200);
   });
+
+  it("public documents never name a forged Host (a cache that ignores Host would serve them to everyone)", async () => {
+    const { request } = await import("node:http");
+    const get = (path: string) =>
+      new Promise<string>((resolve, reject) => {
+        const req = request(`${base()}${path}`, { headers: { host: "evil.example" } }, (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (body += chunk));
+          res.on("end", () => resolve(body));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    for (const path of ["/llms.txt", "/openapi.json", "/.well-known/x402.json"]) expect(await get(path), path).not.toContain("evil.example");
+  });
 });
