@@ -30,6 +30,9 @@ const envSchema = z.object({
   // API Gateway's own domain (on Lambda) or loopback (elsewhere): a custom domain, the CDN's, a
   // self-hosted server's. /mcp refuses any other Host or Origin (DNS rebinding).
   PUBLIC_HOSTS: z.string().default(""),
+  // The secret header our CloudFront adds to what it sends the API (stacks/Cdn.ts): only a request
+  // carrying it has its CloudFront-Viewer-Address believed (lib/http/client-address.ts). Unset: never.
+  EDGE_SECRET: z.string().min(32).optional(),
   // Set by Lambda: the function's name (a rendering function launches its browser during INIT), and
   // its runtime ("AWS_Lambda_nodejs24.x", Amazon Linux 2023: the Chromium layer brings libraries it lacks).
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).optional(),

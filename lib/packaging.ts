@@ -65,3 +65,9 @@ export const isDevelopmentStage = (stage: string): boolean => /^(dev|test|local)
 
 /** The CloudWatch metrics a reconciler pass reports (lib/payments/reconcile.ts), which stacks/Monitoring.ts alarms on. */
 export const RECONCILER_METRICS = { namespace: "Shotline", refunded: "ReconcilerRefunds", pending: "UnconfirmedSettlements" } as const;
+
+/**
+ * The headers our CloudFront adds to what it sends the API (stacks/Cdn.ts): the edge secret, and
+ * the viewer's address as CloudFront saw it (lib/http/client-address.ts believes it only with the secret).
+ */
+export const EDGE_HEADERS = { secret: "x-shotline-edge", viewer: "x-shotline-viewer-address" } as const;

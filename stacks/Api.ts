@@ -1,4 +1,5 @@
 import { CfnRoute, type CfnStage } from "aws-cdk-lib/aws-apigatewayv2";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Function as Fn } from "sst/constructs";
 import { Cron, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
 import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
@@ -41,6 +42,12 @@ type Grant = {
 export function Api({ stack, app }: StackContext) {
   const { table, outputs } = use(Storage);
   const layers = use(Layers);
+  // The header our CloudFront adds to what it sends the API (stacks/Cdn.ts): made once by Secrets
+  // Manager, the same on both sides, read by the functions as EDGE_SECRET (lib/http/client-address.ts).
+  const edgeSecret = new Secret(stack, "EdgeSecret", {
+    description: "Shotline: the header CloudFront adds, proving a request came through the stack's distribution",
+    generateSecretString: { excludePunctuation: true, passwordLength: 48 },
+  });
 
   // Each function gets exactly what its row says it uses, scoped to that one resource.
   const grants: Record<Use, Grant> = {
@@ -85,7 +92,12 @@ export function Api({ stack, app }: StackContext) {
       nodejs: { format: "esm", minify: true, sourcemap: false, splitting: true, esbuild: { external: ["sharp"] } },
       environment: Object.assign(
         // The operator's domain (stacks/Cdn.ts) is a host the service answers on (PUBLIC_HOSTS: /mcp checks it).
-        { STAGE: app.stage, SHOTLINE_VERSION: packageVersion(), ...(process.env.SHOTLINE_DOMAIN ? { PUBLIC_HOSTS: process.env.SHOTLINE_DOMAIN } : {}) },
+        {
+          STAGE: app.stage,
+          SHOTLINE_VERSION: packageVersion(),
+          EDGE_SECRET: edgeSecret.secretValue.unsafeUnwrap(),
+          ...(process.env.SHOTLINE_DOMAIN ? { PUBLIC_HOSTS: process.env.SHOTLINE_DOMAIN } : {}),
+        },
         ...granted.map((grant) => grant.environment),
       ),
       permissions: granted.flatMap((grant) => grant.permissions),
@@ -123,5 +135,5 @@ export function Api({ stack, app }: StackContext) {
   for (const route of httpRoutes) functions[route.id] = api.getFunction(`${route.method} ${route.path}`)!;
 
   stack.addOutputs({ ApiUrl: api.url });
-  return { api, functions };
+  return { api, functions, edgeSecret };
 }

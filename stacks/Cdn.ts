@@ -5,12 +5,18 @@ import {
   CachePolicy,
   CacheQueryStringBehavior,
   Distribution,
+  FunctionCode,
+  FunctionEventType,
+  FunctionRuntime,
+  OriginRequestHeaderBehavior,
   OriginRequestPolicy,
   PriceClass,
+  Function as ViewerFunction,
   ViewerProtocolPolicy,
 } from "aws-cdk-lib/aws-cloudfront";
 import { HttpOrigin } from "aws-cdk-lib/aws-cloudfront-origins";
 import { type StackContext, use } from "sst/constructs";
+import { EDGE_HEADERS } from "../lib/packaging.js";
 import { routeById } from "../lib/routes.js";
 import { Api } from "./Api.js";
 
@@ -27,13 +33,33 @@ export const CDN_MAX_TTL_SECONDS = 2_592_000;
  * docs/deploy.md); set one without the other and the deploy stops with a message.
  */
 export function Cdn({ stack }: StackContext) {
-  const { api } = use(Api);
+  const { api, edgeSecret } = use(Api);
   const domain = process.env.SHOTLINE_DOMAIN;
   const certificateArn = process.env.SHOTLINE_CERTIFICATE_ARN;
   if (Boolean(domain) !== Boolean(certificateArn)) throw new Error("SHOTLINE_DOMAIN and SHOTLINE_CERTIFICATE_ARN go together: set both, or neither");
   const custom = domain && certificateArn ? { domainNames: [domain], certificate: Certificate.fromCertificateArn(stack, "Certificate", certificateArn) } : {};
   // https://<id>.execute-api.<region>.amazonaws.com -> its host name.
-  const origin = new HttpOrigin(Fn.select(2, Fn.split("/", api.url)));
+  // Every request to the API carries the edge secret (a viewer's header of that name is replaced),
+  // and the viewer's address as CloudFront saw it, written by a viewer-request function over
+  // anything the viewer sent under that name. CloudFront-Viewer-Address itself cannot be forwarded
+  // on the pass-through behaviour: a policy that adds CloudFront headers forwards Host too, which API
+  // Gateway refuses, and Authorization cannot be listed instead (lib/http/client-address.ts reads both).
+  const origin = new HttpOrigin(Fn.select(2, Fn.split("/", api.url)), {
+    customHeaders: { [EDGE_HEADERS.secret]: edgeSecret.secretValue.unsafeUnwrap() },
+  });
+  const viewerAddress = new ViewerFunction(stack, "ViewerAddress", {
+    comment: "Shotline: the viewer's address, for per-client limits",
+    runtime: FunctionRuntime.JS_2_0,
+    code: FunctionCode.fromInline(
+      `function handler(event) { event.request.headers[${JSON.stringify(EDGE_HEADERS.viewer)}] = { value: event.viewer.ip }; return event.request; }`,
+    ),
+  });
+  const functionAssociations = [{ function: viewerAddress, eventType: FunctionEventType.VIEWER_REQUEST }];
+  // The signed links' behaviour forwards only its cache key, plus the viewer's address.
+  const signedOrigin = new OriginRequestPolicy(stack, "SignedLinksOrigin", {
+    comment: "Signed screenshot links: the viewer's address, for per-client limits",
+    headerBehavior: OriginRequestHeaderBehavior.allowList(EDGE_HEADERS.viewer, "CloudFront-Viewer-Address"),
+  });
   const signedLinks = new CachePolicy(stack, "SignedLinks", {
     comment: "Signed screenshot links: the full query is the key; the origin's max-age decides",
     queryStringBehavior: CacheQueryStringBehavior.all(),
@@ -54,6 +80,7 @@ export function Cdn({ stack }: StackContext) {
       viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
       cachePolicy: CachePolicy.CACHING_DISABLED,
       originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      functionAssociations,
     },
     additionalBehaviors: {
       [signed.path]: {
@@ -61,6 +88,8 @@ export function Cdn({ stack }: StackContext) {
         allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         cachePolicy: signedLinks,
+        originRequestPolicy: signedOrigin,
+        functionAssociations,
       },
     },
   });

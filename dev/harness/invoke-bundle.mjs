@@ -12,7 +12,13 @@ const event = {
   rawPath: path,
   // The MCP transport's Accept; the REST routes ignore it.
   headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${apiKey}`, host: "bundle.test" },
-  requestContext: { requestId: `bundle-${Date.now()}`, timeEpoch: Date.now(), http: { method: "POST", path, sourceIp: "127.0.0.1" } },
+  // As API Gateway sends it: the domain it was called on (the Host here) among the rest.
+  requestContext: {
+    requestId: `bundle-${Date.now()}`,
+    domainName: "bundle.test",
+    timeEpoch: Date.now(),
+    http: { method: "POST", path, sourceIp: "127.0.0.1" },
+  },
   body,
   isBase64Encoded: false,
 };

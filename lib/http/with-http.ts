@@ -9,6 +9,7 @@ import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/x402.js";
 import { type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
 import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, keepForRetries, rateLimitHeaders, realAccess, settle, undo } from "./access.js";
+import { clientAddress } from "./client-address.js";
 import { type Discovery, describe, discoveryOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
 import { publicOrigin } from "./hosts.js";
@@ -234,7 +235,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     headers: lowerCaseHeaders(event),
     body: internal.body,
     requestId: event.requestContext.requestId,
-    sourceIp: event.requestContext.http.sourceIp,
+    sourceIp: clientAddress(lowerCaseHeaders(event), event.requestContext.http.sourceIp),
     at: new Date(event.requestContext.timeEpoch),
     resource: internal.resource,
     leaseUntil: internal.settleBy + LEASE_MARGIN_MS,
@@ -297,7 +298,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
         body: internal.body,
         headers: lowerCaseHeaders(event),
         requestId,
-        sourceIp: event.requestContext.http.sourceIp,
+        sourceIp: clientAddress(lowerCaseHeaders(event), event.requestContext.http.sourceIp),
         domain: event.requestContext.domainName,
         method: event.requestContext.http.method,
         path: event.rawPath,

@@ -217,6 +217,37 @@ describe("Api stack", () => {
 });
 
 describe("Cdn stack", () => {
+  it("tells the API who the viewer is, provably: a secret origin header, and the viewer's address written at the edge on both behaviours", () => {
+    const [distribution] = Object.values(cdn.findResources("AWS::CloudFront::Distribution")) as Resource[];
+    const config = distribution!.Properties.DistributionConfig as {
+      Origins: { OriginCustomHeaders?: { HeaderName: string; HeaderValue: unknown }[] }[];
+      DefaultCacheBehavior: { FunctionAssociations?: { EventType: string }[] };
+      CacheBehaviors: { FunctionAssociations?: { EventType: string }[]; OriginRequestPolicyId?: unknown }[];
+    };
+    // The secret: Secrets Manager's, the same value the functions get as EDGE_SECRET.
+    const header = config.Origins.flatMap((o) => o.OriginCustomHeaders ?? []).find((h) => h.HeaderName === "x-shotline-edge");
+    expect(JSON.stringify(header?.HeaderValue)).toMatch(/resolve:secretsmanager/);
+    for (const behaviour of [config.DefaultCacheBehavior, ...config.CacheBehaviors])
+      expect(behaviour.FunctionAssociations?.map((f) => f.EventType)).toEqual(["viewer-request"]);
+    cdn.hasResourceProperties("AWS::CloudFront::Function", {
+      FunctionCode: Match.stringLikeRegexp('headers\\["x-shotline-viewer-address"\\] = \\{ value: event\\.viewer\\.ip \\}'),
+    });
+    // The signed links' behaviour forwards the viewer's address (not part of its cache key).
+    cdn.hasResourceProperties("AWS::CloudFront::OriginRequestPolicy", {
+      OriginRequestPolicyConfig: Match.objectLike({
+        HeadersConfig: { HeaderBehavior: "whitelist", Headers: ["x-shotline-viewer-address", "CloudFront-Viewer-Address"] },
+      }),
+    });
+    expect(config.CacheBehaviors[0]!.OriginRequestPolicyId).toBeDefined();
+    // Every function knows the secret.
+    for (const f of (Object.values(api.findResources("AWS::Lambda::Function")) as Resource[]).filter((r) =>
+      String(r.Properties.Handler).startsWith("functions/"),
+    )) {
+      const variables = (f.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.stringify(variables.EDGE_SECRET), String(f.Properties.Handler)).toMatch(/resolve:secretsmanager/);
+    }
+  });
+
   it("caches signed links at the edge by their full query for as long as the answer's max-age (a hit never reaches API Gateway or a function)", () => {
     cdn.resourceCountIs("AWS::CloudFront::Distribution", 1);
     const [distribution] = Object.values(cdn.findResources("AWS::CloudFront::Distribution")) as Resource[];
@@ -238,7 +269,8 @@ describe("Cdn stack", () => {
     // Signed links: GET/HEAD only, cached under a policy keyed by every query parameter and nothing else.
     const signed = config.CacheBehaviors.find((b) => b.PathPattern === "/api/v1/screenshot")!;
     expect(signed.AllowedMethods.sort()).toEqual(["GET", "HEAD"]);
-    expect(signed.OriginRequestPolicyId).toBeUndefined();
+    // Its origin request policy forwards only the viewer's address (the Cdn test above), nothing of the cache key's business.
+    expect(signed.OriginRequestPolicyId).toBeDefined();
     const policies = cdn.findResources("AWS::CloudFront::CachePolicy") as Record<string, Resource>;
     const policy = policies[signed.CachePolicyId.Ref]!.Properties.CachePolicyConfig as {
       MinTTL: number;
