@@ -10,6 +10,6 @@ import { capture } from "../lib/render/capture.js";
 export const handler = withHttp({ route: "signed-screenshot", schema: screenshotRequest }, async ({ body, deadline, cache }) => {
   const { url, ...rest } = body;
   const shot = await renderThrough(cache, () => capture({ kind: "url", url }, captureOptionsOf(rest), deadline));
-  const caching = body.cacheTtl > 0 ? { "Cache-Control": `public, max-age=${body.cacheTtl}, immutable` } : { "Cache-Control": "private, no-store" };
-  return deliverCapture(shot.capture, body.responseFormat, { ...shot.headers, ...caching });
+  // Others (a CDN) may keep the answer as long as its cacheTtl, no longer than a link in it lives.
+  return deliverCapture(shot.capture, body.responseFormat, shot.headers, { publicFor: body.cacheTtl });
 });

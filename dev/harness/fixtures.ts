@@ -142,6 +142,13 @@ function page(
       const columns = BAND_COLOURS.slice(0, 4).map((c) => `<div style="width:${width / 4}px;height:2000px;background:${c}"></div>`);
       return { body: html(`<div style="display:flex">${columns.join("")}</div>`) };
     }
+    case "/noise":
+      // Random pixels (3200x2400 at 2x): a PNG too large to answer inline (it goes through S3).
+      return {
+        body: html(`<canvas id="c" width="3200" height="2400" style="width:1600px;height:1200px"></canvas><script>
+const c = document.getElementById("c").getContext("2d"); const d = c.createImageData(3200, 2400);
+for (let i = 0; i < d.data.length; i++) d.data[i] = (Math.random() * 256) | 0; c.putImageData(d, 0, 0);</script>`),
+      };
     case "/hang":
       return "hang";
     case "/controls":

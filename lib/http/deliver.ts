@@ -17,25 +17,46 @@ const MAX_INLINE_ANSWER_BYTES = 5_500_000;
  * output above INLINE_LIMIT_BYTES, or an answer that would be larger than MAX_INLINE_ANSWER_BYTES
  * as sent, goes to S3 and the client gets a presigned link instead (303, or downloadUrl).
  */
-export async function deliverCapture(capture: Capture, responseFormat: "binary" | "json", extraHeaders: Record<string, string> = {}): Promise<HttpResponse> {
+export async function deliverCapture(
+  capture: Capture,
+  responseFormat: "binary" | "json",
+  extraHeaders: Record<string, string> = {},
+  { publicFor }: { publicFor?: number } = {},
+): Promise<HttpResponse> {
   const extension = EXTENSIONS[capture.format];
   const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs), ...extraHeaders };
   if (capture.truncated) headers["X-Truncated"] = "true";
   const store = () => storeOutput(capture.body, capture.contentType, extension);
   const base64Bytes = Math.ceil(capture.body.length / 3) * 4;
   const fitsInline = capture.body.length <= config.INLINE_LIMIT_BYTES && base64Bytes <= MAX_INLINE_ANSWER_BYTES;
+  // Only a signed link's answer says who may keep it; the others leave it to the route's row.
+  const caching = (linked: boolean) => (publicFor === undefined ? headers : { ...headers, "Cache-Control": cacheControl(publicFor, linked) });
 
   if (responseFormat === "binary") {
-    if (!fitsInline) return seeOther((await store()).url, headers);
-    return binary(capture.body, capture.contentType, { ...headers, "Content-Disposition": `inline; filename="screenshot.${extension}"` });
+    if (!fitsInline) return seeOther((await store()).url, caching(true));
+    return binary(capture.body, capture.contentType, { ...caching(false), "Content-Disposition": `inline; filename="screenshot.${extension}"` });
   }
   const envelope = envelopeOf(capture);
   // The envelope is measured as serialised, with the image it would carry.
   if (fitsInline && Buffer.byteLength(JSON.stringify(envelope)) + base64Bytes + 16 <= MAX_INLINE_ANSWER_BYTES) {
-    return json({ image: capture.body.toString("base64"), ...envelope }, 200, headers);
+    return json({ image: capture.body.toString("base64"), ...envelope }, 200, caching(false));
   }
   const stored = await store();
-  return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelope }, 200, headers);
+  return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelope }, 200, caching(true));
+}
+
+/** A kept answer's presigned link must still work this long after the answer is last served from a cache. */
+const LINK_MARGIN_SECONDS = 300;
+
+/**
+ * Cache-Control for an answer others may keep for `publicFor` seconds (a signed link's cacheTtl; 0:
+ * nobody keeps it). An answer that holds a presigned link (a 303, a downloadUrl) is kept no longer
+ * than the link lives, less a margin: a cache must never serve a link that is dead.
+ */
+function cacheControl(publicFor: number, linked: boolean): string {
+  const seconds = linked ? Math.min(publicFor, config.DOWNLOAD_LINK_SECONDS - LINK_MARGIN_SECONDS) : publicFor;
+  if (seconds <= 0) return "private, no-store";
+  return linked ? `public, max-age=${seconds}` : `public, max-age=${seconds}, immutable`;
 }
 
 /** What docs/api.md's JSON envelope says of a capture, besides its bytes. */

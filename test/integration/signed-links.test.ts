@@ -161,6 +161,23 @@ describe("GET /api/v1/screenshot with a signed link", () => {
     expect(uncached.headers.get("cache-control")).toBe("private, no-store");
   });
 
+  it("a large output's answer holds a presigned link: kept by a CDN no longer than the link lives", async () => {
+    const account = await accountWithKey();
+    const link = signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/noise`, width: 1600, height: 1200, cacheTtl: 2_592_000 });
+    const res = await fetch(link, { redirect: "manual" });
+    expect(res.status).toBe(303);
+    // DOWNLOAD_LINK_SECONDS (3600) less 5 minutes: the cached redirect always leads somewhere.
+    expect(res.headers.get("cache-control")).toBe("public, max-age=3300");
+    expect((await fetch(res.headers.get("location")!)).status).toBe(200);
+    // The JSON answer's downloadUrl likewise.
+    const json = await fetch(
+      signedLink(account.keyId, account.secret, { url: `${fixtureUrl}/noise`, width: 1600, height: 1200, cacheTtl: 2_592_000, responseFormat: "json" }),
+    );
+    expect(json.status).toBe(200);
+    expect(json.headers.get("cache-control")).toBe("public, max-age=3300");
+    expect(((await json.json()) as { downloadUrl?: string }).downloadUrl).toBeDefined();
+  });
+
   it("ignores an Idempotency-Key on a signed link: a stranger cannot claim the owner's key names", async () => {
     const account = await accountWithKey();
     const name = `claimed-${Date.now()}`;
