@@ -55,6 +55,20 @@ async function accountWithKey() {
 const small = { width: 320, height: 200, deviceScaleFactor: 1 };
 
 describe("signing keys", () => {
+  it("at most 20 an account, however many are asked for at once; a revoked one makes room", async () => {
+    const account = await freshAccount();
+    const created = await Promise.all(Array.from({ length: 26 }, () => account.createKey()));
+    const statuses = created.map((res) => res.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(20);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(6);
+    const keys = await account.listKeys();
+    expect(keys).toHaveLength(20);
+    expect((await account.createKey()).status).toBe(409);
+    expect((await account.revoke(keys[0]!.keyId)).status).toBe(200);
+    expect((await account.createKey()).status).toBe(201);
+    expect(await account.listKeys()).toHaveLength(20);
+  }, 60_000);
+
   it("are created with their secret once, listed without it, and revoked; another account cannot touch them", async () => {
     const account = await freshAccount();
     const res = await account.createKey();
