@@ -42,7 +42,8 @@ export const seeOther = (location: string, headers: Record<string, string> = {})
 
 /** Serializes a handler's response for API Gateway HTTP API (payload v2). */
 export function toApiGatewayResult(response: HttpResponse, requestId: string): APIGatewayProxyStructuredResultV2 {
-  const headers = { ...response.headers, "X-Request-Id": requestId };
+  // nosniff on every answer: a body is only ever what its Content-Type says (an error's JSON is never run as a page).
+  const headers = { ...response.headers, "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
   switch (response.kind) {
     case "json":
       return {

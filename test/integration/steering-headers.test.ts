@@ -19,6 +19,25 @@ const balanceOf = async (key: string) =>
   ((await (await fetch(`${base()}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance_micro_usd: number }).balance_micro_usd;
 const tiny = { html: "<p>hi</p>", width: 320, height: 100, deviceScaleFactor: 1 };
 
+describe("headers on every answer", () => {
+  it("X-Content-Type-Options: nosniff on JSON, an image, an error and the HTML pages", async () => {
+    const answers = [
+      await fetch(`${inject("baseUrl")}/api/v1/health`),
+      await postJson("/api/v1/html-to-screenshot", { html: "<p>x</p>", width: 320, height: 100, deviceScaleFactor: 1 }),
+      await fetch(`${inject("baseUrl")}/api/v1/nothing-here`),
+      await fetch(`${inject("baseUrl")}/dashboard`),
+      await fetch(`${inject("baseUrl")}/docs`),
+    ];
+    expect(answers.map((res) => [res.status, res.headers.get("x-content-type-options")])).toEqual([
+      [200, "nosniff"],
+      [200, "nosniff"],
+      [404, "nosniff"],
+      [200, "nosniff"],
+      [200, "nosniff"],
+    ]);
+  });
+});
+
 describe("steering headers", () => {
   it("a keyed render: what it cost, the balance after it, and the key's limit with what is left", async () => {
     const account = await freshKey();
