@@ -37,6 +37,8 @@ async function main() {
   const coldStart = Date.now();
   // Requests without a key (metadata_anonymous) are limited per client IP: all of the bench's are one IP.
   const dev = spawnDev({ ALLOWED_PRIVATE_HOSTS: new URL(fixtures.baseUrl).host, LOG_LEVEL: "warn", RATE_LIMIT_PER_SECOND: "1000" });
+  // A scenario that fails ends the bench (process.exit below): its local stack must not outlive it.
+  process.once("exit", () => dev.child.kill("SIGTERM"));
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
       const match = /running at (http:\/\/[\d.:]+)/.exec(dev.output());
