@@ -35,8 +35,9 @@ export const canonicalQuery = (params: ReadonlyMap<string, string>): string =>
     .join("&");
 
 /** The lower-case hex HMAC-SHA256 of the canonical query with `secret` (its UTF-8 bytes). */
-export const signatureOf = (secret: string, params: ReadonlyMap<string, string>): string =>
-  createHmac("sha256", secret).update(canonicalQuery(params)).digest("hex");
+export const signatureOf = (secret: string, params: ReadonlyMap<string, string>): string => hmacHex(secret, canonicalQuery(params));
+
+const hmacHex = (secret: string, canonical: string): string => createHmac("sha256", secret).update(canonical).digest("hex");
 
 /** A signing key's id as lib/billing/signing-keys.ts makes them: "sk_" and 12 random bytes in base64url. */
 const SIGNING_KEY_ID = /^sk_[A-Za-z0-9_-]{16}$/;
@@ -55,13 +56,14 @@ export async function signedAccountId(rawQuery: string, now = Date.now()): Promi
     throw invalid("it needs keyId, expires and signature (to use an API key instead, POST the fields as JSON to the same path)");
   // One signature, one URL: another spelling of the same query (parameters reordered, characters
   // encoded differently) would be another CDN cache entry, reaching a function at the owner's cost.
-  if (rawQuery !== `${canonicalQuery(params)}&signature=${signature}`)
+  const canonical = canonicalQuery(params);
+  if (rawQuery !== `${canonical}&signature=${signature}`)
     throw invalid("it must be written as it was signed: the parameters sorted by name, RFC 3986-encoded, signature last");
   if (!/^[0-9a-f]{64}$/.test(signature)) throw invalid("signature must be 64 lower-case hex digits");
   // Not looked up unless it could be one of ours (a key of DynamoDB's over 1 KB would be a 500).
   if (!SIGNING_KEY_ID.test(keyId)) throw invalid("keyId is not a signing key's");
   const key = await signingSecretOf(keyId);
-  const expected = key && Buffer.from(signatureOf(key.secret, params), "hex");
+  const expected = key && Buffer.from(hmacHex(key.secret, canonical), "hex");
   if (!key || !expected || !timingSafeEqual(expected, Buffer.from(signature, "hex")))
     throw invalid("it was not signed with this account's key, or it was changed");
   if (!/^\d{1,12}$/.test(expires) || Number(expires) * 1000 <= now) throw new AppError("LINK_EXPIRED", "This link has expired; sign a new one.");

@@ -47,6 +47,9 @@ export type HttpRequest<Body, Id extends RouteId> = BaseRequest<Body> & CallerOf
 /** Pipeline state, on middy's `request.internal` (no side maps). */
 type Internal = {
   started: number;
+  /** The request's headers, names lower-cased, and its client's address (lib/http/client-address.ts): read once. */
+  headers: Readonly<Record<string, string>>;
+  clientIp: string;
   body: unknown;
   grant: AccessGrant | null;
   resource: Resource;
@@ -101,8 +104,7 @@ function errorResponse(error: unknown, requestId: string): HttpResponse {
 }
 
 /** What an x402 payment on this request pays for: this URL, as the client called it; `discovery` describes it for catalogues. */
-function resourceOf(event: APIGatewayProxyEventV2, route: Route, discovery: () => Discovery | null): Resource {
-  const headers = lowerCaseHeaders(event);
+function resourceOf(event: APIGatewayProxyEventV2, headers: Readonly<Record<string, string>>, route: Route, discovery: () => Discovery | null): Resource {
   return {
     url: `${publicOrigin(headers, event.requestContext.domainName)}${event.rawPath}`,
     description: describe(route),
@@ -202,8 +204,10 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
   const httpContext: Middleware = {
     before: ({ event, context, internal }) => {
       internal.started = Date.now();
+      internal.headers = lowerCaseHeaders(event);
+      internal.clientIp = clientAddress(internal.headers, event.requestContext.http.sourceIp);
       internal.grant = null;
-      internal.resource = resourceOf(event, route, discovery);
+      internal.resource = resourceOf(event, internal.headers, route, discovery);
       // The request's one deadline, fixed as it starts: the Lambda's time and the gateway's 30 s.
       // An x402 request's work ends earlier (access, below); its settling has until this one.
       internal.settleBy = requestDeadline(internal.started, context.getRemainingTimeInMillis(), event.requestContext.timeEpoch);
@@ -232,10 +236,10 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
   };
 
   const accessRequest = ({ event, internal }: MiddyRequest) => ({
-    headers: lowerCaseHeaders(event),
+    headers: internal.headers,
     body: internal.body,
     requestId: event.requestContext.requestId,
-    sourceIp: clientAddress(lowerCaseHeaders(event), event.requestContext.http.sourceIp),
+    sourceIp: internal.clientIp,
     at: new Date(event.requestContext.timeEpoch),
     resource: internal.resource,
     leaseUntil: internal.settleBy + LEASE_MARGIN_MS,
@@ -296,9 +300,9 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const work = handler({
         ...caller,
         body: internal.body,
-        headers: lowerCaseHeaders(event),
+        headers: internal.headers,
         requestId,
-        sourceIp: clientAddress(lowerCaseHeaders(event), event.requestContext.http.sourceIp),
+        sourceIp: internal.clientIp,
         domain: event.requestContext.domainName,
         method: event.requestContext.http.method,
         path: event.rawPath,
