@@ -2,7 +2,7 @@ import { config } from "../lib/config.js";
 import { discoveryManifest } from "../lib/http/discovery.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
-import { requirementsV2 } from "../lib/payments/x402.js";
+import { requirementsV2 } from "../lib/payments/requirements.js";
 import { routes } from "../lib/routes.js";
 
 // GET /.well-known/x402.json: the paid routes, their prices and how to call them, for agents that

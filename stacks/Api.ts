@@ -1,9 +1,11 @@
 import { CfnRoute, type CfnStage } from "aws-cdk-lib/aws-apigatewayv2";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Function as Fn } from "sst/constructs";
 import { Cron, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
 import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
 import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use } from "../lib/routes.js";
+import { awsActionsOf, leanDynamoDbDocuments } from "./bundles.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
@@ -49,10 +51,10 @@ export function Api({ stack, app }: StackContext) {
     generateSecretString: { excludePunctuation: true, passwordLength: 48 },
   });
 
-  // Each function gets exactly what its row says it uses, scoped to that one resource.
+  // Each function gets what its row says it uses. Its role allows what its bundle calls (below).
   const grants: Record<Use, Grant> = {
-    table: { environment: { TABLE_NAME: table.tableName }, permissions: [[table.cdk.table, "grantReadWriteData"]], copyFiles: [] },
-    bucket: { environment: { BUCKET_NAME: outputs.bucketName }, permissions: [[outputs.cdk.bucket, "grantReadWrite"]], copyFiles: [] },
+    table: { environment: { TABLE_NAME: table.tableName }, permissions: [], copyFiles: [] },
+    bucket: { environment: { BUCKET_NAME: outputs.bucketName }, permissions: [], copyFiles: [] },
     // x402 settings (pay-to address, network, asset, facilitator) come from the deploying shell.
     x402: { environment: x402Environment(), permissions: [], copyFiles: [] },
     "dashboard-files": {
@@ -75,6 +77,26 @@ export function Api({ stack, app }: StackContext) {
     copyFiles: [...COPIED_FILES.autoconsent, ...COPIED_FILES.sharp].map((file) => ({ ...file })),
   };
 
+  // Least privilege both ways: once a function is built, its role is granted the DynamoDB and S3
+  // actions its bundle can call (stacks/bundles.ts), on the stack's table and bucket alone. A row
+  // that uses the table or the bucket and calls nothing of it, or the reverse, fails the build.
+  const functions: Record<string, Fn> = {};
+  const grantCalls = (row: FunctionRow) => async (_props: FunctionProps, out: string) => {
+    const { dynamodb, s3 } = awsActionsOf(out);
+    for (const [use, actions] of [
+      ["table", dynamodb],
+      ["bucket", s3],
+    ] as const)
+      if (row.uses.includes(use) !== actions.length > 0)
+        throw new Error(
+          `functions/${row.id} calls [${actions.join(", ")}] of the ${use}, and its row in lib/routes.ts ${row.uses.includes(use) ? "uses" : "does not use"} it`,
+        );
+    functions[row.id]!.attachPermissions([
+      ...(dynamodb.length ? [new PolicyStatement({ actions: dynamodb, resources: [table.tableArn] })] : []),
+      ...(s3.length ? [new PolicyStatement({ actions: s3, resources: [`${outputs.bucketArn}/*`] })] : []),
+    ]);
+  };
+
   const functionFor = (row: FunctionRow & { cap?: Cap | null }): FunctionProps => {
     const granted = [...row.uses.map((use) => grants[use]), ...(row.browser ? [browser] : [])];
     const copyFiles = granted.flatMap((grant) => grant.copyFiles);
@@ -89,7 +111,8 @@ export function Api({ stack, app }: StackContext) {
       // BiDi) is its own file, compiled only when used, not at every cold start (docs/design.md).
       // No source maps: nothing reads them at run time (no --enable-source-maps), and they were 12 MiB
       // of each rendering function's share of Lambda's 250 MiB.
-      nodejs: { format: "esm", minify: true, sourcemap: false, splitting: true, esbuild: { external: ["sharp"] } },
+      nodejs: { format: "esm", minify: true, sourcemap: false, splitting: true, esbuild: { external: ["sharp"], plugins: [leanDynamoDbDocuments] } },
+      hooks: { afterBuild: grantCalls(row) },
       environment: Object.assign(
         // The operator's domain (stacks/Cdn.ts) is a host the service answers on (PUBLIC_HOSTS: /mcp checks it).
         {
@@ -130,8 +153,8 @@ export function Api({ stack, app }: StackContext) {
   const scheduled = Object.fromEntries(
     jobs.map((job) => [job.id, new Cron(stack, `Job-${job.id}`, { schedule: job.schedule, job: { function: functionFor(job) } }).jobFunction] as const),
   );
-  // Every function by its row's id, for the alarms (stacks/Monitoring.ts).
-  const functions: Record<string, Fn> = { ...scheduled, fallback: api.getFunction("$default")! };
+  // Every function by its row's id, for its grants (above) and the alarms (stacks/Monitoring.ts).
+  Object.assign(functions, scheduled, { fallback: api.getFunction("$default")! });
   for (const route of httpRoutes) functions[route.id] = api.getFunction(`${route.method} ${route.path}`)!;
 
   stack.addOutputs({ ApiUrl: api.url });

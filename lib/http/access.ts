@@ -1,19 +1,23 @@
-import { type Account, authenticate, getAccount } from "../billing/accounts.js";
+import type { APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import type { Account } from "../billing/accounts.js";
 import { rateLimited, unauthorized } from "../billing/errors.js";
-import { type Claim, claimIdempotency, completeIdempotency, releaseIdempotency } from "../billing/idempotency.js";
-import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
-import { enforceRateLimit, type RateCount } from "../billing/rate-limit.js";
+import type { Claim } from "../billing/idempotency.js";
+import type { Charge } from "../billing/ledger.js";
+import type { RateCount } from "../billing/rate-limit.js";
 import { config } from "../config.js";
 import { type Deadline, orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
-import { remember } from "../lru.js";
-import { type Purpose, type Settlement, settlePayment } from "../payments/settlement.js";
-import { paymentIdentifierOf, type Resource, releasePayment, type VerifiedPayment, verifyPayment } from "../payments/x402.js";
+import type { Resource } from "../payments/requirements.js";
+import type { Purpose, Settlement } from "../payments/settlement.js";
+import type { VerifiedPayment } from "../payments/x402.js";
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
 import { fingerprint, idempotencyKeyOf } from "./idempotency.js";
-import { type CacheRequest, type CacheSlot, closeCache, openCache, publishCache } from "./render-cache.js";
-import { signedAccountId } from "./signed-links.js";
+import type { CacheRequest, CacheSlot } from "./render-cache.js";
+
+// Access control's decisions, written against what it needs of the ledger, x402 and the render
+// cache (AccessDependencies), never against them: a function's bundle holds only the ledger code its
+// route's access calls (lib/http/key-access.ts, lib/http/paid-access.ts), and its role allows only those calls (stacks/Api.ts).
 
 /** Who pays for a priced request: an account's balance (already charged), or an x402 payer (verified, settled after the work). */
 type Payer = { readonly kind: "account"; readonly account: Account } | { readonly kind: "x402"; readonly address: string };
@@ -27,7 +31,7 @@ export type CallerOf<A extends Access> = A extends "priced"
       ? { readonly account: Account | null }
       : Record<never, never>;
 
-/** What access control needs of the ledger and of x402; the real ones by default, fakes in unit tests. */
+/** What access control needs of the ledger, x402 and the render cache: the real ones in lib/http/key-access.ts, lib/http/paid-access.ts, fakes in unit tests. */
 export interface AccessDependencies {
   authenticate(authorization: string): Promise<Account>;
   enforceRateLimit(subject: string, limit: number, windowSeconds: number): Promise<RateCount>;
@@ -44,46 +48,24 @@ export interface AccessDependencies {
   releaseIdempotency(accountId: string, key: string, requestId: string): Promise<void>;
   /** The request's render cache slot (lib/http/render-cache.ts), or null when it asks for none. */
   openCache(request: CacheRequest): Promise<CacheSlot | null>;
+  /** Once the request's charge is final: its render becomes the cache's entry (lib/http/render-cache.ts). */
+  publishCache(slot: CacheSlot): Promise<void>;
+  /** After a failed request: its cache lease is given up. */
+  closeCache(slot: CacheSlot): Promise<void>;
   /** The account a signed link (its raw query) is charged to (lib/http/signed-links.ts); 403 when it is not validly signed. */
   signedAccount(query: string): Promise<Account>;
+  /** The id of an x402 payment's payment-identifier extension, or null (lib/payments/x402.ts). */
+  paymentIdentifierOf(headers: Readonly<Record<string, string>>): string | null;
+  /** The first answer to an Idempotency-Key, kept for its retries (lib/http/kept-answers.ts), and sent again. */
+  keepAnswer(result: APIGatewayProxyStructuredResultV2): Promise<string>;
+  replayAnswer(kept: string, requestId: string): Promise<APIGatewayProxyStructuredResultV2>;
 }
 
-// Balances this container read lately, per account: a free route may report one up to a second old
-// (docs/agents.md, "Headers to steer by") rather than wait for a read. Every fresh read (after a charge,
-// a refund, a top-up) replaces it, so this container never reports an older balance than it has seen.
-const recentBalances = new Map<string, { balance: number; at: number }>();
-const RECENT_BALANCES = 10_000;
+/** What a "key" or "public" route's access calls: who the caller is, their limits and their balance. */
+export type KeyAccess = Pick<AccessDependencies, "authenticate" | "enforceRateLimit" | "balanceOf">;
 
-async function balanceOf(accountId: string, maxAgeMs = 0): Promise<number> {
-  const recent = recentBalances.get(accountId);
-  if (recent && maxAgeMs > 0 && Date.now() - recent.at <= maxAgeMs) return recent.balance;
-  const at = Date.now();
-  const balance = (await getAccount(accountId))?.balance ?? 0;
-  remember(recentBalances, accountId, { balance, at }, RECENT_BALANCES);
-  return balance;
-}
-
-/** The ledger in DynamoDB and x402 through the configured facilitator. */
-export const realAccess: AccessDependencies = {
-  authenticate,
-  enforceRateLimit,
-  charge: chargeForRequest,
-  refund: refundCharge,
-  deliver: markDelivered,
-  verifyPayment,
-  settlePayment,
-  releasePayment,
-  balanceOf,
-  claimIdempotency,
-  completeIdempotency,
-  releaseIdempotency,
-  openCache,
-  signedAccount: async (query) => {
-    const account = await getAccount(await signedAccountId(query));
-    if (!account) throw new AppError("INVALID_SIGNATURE", "This link's signature is not valid: its account no longer exists.");
-    return account;
-  },
-};
+/** The dependencies a route's access takes: none on an open route, KeyAccess on a key or public one, all of them on a priced or signed one. */
+export type AccessFor<A extends Access> = A extends "open" ? undefined : A extends "key" | "public" ? KeyAccess : AccessDependencies;
 
 /** The request as access control sees it. */
 export interface AccessRequest {
@@ -217,7 +199,7 @@ async function countAuthFailure(sourceIp: string, deps: AccessDependencies): Pro
  * is paid). Every limit counted is noted in the grant for the RateLimit headers. A route that counts
  * while working gets its grant at once, the count still running in `counting`.
  */
-export async function authorize(route: Route, request: AccessRequest, deps: AccessDependencies = realAccess): Promise<AccessGrant> {
+export async function authorize(route: Route, request: AccessRequest, deps: AccessDependencies): Promise<AccessGrant> {
   const rates: RateState[] = [];
   const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates, idempotency: null, replay: null, cache: null, counting: null };
   if (route.access === "open") return grant;
@@ -226,7 +208,7 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
     for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, null), deps);
     // A payment with a payment-identifier id: looked up before it is verified (a resend after a lost
     // answer may no longer verify), bound to this exact payment and body.
-    const paymentId = paymentIdentifierOf(request.headers);
+    const paymentId = deps.paymentIdentifierOf(request.headers);
     const payment = request.headers["payment-signature"] ?? request.headers["x-payment"];
     const claimed = paymentId === null ? null : await claim("x402", paymentId, { body: request.body, payment }, route, request, deps);
     if (typeof claimed === "string") return { ...grant, replay: claimed };
@@ -271,7 +253,7 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
       });
       return { ...grant, account, payer, charge, idempotency: claimed, cache };
     } catch (error) {
-      await closeCache(cache);
+      if (cache) await deps.closeCache(cache);
       throw error;
     }
   });
@@ -306,19 +288,20 @@ async function holding(claimed: Claimed | null, request: AccessRequest, deps: Ac
 }
 
 /** After the work succeeded: settles an x402 payment by `settleBy` (epoch ms) and returns the receipt headers (none for a key). */
-export async function settle(
-  grant: AccessGrant,
-  request: AccessRequest,
-  settleBy: number,
-  deps: AccessDependencies = realAccess,
-): Promise<Record<string, string>> {
+export async function settle(grant: AccessGrant, request: AccessRequest, settleBy: number, deps: AccessDependencies): Promise<Record<string, string>> {
   if (grant.charge) {
     // The response is produced: the charge is final. If marking it fails, the customer still gets
     // the output, and the reconciler refunds the charge after its grace period (in their favour).
     // A render stored for the cache becomes a hit only once the mark has landed: a refunded one never does.
+    const cache = grant.cache;
     const final = deps.deliver(grant.charge).then(
-      () => publishCache(grant.cache),
-      (error: unknown) => closeCache(grant.cache).then(() => Promise.reject(error)),
+      async () => {
+        if (cache) await deps.publishCache(cache);
+      },
+      async (error: unknown) => {
+        if (cache) await deps.closeCache(cache);
+        throw error;
+      },
     );
     await afterWork(final, "marking a charge delivered", request.requestId);
     return {};
@@ -330,15 +313,15 @@ export async function settle(
   // Settled or pending, the output is delivered: the payer may have paid (lib/payments/settlement.ts).
   // Only a settled payment publishes the render for the cache: a pending one may yet expire unpaid.
   const settlement = await deps.settlePayment(payment, { kind: "render" }, { resource: request.resource, at: request.at }, settleBy);
-  await (settlement.state === "settled" ? publishCache(grant.cache) : closeCache(grant.cache));
+  if (grant.cache) await (settlement.state === "settled" ? deps.publishCache(grant.cache) : deps.closeCache(grant.cache));
   return settlement.headers;
 }
 
 /** After the work failed, whatever failed: refunds a charge, frees an unsettled payment and an Idempotency-Key. Never throws. */
-export async function undo(grant: AccessGrant, deps: AccessDependencies = realAccess): Promise<void> {
+export async function undo(grant: AccessGrant, deps: AccessDependencies): Promise<void> {
   const claimed = grant.idempotency;
   if (claimed) await afterWork(deps.releaseIdempotency(claimed.scope, claimed.key, claimed.requestId), "releasing an idempotency key", claimed.requestId);
-  await closeCache(grant.cache);
+  if (grant.cache) await deps.closeCache(grant.cache);
   // A payment that was never settled: the authorisation may pay again.
   if (grant.payment) await afterWork(deps.releasePayment(grant.payment), "releasing a payment", grant.payment.requestId);
   // A refund that fails or hangs leaves the charge's PENDING marker: the reconciler refunds it after the grace period.
@@ -348,13 +331,13 @@ export async function undo(grant: AccessGrant, deps: AccessDependencies = realAc
 /** After the work succeeded: keeps its answer for retries with the same Idempotency-Key (a failure to keep it releases the key). */
 export async function keepForRetries(
   grant: AccessGrant,
-  answer: () => Promise<string>,
+  answer: APIGatewayProxyStructuredResultV2,
   requestId: string,
-  deps: AccessDependencies = realAccess,
+  deps: AccessDependencies,
 ): Promise<void> {
   const claimed = grant.idempotency;
   if (!claimed) return;
-  const keep = answer().then((text) => deps.completeIdempotency(claimed.scope, claimed.key, requestId, text));
+  const keep = deps.keepAnswer(answer).then((text) => deps.completeIdempotency(claimed.scope, claimed.key, requestId, text));
   await afterWork(
     keep.catch(async (error: unknown) => {
       await deps.releaseIdempotency(claimed.scope, claimed.key, requestId);

@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import { signingSecretOf } from "../billing/signing-keys.js";
 import { AppError, invalidParams } from "../errors.js";
 
 // Signed links (docs/api.md, "Signed links"): GET /api/v1/screenshot?<render fields>&keyId&expires&signature,
@@ -44,12 +43,15 @@ const SIGNING_KEY_ID = /^sk_[A-Za-z0-9_-]{16}$/;
 
 const invalid = (why: string) => new AppError("INVALID_SIGNATURE", `This link's signature is not valid: ${why}.`);
 
+/** A signing key's account and secret by its id (lib/billing/signing-keys.ts), or null when there is none. */
+type SecretOf = (keyId: string) => Promise<{ readonly accountId: string; readonly secret: string } | null>;
+
 /**
  * The account a signed link is charged to: 403 INVALID_SIGNATURE when a parameter that authorises it
  * is missing, its key is unknown or revoked, or its signature does not match; 403 LINK_EXPIRED
  * (checked only once the signature holds) past `expires`.
  */
-export async function signedAccountId(rawQuery: string, now = Date.now()): Promise<string> {
+export async function signedAccountId(rawQuery: string, secretOf: SecretOf, now = Date.now()): Promise<string> {
   const params = queryParams(rawQuery);
   const [keyId, expires, signature] = AUTH_PARAMS.map((name) => params.get(name));
   if (!keyId || !expires || !signature)
@@ -62,7 +64,7 @@ export async function signedAccountId(rawQuery: string, now = Date.now()): Promi
   if (!/^[0-9a-f]{64}$/.test(signature)) throw invalid("signature must be 64 lower-case hex digits");
   // Not looked up unless it could be one of ours (a key of DynamoDB's over 1 KB would be a 500).
   if (!SIGNING_KEY_ID.test(keyId)) throw invalid("keyId is not a signing key's");
-  const key = await signingSecretOf(keyId);
+  const key = await secretOf(keyId);
   const expected = key && Buffer.from(hmacHex(key.secret, canonical), "hex");
   if (!key || !expected || !timingSafeEqual(expected, Buffer.from(signature, "hex")))
     throw invalid("it was not signed with this account's key, or it was changed");

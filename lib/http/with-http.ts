@@ -6,14 +6,23 @@ import { config } from "../config.js";
 import { aborted, answerBy, type Deadline, orTimeout, requestDeadline, whenAborted } from "../deadline.js";
 import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
-import type { Resource } from "../payments/x402.js";
-import { type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
-import { type AccessDependencies, type AccessGrant, authorize, type CallerOf, keepForRetries, rateLimitHeaders, realAccess, settle, undo } from "./access.js";
+import type { Resource } from "../payments/requirements.js";
+import { type Access, type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
+import {
+  type AccessDependencies,
+  type AccessFor,
+  type AccessGrant,
+  authorize,
+  type CallerOf,
+  keepForRetries,
+  rateLimitHeaders,
+  settle,
+  undo,
+} from "./access.js";
 import { clientAddress } from "./client-address.js";
 import { type Discovery, describe, discoveryOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
 import { publicOrigin } from "./hosts.js";
-import { keepAnswer, replayAnswer } from "./idempotency.js";
 import type { CacheSlot } from "./render-cache.js";
 import { type HttpResponse, toApiGatewayResult } from "./responses.js";
 import { queryBody } from "./signed-links.js";
@@ -40,6 +49,9 @@ interface BaseRequest<Body> {
   /** The render cache slot access control opened (lib/http/render-cache.ts), or null: renders go through it. */
   readonly cache: CacheSlot | null;
 }
+
+/** The access dependencies a route takes (lib/http/key-access.ts, lib/http/paid-access.ts): required unless it is open. */
+type AccessOption<A extends Access> = A extends "open" ? { access?: undefined } : { access: AccessFor<A> };
 
 /** A handler's request on the route `Id`: its caller typed by the route's access (a key route always has its account). */
 export type HttpRequest<Body, Id extends RouteId> = BaseRequest<Body> & CallerOf<RouteOf<Id>["access"]>;
@@ -178,11 +190,13 @@ function setDeadline(internal: Internal, at: number, reason: Error): void {
  * our JSON answer before the gateway's limit.
  */
 export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = undefined>(
-  options: { route: Id; schema?: S; access?: AccessDependencies; discovery?: () => Discovery | null },
+  options: { route: Id; schema?: S; discovery?: () => Discovery | null } & AccessOption<RouteOf<Id>["access"]>,
   handler: (request: HttpRequest<S extends z.ZodType ? z.output<S> : undefined, Id>) => Promise<HttpResponse>,
 ) {
   const route: Route = routeById(options.route);
-  const deps = options.access ?? realAccess;
+  // Access control calls only what the route's access takes (AccessFor): a key route's grant never
+  // holds a charge, a payment, a cache slot or a claim, so the rest is never reached.
+  const deps = (options.access ?? {}) as AccessDependencies;
   const discovery = options.discovery ?? (() => discoveryOf(route));
   const rowHeaders: Record<string, string> = route.noStore ? { "Cache-Control": "no-store" } : {};
 
@@ -276,7 +290,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const headers = { ...receipt, ...steering };
       request.response = { ...request.response, headers: { ...request.response?.headers, ...headers } };
       const answer = request.response;
-      await keepForRetries(grant, () => keepAnswer(answer), request.event.requestContext.requestId, deps);
+      await keepForRetries(grant, answer, request.event.requestContext.requestId, deps);
     },
     onError: async ({ internal }) => {
       if (!internal.grant) return;
@@ -295,7 +309,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const requestId = event.requestContext.requestId;
       const grant = internal.grant;
       // A retry with a used Idempotency-Key: the first answer again, nothing done or charged.
-      if (grant?.replay) return replayAnswer(grant.replay, requestId);
+      if (grant?.replay) return deps.replayAnswer(grant.replay, requestId);
       const caller = grant ? { account: grant.account, payer: grant.payer } : {};
       const work = handler({
         ...caller,

@@ -3,6 +3,8 @@ import { z } from "zod";
 import { usageReport } from "../billing/usage.js";
 import { captureOptionsOf, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
+import { keyAccess } from "../http/key-access.js";
+import { paidAccess } from "../http/paid-access.js";
 import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
 import { htmlScreenshotRequest, metadataRequest, screenshotRequest } from "../http/schemas.js";
@@ -54,7 +56,7 @@ const screenshot: Tool = {
   method: "POST",
   renders: true,
   pipeline: withHttp(
-    { route: "screenshot", schema: screenshotRequest, discovery: () => toolDiscoveryOf("screenshot", routeById("screenshot")) },
+    { route: "screenshot", schema: screenshotRequest, access: paidAccess, discovery: () => toolDiscoveryOf("screenshot", routeById("screenshot")) },
     async ({ body, deadline, cache }) => {
       const { url, ...rest } = body;
       const shot = await renderThrough(cache, () => capture({ kind: "url", url }, captureOptionsOf(rest), deadline));
@@ -74,6 +76,7 @@ const htmlToScreenshot: Tool = {
     {
       route: "html-to-screenshot",
       schema: htmlScreenshotRequest,
+      access: paidAccess,
       discovery: () => toolDiscoveryOf("html_to_screenshot", routeById("html-to-screenshot")),
     },
     async ({ body, deadline, cache }) => {
@@ -92,7 +95,9 @@ const metadata: Tool = {
   inputSchema: () => argumentsSchema(metadataRequest),
   method: "POST",
   renders: false,
-  pipeline: withHttp({ route: "metadata", schema: metadataRequest }, async ({ body, deadline }) => json(await extractMetadata(body.url, deadline))),
+  pipeline: withHttp({ route: "metadata", schema: metadataRequest, access: keyAccess }, async ({ body, deadline }) =>
+    json(await extractMetadata(body.url, deadline)),
+  ),
 };
 
 const usage: Tool = {
@@ -103,7 +108,7 @@ const usage: Tool = {
   inputSchema: () => ({ type: "object", properties: {}, additionalProperties: false }),
   method: "GET",
   renders: false,
-  pipeline: withHttp({ route: "usage" }, async ({ account, deadline }) => json(await usageReport(account.accountId, deadline.signal))),
+  pipeline: withHttp({ route: "usage", access: keyAccess }, async ({ account, deadline }) => json(await usageReport(account.accountId, deadline.signal))),
 };
 
 /** Every tool, in the order tools/list gives them. */

@@ -11,7 +11,8 @@ import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { transferOf } from "./chain.js";
 import { getFacilitator } from "./facilitator.js";
-import { encode, leaveReserved, paymentRequired, type Resource, releasePayment, type VerifiedPayment } from "./x402.js";
+import { encode, paymentRequired, type Resource } from "./requirements.js";
+import { leaveReserved, releasePayment, type VerifiedPayment } from "./x402.js";
 
 // Settling an x402 payment so that whatever happens (a slow or failing facilitator, a transfer left
 // pending, the process killed, DynamoDB gone) no money is lost and none is taken twice:

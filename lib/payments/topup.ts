@@ -1,8 +1,9 @@
 import type { Account } from "../billing/accounts.js";
 import { MICRO_PER_CENT } from "../billing/money.js";
 import type { Deadline } from "../deadline.js";
+import type { Resource } from "./requirements.js";
 import { type Settlement, settlePayment } from "./settlement.js";
-import { type Resource, verifyPayment } from "./x402.js";
+import { verifyPayment } from "./x402.js";
 
 /**
  * Tops an account up with USDC over x402: without a payment, 402 with the requirements for exactly

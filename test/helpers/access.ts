@@ -4,7 +4,8 @@ import type { Charge } from "../../lib/billing/ledger.js";
 import { AppError } from "../../lib/errors.js";
 import type { AccessDependencies } from "../../lib/http/access.js";
 import type { CacheSlot } from "../../lib/http/render-cache.js";
-import { paymentRequired, type VerifiedPayment } from "../../lib/payments/x402.js";
+import { paymentRequired } from "../../lib/payments/requirements.js";
+import { paymentIdentifierOf, type VerifiedPayment } from "../../lib/payments/x402.js";
 
 // Fakes of the ledger and of x402 for unit tests of the access decision, which must run without
 // DynamoDB or a chain. The real ones run against DynamoDB Local and anvil in test/integration.
@@ -93,6 +94,20 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
       if (!request.body.cacheTtl) return null;
       calls.push(`cache ${request.scope}`);
       return options.cache ?? { state: "pass" };
+    },
+    async publishCache(slot) {
+      calls.push(`publish ${slot.state}`);
+    },
+    async closeCache(slot) {
+      calls.push(`close ${slot.state}`);
+    },
+    paymentIdentifierOf,
+    // The fake keeps an answer's body as it is.
+    async keepAnswer(result) {
+      return result.body ?? "";
+    },
+    async replayAnswer(kept, requestId) {
+      return { statusCode: 200, headers: { "Idempotent-Replayed": "true", "X-Request-Id": requestId }, body: kept };
     },
   };
   return { deps, calls };

@@ -1,7 +1,7 @@
 // Synthesizes the real SST v2 app offline (functions are bundled with esbuild as `sst deploy` does)
 // and asserts the CloudFormation it would deploy. AWS itself cannot run here; this is the closest check.
 
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { Jimp } from "jimp";
@@ -11,8 +11,9 @@ import { artifactOf, deploymentSize, invokeBundle, lambdaEnvironment, synthesize
 import { writingSystems } from "../../dev/harness/writing-systems.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
 import { FONT_CACHE_DIR, fontSet } from "../../lib/render/packaging/fonts.js";
-import { httpRoutes, routes } from "../../lib/routes.js";
+import { httpRoutes, jobs, routes } from "../../lib/routes.js";
 import { Api } from "../../stacks/Api.js";
+import { awsActionsOf } from "../../stacks/bundles.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
 import { Layers } from "../../stacks/Layers.js";
 import { Monitoring } from "../../stacks/Monitoring.js";
@@ -39,6 +40,8 @@ beforeAll(async () => {
 }, 300_000);
 
 type Resource = { Properties: Record<string, unknown> };
+/** Every deployed function's row: the routes' and the schedules'. */
+const allRows = [...routes, ...jobs];
 const fn = (handler: string) => {
   const all = api.findResources("AWS::Lambda::Function", { Properties: { Handler: handler } }) as Record<string, Resource>;
   const entries = Object.values(all);
@@ -147,33 +150,49 @@ describe("Api stack", () => {
     expect(fn("functions/screenshot.handler").MemorySize).toBeGreaterThanOrEqual(2048);
   });
 
-  it("grants table and bucket access only to functions that use them, scoped to those resources", () => {
-    type Statement = { Action: string | string[]; Resource: unknown };
+  it("allows each function's role exactly the AWS calls its bundle can make, on the stack's own table and bucket", () => {
+    type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
     const policies = Object.values(api.findResources("AWS::IAM::Policy")) as Resource[];
-    // SST names a route's function (and its role) after the route key: "POST /api/v1/screenshot" -> ApiLambdaPOSTapiv1screenshot...
-    const statementsOf = (route: (typeof routes)[number]): Statement[] => {
-      const name = `lambda${route.method ? `${route.method}${route.path}` : "default"}`.replace(/[^A-Za-z0-9]/g, "").toLowerCase();
-      const mine = policies.filter((p) => JSON.stringify(p.Properties.Roles).toLowerCase().includes(name));
-      expect(mine.length, `${route.id}: its role's policy`).toBeGreaterThan(0);
-      return mine.flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    const functions = api.findResources("AWS::Lambda::Function") as Record<string, Resource>;
+    // A function's role, by its handler, and the statements of the policies attached to that role.
+    const statementsOf = (id: string): Statement[] => {
+      const role = JSON.stringify(fn(`functions/${id}.handler`).Role);
+      const roleName = (JSON.parse(role) as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0];
+      return policies
+        .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${roleName}"`))
+        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
     };
-    const actions = (statements: Statement[]) => statements.flatMap((s) => [s.Action].flat());
-    for (const route of routes) {
-      const statements = statementsOf(route);
-      expect(
-        actions(statements).some((a) => a.startsWith("dynamodb:")),
-        `${route.id} table access`,
-      ).toBe(route.uses.includes("table"));
-      expect(
-        actions(statements).some((a) => a.startsWith("s3:")),
-        `${route.id} bucket access`,
-      ).toBe(route.uses.includes("bucket"));
-      for (const statement of statements.filter((s) => actions([s]).some((a) => /^(dynamodb|s3):/.test(a)))) {
-        const resource = JSON.stringify(statement.Resource);
-        expect(resource, `${route.id} scoped`).not.toBe('"*"');
-        expect(resource, `${route.id} scoped`).toMatch(/LedgerTable|OutputsBucket/);
-      }
+    expect(Object.keys(functions).length).toBeGreaterThanOrEqual(allRows.length);
+    const granted: Record<string, string[]> = {};
+    for (const row of allRows) {
+      const calls = awsActionsOf(artifactOf(row.id));
+      const statements = statementsOf(row.id).filter((s) => [s.Action].flat().some((a) => /^(dynamodb|s3):/.test(a)));
+      const on = (resource: RegExp) =>
+        statements
+          .filter((s) => resource.test(JSON.stringify(s.Resource)))
+          .flatMap((s) => [s.Action].flat())
+          .sort();
+      // Nothing but the table and the bucket's objects, and on each exactly what the bundle calls.
+      for (const statement of statements) expect(JSON.stringify(statement.Resource), `${row.id} scoped`).toMatch(/LedgerTable.*Arn|OutputsBucket.*Arn.*\/\*/);
+      expect(on(/LedgerTable/), `${row.id}: the table`).toEqual(calls.dynamodb);
+      expect(on(/OutputsBucket/), `${row.id}: the bucket`).toEqual(calls.s3);
+      expect(row.uses.includes("table"), `${row.id} uses the table`).toBe(calls.dynamodb.length > 0);
+      granted[row.id] = [...calls.dynamodb, ...calls.s3];
     }
+    // What the reading of the bundles found, checked against what the code does: a route that touches
+    // nothing holds no SDK client at all, and no route but the ones that need it can delete an item.
+    for (const id of ["health", "docs", "openapi", "llms-txt", "dashboard", "x402-manifest", "fallback"]) {
+      expect(granted[id], id).toEqual([]);
+      const code = readdirSync(path.join(artifactOf(id), "functions")).map((f) => readFileSync(path.join(artifactOf(id), "functions", f), "utf8"));
+      expect(
+        code.some((c) => c.includes("DynamoDB_20120810") || c.includes('"AmazonS3"')),
+        `${id} holds an AWS client`,
+      ).toBe(false);
+    }
+    expect(granted.usage).toEqual(["dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"]);
+    expect(granted.metadata).toEqual(["dynamodb:GetItem", "dynamodb:UpdateItem"]);
+    expect(granted.screenshot).toEqual(["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:GetObject", "s3:PutObject"]);
+    expect(granted.reconcile).toEqual(["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]);
   });
 
   it("passes the table and bucket names only to the functions that use them", () => {

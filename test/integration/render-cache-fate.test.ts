@@ -24,6 +24,7 @@ const NONE: Hook = { before: async () => undefined, after: async () => undefined
 beforeAll(async () => {
   useSharedStackInProcess();
   const { withHttp } = await import("../../lib/http/with-http.js");
+  const { paidAccess } = await import("../../lib/http/paid-access.js");
   const { renderThrough } = await import("../../lib/http/render-cache.js");
   const { deliverCapture } = await import("../../lib/http/deliver.js");
   const { screenshotRequest } = await import("../../lib/http/schemas.js");
@@ -44,7 +45,7 @@ beforeAll(async () => {
     renderMs: 1,
   };
   // The screenshot route's handler as functions/screenshot.ts writes it, with the hook around the render's end.
-  handler = withHttp({ route: "screenshot", schema: screenshotRequest }, async ({ body, cache }) => {
+  handler = withHttp({ route: "screenshot", schema: screenshotRequest, access: paidAccess }, async ({ body, cache }) => {
     const shot = await renderThrough(cache, async () => {
       await hook.before();
       return capture;

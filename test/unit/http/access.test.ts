@@ -105,7 +105,7 @@ describe("a priced route (screenshot)", () => {
       const first = await authorize(route, keyed("k-1"), deps);
       expect(first.charge?.amount).toBe(PRICES.screenshot);
       expect(first.idempotency).toEqual({ scope: "acct-1", key: "k-1", requestId: "req-1" });
-      await keepForRetries(first, async () => "the first answer", "req-1", deps);
+      await keepForRetries(first, { body: "the first answer" }, "req-1", deps);
       const retry = await authorize(route, keyed("k-1"), deps);
       expect(retry.replay).toBe("the first answer");
       expect(retry.charge).toBeNull();
@@ -159,7 +159,7 @@ describe("a priced route (screenshot)", () => {
         const first = await authorize(route, pay(header), deps);
         expect(first.idempotency).toEqual({ scope: "x402", key: "pay_0123456789abcdef", requestId: "req-1" });
         expect(calls.indexOf("claim pay_0123456789abcdef")).toBeLessThan(calls.indexOf(`verify ${PRICES.screenshot}`));
-        await keepForRetries(first, async () => "the paid answer", "req-1", deps);
+        await keepForRetries(first, { body: "the paid answer" }, "req-1", deps);
         const resend = await authorize(route, pay(header), deps);
         expect(resend.replay).toBe("the paid answer");
         expect(resend.payment).toBeNull();

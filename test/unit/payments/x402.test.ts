@@ -1,6 +1,7 @@
 import { declarePaymentIdentifierExtension } from "@x402/extensions/payment-identifier";
 import { describe, expect, it } from "vitest";
-import { PAYMENT_IDENTIFIER_EXTENSION, paymentIdentifierOf, readPayment, requirementsV1, requirementsV2 } from "../../../lib/payments/x402.js";
+import { PAYMENT_IDENTIFIER_EXTENSION, requirementsV1, requirementsV2 } from "../../../lib/payments/requirements.js";
+import { paymentIdentifierOf, readPayment } from "../../../lib/payments/x402.js";
 
 const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64");
 const authorization = {

@@ -1,0 +1,102 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { FunctionProps } from "sst/constructs";
+
+// What a function's bundle may call of AWS, read from the bundle itself: stacks/Api.ts grants each
+// function's role exactly these actions, on the stack's own table and bucket (docs/deploy.md,
+// "Permissions"). A call the code adds is granted with it; one it drops is no longer allowed.
+
+/** DynamoDB and S3 operations our code sends, and the IAM actions each needs. */
+const ACTIONS: Readonly<Record<string, { readonly service: "dynamodb" | "s3"; readonly actions: readonly string[] }>> = {
+  GetItem: { service: "dynamodb", actions: ["dynamodb:GetItem"] },
+  PutItem: { service: "dynamodb", actions: ["dynamodb:PutItem"] },
+  UpdateItem: { service: "dynamodb", actions: ["dynamodb:UpdateItem"] },
+  DeleteItem: { service: "dynamodb", actions: ["dynamodb:DeleteItem"] },
+  Query: { service: "dynamodb", actions: ["dynamodb:Query"] },
+  Scan: { service: "dynamodb", actions: ["dynamodb:Scan"] },
+  // IAM checks each item of a transaction as its own action: lib/billing's transactions put, update
+  // and delete items (never ConditionCheck).
+  TransactWriteItems: { service: "dynamodb", actions: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"] },
+  GetObject: { service: "s3", actions: ["s3:GetObject"] },
+  PutObject: { service: "s3", actions: ["s3:PutObject"] },
+};
+
+/**
+ * Commands a bundle holds that never reach our table or bucket: the SDK clients' own (endpoint
+ * discovery, which DynamoDB leaves off; S3 Express sessions, for directory buckets only), the
+ * credential chain's (STS, SSO: on Lambda the credentials come from the environment), and
+ * @aws-sdk/lib-dynamodb's wrappers, each of which holds the client command it sends.
+ */
+const NOT_OURS = new Set([
+  "",
+  "DescribeEndpoints",
+  "CreateSession",
+  "AssumeRole",
+  "AssumeRoleWithWebIdentity",
+  "GetRoleCredentials",
+  "CreateToken",
+  "CreateOAuth2Token",
+  "CreateOAuth2TokenWithIAM",
+  "DynamoDBDocumentClient",
+  "Get",
+  "Put",
+  "Update",
+  "Delete",
+  "TransactWrite",
+]);
+
+/** A command class as the bundle names it: SST bundles with esbuild's keepNames, which keeps `class GetItemCommand` as `x(this,"GetItemCommand")`. */
+const COMMAND = /\(this, ?"(\w*)Command"\)/g;
+/** The SDK clients' service ids, present in any bundle that holds the client. */
+const CLIENTS = { dynamodb: '"DynamoDB_20120810"', s3: '"AmazonS3"' } as const;
+
+/** The code files of a built function (its own, not the packages copied beside it: sharp). */
+function codeFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : codeFiles(file);
+    return /\.m?js$/.test(entry.name) ? [file] : [];
+  });
+}
+
+/** The IAM actions a built function (its folder) may need, by service, sorted; throws on a command this file does not know. */
+export function awsActionsOf(dir: string): { dynamodb: string[]; s3: string[] } {
+  const found = { dynamodb: new Set<string>(), s3: new Set<string>() };
+  const clients = new Set<string>();
+  for (const file of codeFiles(dir)) {
+    const code = readFileSync(file, "utf8");
+    for (const [service, id] of Object.entries(CLIENTS)) if (code.includes(id)) clients.add(service);
+    for (const [, name] of code.matchAll(COMMAND)) {
+      if (NOT_OURS.has(name!)) continue;
+      const known = ACTIONS[name!];
+      if (!known) throw new Error(`${dir} holds the AWS command ${name}Command: say in stacks/bundles.ts which IAM actions it needs`);
+      for (const action of known.actions) found[known.service].add(action);
+    }
+  }
+  // A client without a command found would be a bundle this reading no longer understands: an empty grant would fail only on AWS.
+  for (const service of clients)
+    if (!found[service as keyof typeof found].size) throw new Error(`${dir} holds the ${service} client but no command this file can read`);
+  return { dynamodb: [...found.dynamodb].sort(), s3: [...found.s3].sort() };
+}
+
+/**
+ * @aws-sdk/lib-dynamodb does not declare itself free of side effects (the SDK's clients do), so its
+ * paginators, made by calls at the top of their modules, kept QueryCommand and ScanCommand in every
+ * bundle that reads the table. Its modules have none but those: marked so, what is not used is left out.
+ */
+/** An esbuild plugin as SST's own esbuild takes it. */
+type Plugin = NonNullable<NonNullable<NonNullable<FunctionProps["nodejs"]>["esbuild"]>["plugins"]>[number];
+
+export const leanDynamoDbDocuments: Plugin = {
+  name: "lean-dynamodb-documents",
+  setup(build) {
+    const again = Symbol("resolving");
+    build.onResolve({ filter: /^(\.|@aws-sdk\/lib-dynamodb)/ }, async (args) => {
+      if (args.pluginData === again) return undefined;
+      const ours = args.path.startsWith("@aws-sdk/lib-dynamodb") || args.importer.includes(`${path.sep}@aws-sdk${path.sep}lib-dynamodb${path.sep}`);
+      if (!ours) return undefined;
+      const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: again });
+      return resolved.errors.length ? undefined : { path: resolved.path, sideEffects: false };
+    });
+  },
+};
