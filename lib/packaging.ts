@@ -47,6 +47,9 @@ export const TABLE = {
 /** package.json's version, read at deploy (stacks/Api.ts) or local start (dev/dev.ts), never in a Lambda. */
 export const packageVersion = (): string => (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
+/** Days the bucket keeps a stored output (`outputs/`) and a kept answer's body (`answers/`) before its lifecycle rule deletes them. */
+export const OUTPUT_RETENTION_DAYS = 1;
+
 /**
  * The render cache's objects (lib/storage/outputs.ts): under `cache/d<N>/`, deleted by a lifecycle rule
  * N + 1 days after they were written (stacks/Storage.ts), N the smallest class that covers the

@@ -163,6 +163,9 @@ const ROWS = [
   { id: "signing-keys-list", method: "GET", path: "/api/v1/signing-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   { id: "signing-keys-revoke", method: "DELETE", path: "/api/v1/signing-keys/{keyId}", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
+  // A stored output by the name an MCP tool links to (lib/http/deliver.ts): a redirect to storage, so
+  // that a client that sends its key with every request of its own still drops it on the way out.
+  { id: "output", method: "GET", path: "/api/v1/outputs/{day}/{file}", ...LIGHT, ...OPEN, noStore: true, uses: ["bucket"] },
   { id: "mcp", method: "POST", path: "/mcp", ...RENDER, access: "open", price: null, limits: [], cap: MCP_CAP, uses: ["table", "bucket", "x402"] },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
   { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, uses: [] },

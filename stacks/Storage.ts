@@ -1,10 +1,7 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { BlockPublicAccess, BucketEncryption } from "aws-cdk-lib/aws-s3";
 import { Bucket, type StackContext, Table } from "sst/constructs";
-import { CACHE_PREFIX, CACHE_RETENTION_DAYS, isDevelopmentStage, TABLE } from "../lib/packaging.js";
-
-/** Days a large output stays downloadable in S3 before the lifecycle rule deletes it. */
-export const OUTPUT_RETENTION_DAYS = 1;
+import { CACHE_PREFIX, CACHE_RETENTION_DAYS, isDevelopmentStage, OUTPUT_RETENTION_DAYS, TABLE } from "../lib/packaging.js";
 
 /** The ledger table and the bucket for outputs too large to return inline. */
 export function Storage({ stack, app }: StackContext) {

@@ -18,6 +18,7 @@ const ACTIONS: Readonly<Record<string, { readonly service: "dynamodb" | "s3"; re
   // and delete items (never ConditionCheck).
   TransactWriteItems: { service: "dynamodb", actions: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"] },
   GetObject: { service: "s3", actions: ["s3:GetObject"] },
+  HeadObject: { service: "s3", actions: ["s3:GetObject"] },
   PutObject: { service: "s3", actions: ["s3:PutObject"] },
 };
 

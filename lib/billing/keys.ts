@@ -12,6 +12,7 @@
 //   signing key  SIGNKEY#<key id>   SIGNKEY    -> accountId, secret (signed links: docs/api.md)
 //                ACCT#<id>          SIGNKEY#<key id>   (the account's list of its keys, no secret)
 //   render cache CACHE#<sha256(scope, route, request)>  CACHE   (expiresAt: TTL; where a cached output is, or who renders it)
+//   slot         SLOT#<pool>        <n>        (who holds it, until when: a bounded share of a function's instances)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -74,3 +75,6 @@ export const SIGNING_KEY_PREFIX = "SIGNKEY#";
 
 /** An account's listing of one of its signing keys. */
 export const accountSigningKeyKey = (accountId: string, keyId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: `${SIGNING_KEY_PREFIX}${keyId}` });
+
+/** Slot `index` of the pool `pool` (lib/billing/slots.ts). */
+export const slotKey = (pool: string, index: number): TableKey => ({ pk: `SLOT#${pool}`, sk: String(index) });

@@ -1,7 +1,9 @@
 import { config } from "../config.js";
+import { OUTPUT_RETENTION_DAYS } from "../packaging.js";
 import type { Capture } from "../render/capture.js";
 import { previewOf } from "../render/encode.js";
-import { storeOutput } from "../storage/outputs.js";
+import { routeById } from "../routes.js";
+import { OUTPUT_KEY, storeOutput } from "../storage/outputs.js";
 import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 
 const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf" } as const;
@@ -77,17 +79,24 @@ function envelopeOf(capture: Capture) {
 }
 
 /**
- * The answer of an MCP screenshot tool (lib/mcp): the envelope with a link to the full output in S3,
- * and, for an image, a preview sized for a model (lib/render/encode.ts), made while the output uploads.
+ * The answer of an MCP screenshot tool (lib/mcp): the envelope with a link to the full output, and,
+ * for an image, a preview sized for a model (lib/render/encode.ts), made while the output uploads.
+ * The link is on the service's own `origin` (functions/output.ts) and redirects to storage: an MCP
+ * client that sends its Authorization header with every request it makes (S3 refuses two kinds of
+ * credentials, and the key would reach a third party) loses it on the redirect, as HTTP clients do.
+ * It works as long as the output is kept.
  */
-export async function deliverForTool(capture: Capture, extraHeaders: Record<string, string> = {}): Promise<HttpResponse> {
+export async function deliverForTool(capture: Capture, origin: string, extraHeaders: Record<string, string> = {}): Promise<HttpResponse> {
   const extension = EXTENSIONS[capture.format];
   const [stored, preview] = await Promise.all([
     storeOutput(capture.body, capture.contentType, extension),
     capture.format === "pdf" ? null : previewOf(capture.body, capture.width, capture.height),
   ]);
+  const [, day, file] = OUTPUT_KEY.exec(stored.key)!;
+  const link = `${origin}${routeById("output").path.replace("{day}", day!).replace("{file}", file!)}`;
+  const expiresAt = new Date(Date.now() + OUTPUT_RETENTION_DAYS * 86_400_000).toISOString();
   const shown = preview && { mimeType: "image/jpeg", data: preview.data.toString("base64"), width: preview.width, height: preview.height };
-  return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelopeOf(capture), preview: shown }, 200, {
+  return json({ downloadUrl: link, expiresAt, ...envelopeOf(capture), preview: shown }, 200, {
     "X-Render-Ms": String(capture.renderMs),
     ...extraHeaders,
   });

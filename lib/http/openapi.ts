@@ -180,6 +180,19 @@ const OPERATIONS: Record<string, Json> = {
       "404": error("The account has no such key"),
     },
   },
+  output: {
+    summary: "A stored output",
+    description:
+      "Where an MCP tool's `downloadUrl` points: a redirect (303) to a link into storage that lives five minutes. The name is the credential; an output is kept for a day after its render.",
+    parameters: [
+      { name: "day", in: "path", required: true, schema: { type: "string" } },
+      { name: "file", in: "path", required: true, schema: { type: "string" } },
+    ],
+    responses: {
+      "303": { description: "The output, at the Location header" },
+      "404": error("No such output, or no longer kept"),
+    },
+  },
   metadata: {
     summary: "Page metadata",
     description:

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
+import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
 import { captureOptionsOf, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
@@ -57,10 +58,10 @@ const screenshot: Tool = {
   renders: true,
   pipeline: withHttp(
     { route: "screenshot", schema: screenshotRequest, access: paidAccess, discovery: () => toolDiscoveryOf("screenshot", routeById("screenshot")) },
-    async ({ body, deadline, cache }) => {
+    async ({ body, deadline, cache, resource }) => {
       const { url, ...rest } = body;
       const shot = await renderThrough(cache, () => capture({ kind: "url", url }, captureOptionsOf(rest), deadline));
-      return deliverForTool(shot.capture, shot.headers);
+      return deliverForTool(shot.capture, new URL(resource.url).origin, shot.headers);
     },
   ),
 };
@@ -79,13 +80,20 @@ const htmlToScreenshot: Tool = {
       access: paidAccess,
       discovery: () => toolDiscoveryOf("html_to_screenshot", routeById("html-to-screenshot")),
     },
-    async ({ body, deadline, cache }) => {
+    async ({ body, deadline, cache, resource }) => {
       const { html, ...rest } = body;
       const shot = await renderThrough(cache, () => capture({ kind: "html", html }, captureOptionsOf(rest), deadline));
-      return deliverForTool(shot.capture, shot.headers);
+      return deliverForTool(shot.capture, new URL(resource.url).origin, shot.headers);
     },
   ),
 };
+
+/**
+ * The MCP function's instances free tool calls may hold at once (lib/billing/slots.ts), a quarter of
+ * its reserved concurrency: a flood of free metadata calls cannot take the places its paid renders
+ * need. Past it, 429 (the REST route, with a pool of its own, still answers).
+ */
+export const FREE_CALLS = { pool: "mcp-free", size: Math.floor(routeById("mcp").cap.concurrency / 4) } as const;
 
 const metadata: Tool = {
   name: "metadata",
@@ -95,8 +103,9 @@ const metadata: Tool = {
   inputSchema: () => argumentsSchema(metadataRequest),
   method: "POST",
   renders: false,
-  pipeline: withHttp({ route: "metadata", schema: metadataRequest, access: keyAccess }, async ({ body, deadline }) =>
-    json(await extractMetadata(body.url, deadline)),
+  // In one of the MCP function's few places for free calls: its instances are there for paid renders.
+  pipeline: withHttp({ route: "metadata", schema: metadataRequest, access: keyAccess }, async ({ body, deadline, requestId }) =>
+    json(await inSlot(FREE_CALLS.pool, FREE_CALLS.size, requestId, deadline.at, () => extractMetadata(body.url, deadline))),
   ),
 };
 

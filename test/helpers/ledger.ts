@@ -1,5 +1,5 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { inject } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 
@@ -43,6 +43,12 @@ export async function allUsageEntries(
 export async function getItem(pk: string, sk: string): Promise<Record<string, unknown> | undefined> {
   const stack = inject("devInfo");
   return (await documents(stack).send(new GetCommand({ TableName: stack.tableName, Key: { pk, sk }, ConsistentRead: true }))).Item;
+}
+
+/** Writes an item whole (a test staging a state another instance would hold). */
+export async function putItem(item: Record<string, unknown> & { pk: string; sk: string }): Promise<void> {
+  const stack = inject("devInfo");
+  await documents(stack).send(new PutCommand({ TableName: stack.tableName, Item: item }));
 }
 
 /** Sets one attribute of an existing item (a test staging a state the service would not write itself). */

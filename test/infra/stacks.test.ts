@@ -9,7 +9,7 @@ import { getStack } from "sst/constructs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { artifactOf, deploymentSize, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
 import { writingSystems } from "../../dev/harness/writing-systems.js";
-import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS } from "../../lib/packaging.js";
+import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS, OUTPUT_RETENTION_DAYS } from "../../lib/packaging.js";
 import { FONT_CACHE_DIR, fontSet } from "../../lib/render/packaging/fonts.js";
 import { httpRoutes, jobs, routes } from "../../lib/routes.js";
 import { Api } from "../../stacks/Api.js";
@@ -17,7 +17,7 @@ import { awsActionsOf } from "../../stacks/bundles.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
 import { Layers } from "../../stacks/Layers.js";
 import { Monitoring } from "../../stacks/Monitoring.js";
-import { OUTPUT_RETENTION_DAYS, Storage } from "../../stacks/Storage.js";
+import { Storage } from "../../stacks/Storage.js";
 import { inkBand, textProblems, textRowsHtml } from "../helpers/ink.js";
 
 let storage: Template;

@@ -12,8 +12,9 @@ import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import { screenshotRequest } from "../../lib/http/schemas.js";
+import { FREE_CALLS } from "../../lib/mcp/tools.js";
 import { PRICES } from "../../lib/routes.js";
-import { getItem } from "../helpers/ledger.js";
+import { getItem, putItem } from "../helpers/ledger.js";
 import { callPaying, mcpClient, paymentRequiredOf } from "../helpers/mcp.js";
 import { localPayer } from "../helpers/x402.js";
 
@@ -76,8 +77,12 @@ describe("tools/call with an API key", () => {
     expect([preview.format, preview.width, preview.height]).toEqual(["jpeg", 1024, 640]);
     const [link] = ofType(result, "resource_link");
     expect(link).toMatchObject({ mimeType: "image/png", name: "screenshot.png" });
-    const full = await fetch(link!.uri);
+    // On the service's own host, and fetched as a client that sends its key with every request would
+    // (storage refuses a second kind of credentials): the redirect to storage leaves the key behind.
+    expect(new URL(link!.uri).origin).toBe(new URL(base).origin);
+    const full = await fetch(link!.uri, { headers: auth });
     expect(full.status).toBe(200);
+    expect(full.redirected && new URL(full.url).origin).not.toBe(new URL(base).origin);
     const original = await sharp(Buffer.from(await full.arrayBuffer())).metadata();
     expect([original.format, original.width, original.height]).toEqual(["png", 2560, 1600]);
     expect(ofType(result, "text")[0]!.text).toContain(link!.uri);
@@ -105,6 +110,20 @@ describe("tools/call with an API key", () => {
     expect(await balance()).toBe(before - PRICES.screenshot - PRICES.mockup);
   });
 
+  it("an output link that names nothing stored, or anything but an output, is a 404 in our error shape", async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    for (const path of [
+      `/api/v1/outputs/${day}/00000000-0000-4000-8000-000000000000.png`,
+      `/api/v1/outputs/${day}/..%2F..%2Fanswers%2Fx`,
+      `/api/v1/outputs/${day}/not-a-uuid.png`,
+      "/api/v1/outputs/cache/d1",
+    ]) {
+      const answer = await fetch(`${base}${path}`, { redirect: "manual" });
+      expect(answer.status, path).toBe(404);
+      expect(((await answer.json()) as { error: { code: string } }).error.code, path).toBe("NOT_FOUND");
+    }
+  });
+
   it("a PDF comes back as a link only", async () => {
     const result = (await keyed.callTool({ name: "html_to_screenshot", arguments: { html: "<h1>Invoice</h1>", format: "pdf" } })) as CallToolResult;
     expect(ofType(result, "image")).toEqual([]);
@@ -125,6 +144,31 @@ describe("tools/call with an API key", () => {
     const usage = (await keyed.callTool({ name: "usage", arguments: {} })) as CallToolResult;
     expect(usage.structuredContent).toMatchObject({ balance_micro_usd: before });
     expect(await balance()).toBe(before);
+  });
+
+  it("free calls hold at most their share of the MCP function: when every place is held, metadata is 429 and paid renders still run", async () => {
+    const slots = Array.from({ length: FREE_CALLS.size }, (_, i) => String(i));
+    const hold = (leaseUntil: number) => Promise.all(slots.map((sk) => putItem({ pk: `SLOT#${FREE_CALLS.pool}`, sk, holder: "another-request", leaseUntil })));
+    await hold(Date.now() + 60_000);
+    const refused = (await keyed.callTool({ name: "metadata", arguments: { url: fixture("/simple") } })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect((refused.structuredContent as { error: { code: string } }).error.code).toBe("RATE_LIMITED");
+    const paid = (await keyed.callTool({ name: "screenshot", arguments: { url: fixture("/simple"), deviceScaleFactor: 1 } })) as CallToolResult;
+    expect(paid.isError).toBeFalsy();
+    // The REST route has its own pool.
+    const rest = await fetch(`${base}/api/v1/metadata`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ url: fixture("/simple") }),
+    });
+    expect(rest.status).toBe(200);
+    // A holder that never let go (its instance crashed) frees its place when its lease ends; a call gives its own back.
+    await hold(Date.now() - 1);
+    const served = (await keyed.callTool({ name: "metadata", arguments: { url: fixture("/simple") } })) as CallToolResult;
+    expect(served.structuredContent).toMatchObject({ title: "Simple fixture" });
+    const items = await Promise.all(slots.map((sk) => getItem(`SLOT#${FREE_CALLS.pool}`, sk)));
+    expect(items.filter((item) => item?.holder === "another-request")).toHaveLength(FREE_CALLS.size - 1);
+    expect(items.filter((item) => item?.holder === undefined)).toHaveLength(1);
   });
 
   it("bad arguments get the REST error body as an error result, and cost nothing; an unknown tool is a JSON-RPC error", async () => {

@@ -1,0 +1,66 @@
+import { randomInt } from "node:crypto";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { config } from "../config.js";
+import { AppError } from "../errors.js";
+import { documents, ignoreFailedCondition } from "./dynamodb.js";
+import { slotKey } from "./keys.js";
+
+// A bounded share of a function's instances, across all of them: at most `size` holders of a pool at
+// once, each holding one slot item until it lets go or its lease ends (a holder that crashed frees
+// its slot at its deadline). The MCP function takes one for each free tool call, so that free calls
+// can never fill the pool its paid renders run in (docs/agents.md, "Capacity").
+
+/** Runs `work` holding a slot of `pool` (`size` slots) until `leaseUntil` (epoch ms) at most; 429 when every slot is held. */
+export async function inSlot<T>(pool: string, size: number, holder: string, leaseUntil: number, work: () => Promise<T>): Promise<T> {
+  const index = await take(pool, size, holder, leaseUntil);
+  if (index === null)
+    throw new AppError("RATE_LIMITED", `All ${size} places for free calls here are taken: retry in a second, or call the REST route.`, {
+      headers: { "Retry-After": "1" },
+    });
+  try {
+    return await work();
+  } finally {
+    await release(pool, index, holder).catch(() => undefined); // its lease ends it anyway
+  }
+}
+
+/** The index of the slot taken, trying them from a random one on, or null when all are held. */
+async function take(pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> {
+  const first = randomInt(size);
+  for (let i = 0; i < size; i++) {
+    const index = (first + i) % size;
+    const taken = await documents
+      .send(
+        new UpdateCommand({
+          TableName: config.TABLE_NAME,
+          Key: slotKey(pool, index),
+          UpdateExpression: "SET holder = :holder, leaseUntil = :until",
+          ConditionExpression: "attribute_not_exists(holder) OR leaseUntil < :now",
+          ExpressionAttributeValues: { ":holder": holder, ":until": leaseUntil, ":now": Date.now() },
+        }),
+      )
+      .then(
+        () => true,
+        (error: unknown) => {
+          ignoreFailedCondition(error);
+          return false;
+        },
+      );
+    if (taken) return index;
+  }
+  return null;
+}
+
+async function release(pool: string, index: number, holder: string): Promise<void> {
+  await documents
+    .send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: slotKey(pool, index),
+        UpdateExpression: "REMOVE holder, leaseUntil",
+        ConditionExpression: "holder = :holder",
+        ExpressionAttributeValues: { ":holder": holder },
+      }),
+    )
+    .catch(ignoreFailedCondition);
+}
