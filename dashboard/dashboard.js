@@ -296,7 +296,8 @@
       id.textContent = key.keyId;
       const created = document.createElement("span");
       created.className = "muted small";
-      created.textContent = ` created ${new Date(key.createdAt).toLocaleDateString(undefined, { dateStyle: "medium" })}`;
+      const limit = key.dailyLimitCents === null ? "no daily limit" : `at most $${(key.dailyLimitCents / 100).toFixed(2)} a day`;
+      created.textContent = ` created ${new Date(key.createdAt).toLocaleDateString(undefined, { dateStyle: "medium" })}, ${limit}`;
       label.append(id, created);
       const revoke = document.createElement("button");
       revoke.type = "button";
@@ -314,10 +315,21 @@
     show("signing-keys-empty", keys.length === 0);
   }
 
+  /** The daily limit typed for a new key, in cents; null for none; undefined when it is not a valid amount. */
+  function dailyLimitCents() {
+    const typed = $("signing-key-limit").value.trim();
+    if (typed === "") return null;
+    const cents = Math.round(Number(typed) * 100);
+    return Number.isFinite(cents) && cents >= 1 && cents <= 1_000_000 ? cents : undefined;
+  }
+
   $("create-signing-key").addEventListener("click", async () => {
     fieldError("signing-keys-error");
+    const limit = dailyLimitCents();
+    if (limit === undefined) return fieldError("signing-keys-error", "A daily limit is an amount from $0.01 to $10,000, or empty for none.");
     try {
-      const created = await busy($("create-signing-key"), "Creating…", () => api("/signing-keys", { method: "POST" }));
+      const body = limit === null ? undefined : { dailyLimitCents: limit };
+      const created = await busy($("create-signing-key"), "Creating…", () => api("/signing-keys", { method: "POST", body }));
       $("new-secret-key").textContent = created.keyId;
       $("new-secret-value").textContent = created.secret;
       show("new-secret", true);

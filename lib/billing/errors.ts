@@ -21,3 +21,11 @@ export const rateLimited = (limit: number, windowSeconds: number, retryAfterSeco
     headers: { "Retry-After": String(retryAfterSeconds) },
   });
 };
+
+/** 429: a signed link's key has been charged its daily limit (`limit` micro-USD); it works again at `nextDay` (epoch ms, 00:00 UTC). */
+export const dailyLimitReached = (limit: number, nextDay: number) => {
+  const seconds = Math.max(1, Math.ceil((nextDay - Date.now()) / 1000));
+  return new AppError("DAILY_LIMIT_REACHED", `This link's signing key has reached its daily limit of ${formatUsd(limit)}; its links work again at 00:00 UTC.`, {
+    headers: { "Retry-After": String(seconds) },
+  });
+};

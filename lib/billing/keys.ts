@@ -11,6 +11,7 @@
 //   idempotency  IDEM#<account id>#<sha256(Idempotency-Key)>  IDEM   (expiresAt: TTL; the first answer for retries)
 //   signing key  SIGNKEY#<key id>   SIGNKEY    -> accountId, secret (signed links: docs/api.md)
 //                ACCT#<id>          SIGNKEY#<key id>   (the account's list of its keys, no secret)
+//                SIGNKEY#<key id>   SPEND#<UTC day>    (what links signed with it were charged that day: its daily limit; expiresAt: TTL)
 //   render cache CACHE#<sha256(scope, route, request)>  CACHE   (expiresAt: TTL; where a cached output is, or who renders it)
 //   slot         SLOT#<pool>        <n>        (who holds it, until when: a bounded share of a function's instances)
 
@@ -78,3 +79,6 @@ export const accountSigningKeyKey = (accountId: string, keyId: string): TableKey
 
 /** Slot `index` of the pool `pool` (lib/billing/slots.ts). */
 export const slotKey = (pool: string, index: number): TableKey => ({ pk: `SLOT#${pool}`, sk: String(index) });
+
+/** What links signed with `keyId` were charged on the UTC day `day` (YYYY-MM-DD). */
+export const signingKeySpendKey = (keyId: string, day: string): TableKey => ({ pk: `SIGNKEY#${keyId}`, sk: `SPEND#${day}` });

@@ -3,8 +3,8 @@ import type { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { QueryCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
-import { insufficientBalance } from "./errors.js";
-import { accountKey, PENDING_PARTITION, pendingKey, settlementKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
+import { dailyLimitReached, insufficientBalance } from "./errors.js";
+import { accountKey, PENDING_PARTITION, pendingKey, settlementKey, signingKeySpendKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
 
 // The ledger: every change of a balance is one DynamoDB transaction that moves the balance and
 // writes (or updates) the usage entry explaining it, so the two can never disagree.
@@ -22,7 +22,18 @@ export interface Charge {
   readonly requestId: string;
   /** Its PENDING marker. */
   readonly pending: TableKey;
+  /** The day's spend of the signing key whose link it was charged for, when that key has a daily limit. */
+  readonly spend?: TableKey;
 }
+
+/** A signing key's daily limit (docs/api.md, "Signed links"): its id and the most its links may be charged a UTC day, in micro-USD. */
+export interface SpendCap {
+  readonly keyId: string;
+  readonly limit: number;
+}
+
+/** A day's spend record is kept this long after the day ends (then TTL removes it). */
+const SPEND_KEPT_SECONDS = 86_400;
 
 /** A usage entry as the API shows it (docs/api.md, "Accounts and billing"). */
 export interface UsageEntry {
@@ -48,13 +59,24 @@ export function usageItem(accountId: string, at: Date, requestId: string, entry:
 /**
  * Debits `amount` for a request: the balance moves only if it covers the price (it can never go
  * below zero) and a usage entry is written in the same transaction. `at` is the request's own time,
- * so a replayed invocation writes the very same entry and is charged once.
+ * so a replayed invocation writes the very same entry and is charged once. With `cap` (a signed
+ * link's key with a daily limit), the key's spend that UTC day moves in the same transaction, and
+ * only while it stays within the limit (429 DAILY_LIMIT_REACHED otherwise).
  */
-export async function chargeForRequest(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }): Promise<Charge> {
+export async function chargeForRequest(
+  accountId: string,
+  amount: number,
+  request: { requestId: string; endpoint: string; at: Date },
+  cap?: SpendCap,
+): Promise<Charge> {
   const item = usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" });
   const entry = { pk: item.pk, sk: item.sk };
   const pending = pendingKey(request.at, accountId, request.requestId);
-  const charge: Charge = { accountId, amount, entry, requestId: request.requestId, pending };
+  const day = request.at.toISOString().slice(0, 10);
+  const spend = cap && signingKeySpendKey(cap.keyId, day);
+  const charge: Charge = { accountId, amount, entry, requestId: request.requestId, pending, ...(spend ? { spend } : {}) };
+  const nextDay = Date.parse(`${day}T00:00:00Z`) + 86_400_000;
+  if (cap && amount > cap.limit) throw dailyLimitReached(cap.limit, nextDay);
   try {
     await transact({
       ClientRequestToken: token(request.requestId, "charge"),
@@ -77,7 +99,20 @@ export async function chargeForRequest(accountId: string, amount: number, reques
             ConditionExpression: "attribute_not_exists(pk)",
           },
         },
-        { Put: { TableName: config.TABLE_NAME, Item: { ...pending, accountId, amount, requestId: request.requestId, entry } } },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...pending, accountId, amount, requestId: request.requestId, entry, ...(spend ? { spend } : {}) } } },
+        ...(cap && spend
+          ? [
+              {
+                Update: {
+                  TableName: config.TABLE_NAME,
+                  Key: spend,
+                  UpdateExpression: "ADD spent :amount SET expiresAt = if_not_exists(expiresAt, :expires)",
+                  ConditionExpression: "attribute_not_exists(spent) OR spent <= :room",
+                  ExpressionAttributeValues: { ":amount": amount, ":room": cap.limit - amount, ":expires": nextDay / 1000 + SPEND_KEPT_SECONDS },
+                },
+              },
+            ]
+          : []),
       ],
     });
   } catch (error) {
@@ -86,6 +121,7 @@ export async function chargeForRequest(accountId: string, amount: number, reques
       const old = (error as TransactionCanceledException).CancellationReasons?.[0]?.Item;
       throw insufficientBalance(amount, Number(old?.balance?.N ?? 0));
     }
+    if (cap && transactionConditionFailed(error, 3)) throw dailyLimitReached(cap.limit, nextDay);
     throw error;
   }
   return charge;
@@ -147,6 +183,19 @@ export async function refundCharge(charge: Charge): Promise<boolean> {
           },
         },
         { Delete: { TableName: config.TABLE_NAME, Key: charge.pending } },
+        // A refunded charge does not count against its link's daily limit.
+        ...(charge.spend
+          ? [
+              {
+                Update: {
+                  TableName: config.TABLE_NAME,
+                  Key: charge.spend,
+                  UpdateExpression: "ADD spent :minus",
+                  ExpressionAttributeValues: { ":minus": -charge.amount },
+                },
+              },
+            ]
+          : []),
       ],
     });
   } catch (error) {
@@ -281,8 +330,8 @@ export async function reconcileCharges(now: number, graceMs: number, signal?: Ab
       { abortSignal: signal },
     );
     for (const item of (page.Items ?? []) as (TableKey & Omit<Charge, "pending">)[]) {
-      const { pk, sk, accountId, amount, entry, requestId } = item;
-      if (await refundCharge({ accountId, amount, entry, requestId, pending: { pk, sk } })) refunded++;
+      const { pk, sk, accountId, amount, entry, requestId, spend } = item;
+      if (await refundCharge({ accountId, amount, entry, requestId, pending: { pk, sk }, ...(spend ? { spend } : {}) })) refunded++;
     }
     start = page.LastEvaluatedKey;
   } while (start);

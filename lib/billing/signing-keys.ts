@@ -17,6 +17,8 @@ const MAX_SIGNING_KEYS = 20;
 export interface SigningKey {
   readonly keyId: string;
   readonly createdAt: string;
+  /** The most its links may be charged a UTC day, in cents; null: no limit but the balance. */
+  readonly dailyLimitCents: number | null;
 }
 
 /**
@@ -52,8 +54,8 @@ async function withKeyCount<T>(accountId: string, change: (held: number) => Prom
   }
 }
 
-/** Creates a signing key for `accountId`: its id and, this once, its secret. */
-export async function createSigningKey(accountId: string): Promise<SigningKey & { readonly secret: string }> {
+/** Creates a signing key for `accountId` (with a daily limit, or none): its id and, this once, its secret. */
+export async function createSigningKey(accountId: string, dailyLimitCents: number | null): Promise<SigningKey & { readonly secret: string }> {
   const tooMany = () => new AppError("TOO_MANY_SIGNING_KEYS", `An account holds at most ${MAX_SIGNING_KEYS} signing keys; revoke one first.`);
   try {
     return await withKeyCount(accountId, async (held) => {
@@ -66,15 +68,15 @@ export async function createSigningKey(accountId: string): Promise<SigningKey & 
           {
             Put: {
               TableName: config.TABLE_NAME,
-              Item: { ...signingKeyKey(keyId), accountId, secret, createdAt },
+              Item: { ...signingKeyKey(keyId), accountId, secret, createdAt, dailyLimitCents },
               ConditionExpression: "attribute_not_exists(pk)",
             },
           },
-          { Put: { TableName: config.TABLE_NAME, Item: { ...accountSigningKeyKey(accountId, keyId), keyId, createdAt } } },
+          { Put: { TableName: config.TABLE_NAME, Item: { ...accountSigningKeyKey(accountId, keyId), keyId, createdAt, dailyLimitCents } } },
           countUpdate(accountId, held, held + 1),
         ],
       });
-      return { keyId, secret, createdAt };
+      return { keyId, secret, createdAt, dailyLimitCents };
     });
   } catch (error) {
     // Still raced after every try: as good as full.
@@ -93,7 +95,9 @@ export async function listSigningKeys(accountId: string): Promise<SigningKey[]> 
       ConsistentRead: true,
     }),
   );
-  return Items.map((item) => ({ keyId: item.keyId as string, createdAt: item.createdAt as string })).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  return Items.map((item) => ({ keyId: item.keyId as string, createdAt: item.createdAt as string, dailyLimitCents: limitOf(item) })).sort((a, b) =>
+    a.createdAt.localeCompare(b.createdAt),
+  );
 }
 
 /** Revokes the account's key `keyId`: links signed with it stop working at once. 404 when the account has no such key. */
@@ -124,8 +128,13 @@ export async function revokeSigningKey(accountId: string, keyId: string): Promis
   }
 }
 
-/** The account and secret of the signing key `keyId`, or null when there is none (never created, or revoked). */
-export async function signingSecretOf(keyId: string): Promise<{ readonly accountId: string; readonly secret: string } | null> {
+/** A key's daily limit as stored (keys made before limits existed have none). */
+const limitOf = (item: Record<string, unknown>): number | null => (typeof item.dailyLimitCents === "number" ? item.dailyLimitCents : null);
+
+/** The account, secret and daily limit of the signing key `keyId`, or null when there is none (never created, or revoked). */
+export async function signingSecretOf(
+  keyId: string,
+): Promise<{ readonly accountId: string; readonly secret: string; readonly dailyLimitCents: number | null } | null> {
   const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: signingKeyKey(keyId), ConsistentRead: true }));
-  return Item ? { accountId: Item.accountId as string, secret: Item.secret as string } : null;
+  return Item ? { accountId: Item.accountId as string, secret: Item.secret as string, dailyLimitCents: limitOf(Item) } : null;
 }

@@ -2,7 +2,7 @@ import type { APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import type { Account } from "../billing/accounts.js";
 import { rateLimited, unauthorized } from "../billing/errors.js";
 import type { Claim } from "../billing/idempotency.js";
-import type { Charge } from "../billing/ledger.js";
+import type { Charge, SpendCap } from "../billing/ledger.js";
 import type { RateCount } from "../billing/rate-limit.js";
 import { config } from "../config.js";
 import { type Deadline, orTimeout } from "../deadline.js";
@@ -35,7 +35,8 @@ export type CallerOf<A extends Access> = A extends "priced"
 export interface AccessDependencies {
   authenticate(authorization: string): Promise<Account>;
   enforceRateLimit(subject: string, limit: number, windowSeconds: number): Promise<RateCount>;
-  charge(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }): Promise<Charge>;
+  /** With `cap`, a signed link's key with a daily limit: 429 DAILY_LIMIT_REACHED past it. */
+  charge(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }, cap?: SpendCap): Promise<Charge>;
   refund(charge: Charge): Promise<unknown>;
   deliver(charge: Charge): Promise<void>;
   verifyPayment(headers: Readonly<Record<string, string>>, amount: number, resource: Resource, requestId: string): Promise<VerifiedPayment>;
@@ -52,8 +53,8 @@ export interface AccessDependencies {
   publishCache(slot: CacheSlot): Promise<void>;
   /** After a failed request: its cache lease is given up. */
   closeCache(slot: CacheSlot): Promise<void>;
-  /** The account a signed link (its raw query) is charged to (lib/http/signed-links.ts); 403 when it is not validly signed. */
-  signedAccount(query: string): Promise<Account>;
+  /** The account a signed link (its raw query) is charged to, and its key's daily limit (lib/http/signed-links.ts); 403 when it is not validly signed. */
+  signedAccount(query: string): Promise<{ readonly account: Account; readonly cap: SpendCap | null }>;
   /** The id of an x402 payment's payment-identifier extension, or null (lib/payments/x402.ts). */
   paymentIdentifierOf(headers: Readonly<Record<string, string>>): string | null;
   /** The first answer to an Idempotency-Key, kept for its retries (lib/http/kept-answers.ts), and sent again. */
@@ -156,12 +157,12 @@ const AUTH_FAILURE_WINDOW_SECONDS = 60;
  * AUTH_FAILURES_PER_MINUTE the IP gets 429 for the rest of the minute, and this container answers it
  * without reading the table at all.
  */
-async function authenticated(
+async function authenticated<T>(
   sourceIp: string,
   failure: "UNAUTHORIZED" | "INVALID_SIGNATURE",
-  attempt: () => Promise<Account>,
+  attempt: () => Promise<T>,
   deps: AccessDependencies,
-): Promise<Account> {
+): Promise<T> {
   const until = refusedUntil.get(sourceIp);
   const locked = until !== undefined && until > Date.now();
   if (!locked) refusedUntil.delete(sourceIp);
@@ -222,11 +223,12 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   }
   const signed = route.access === "signed";
   if (!signed && authorization === undefined && route.access !== "public") throw unauthorized();
-  const account = signed
+  const { account, cap } = signed
     ? await authenticated(request.sourceIp, "INVALID_SIGNATURE", () => deps.signedAccount(request.query), deps)
-    : authorization === undefined
-      ? null
-      : await authenticated(request.sourceIp, "UNAUTHORIZED", () => deps.authenticate(authorization), deps);
+    : {
+        account: authorization === undefined ? null : await authenticated(request.sourceIp, "UNAUTHORIZED", () => deps.authenticate(authorization), deps),
+        cap: null,
+      };
   const counting = (async () => {
     for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, account), deps);
   })();
@@ -246,11 +248,12 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
     const cache = await deps.openCache(cacheRequest(route, request, account.accountId));
     if (cache?.state === "hit") return { ...grant, account, payer, idempotency: claimed, cache };
     try {
-      const charge = await deps.charge(account.accountId, priceOf(route.price!, request.body), {
-        requestId: request.requestId,
-        endpoint: route.id,
-        at: request.at,
-      });
+      const charge = await deps.charge(
+        account.accountId,
+        priceOf(route.price!, request.body),
+        { requestId: request.requestId, endpoint: route.id, at: request.at },
+        cap ?? undefined,
+      );
       return { ...grant, account, payer, charge, idempotency: claimed, cache };
     } catch (error) {
       if (cache) await deps.closeCache(cache);

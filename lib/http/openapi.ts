@@ -13,7 +13,7 @@ import {
   topupResponse,
   usageReport,
 } from "./response-schemas.js";
-import { accountUpdateRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, signupRequest, topupRequest } from "./schemas.js";
+import { accountUpdateRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, signingKeyRequest, signupRequest, topupRequest } from "./schemas.js";
 
 // The OpenAPI 3.1 document (GET /openapi.json), made from the route table and the zod schemas of
 // requests (lib/http/schemas.ts) and answers (lib/http/response-schemas.ts): one source of truth.
@@ -150,15 +150,18 @@ const OPERATIONS: Record<string, Json> = {
       "400": error("A render field is not valid"),
       "403": error("INVALID_SIGNATURE (tampered, unknown or revoked key) or LINK_EXPIRED"),
       "422": error("The page could not be captured"),
-      "429": error("Too many requests"),
+      "429": error("Too many requests, or the key's daily limit is reached (DAILY_LIMIT_REACHED)"),
       "504": error("The render ran out of time"),
     },
   },
   "signing-keys-create": {
     summary: "Create a signing key",
-    description: "A key for signed links. Its secret is in this answer only; at most 20 keys per account (409 TOO_MANY_SIGNING_KEYS).",
+    description:
+      "A key for signed links, with an optional daily limit on what its links are charged (429 DAILY_LIMIT_REACHED past it, until 00:00 UTC). Its secret is in this answer only; at most 20 keys per account (409 TOO_MANY_SIGNING_KEYS).",
+    requestBody: { required: false, content: { "application/json": { schema: schemaOf(signingKeyRequest, "input"), example: { dailyLimitCents: 500 } } } },
     responses: {
       "201": { description: "The key and its secret", content: jsonContent(signingKeyCreated) },
+      "400": error("The daily limit is not a whole number of cents from 1 to 1,000,000"),
       "401": error("A key is required"),
       "409": error("Too many keys"),
     },

@@ -1,6 +1,7 @@
 import { getAccount } from "../billing/accounts.js";
 import { claimIdempotency, completeIdempotency, releaseIdempotency } from "../billing/idempotency.js";
 import { chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
+import { MICRO_PER_CENT } from "../billing/money.js";
 import { signingSecretOf } from "../billing/signing-keys.js";
 import { AppError } from "../errors.js";
 import { settlePayment } from "../payments/settlement.js";
@@ -9,7 +10,7 @@ import type { AccessDependencies } from "./access.js";
 import { keepAnswer, replayAnswer } from "./kept-answers.js";
 import { keyAccess } from "./key-access.js";
 import { closeCache, openCache, publishCache } from "./render-cache.js";
-import { signedAccountId } from "./signed-links.js";
+import { linkKeyOf } from "./signed-links.js";
 
 // Access control's real dependencies on a priced or signed route: a key route's (lib/http/key-access.ts),
 // and the charge, x402 through the configured facilitator, Idempotency-Key, the render cache and
@@ -33,8 +34,9 @@ export const paidAccess: AccessDependencies = {
   publishCache,
   closeCache,
   signedAccount: async (query) => {
-    const account = await getAccount(await signedAccountId(query, signingSecretOf));
+    const key = await linkKeyOf(query, signingSecretOf);
+    const account = await getAccount(key.accountId);
     if (!account) throw new AppError("INVALID_SIGNATURE", "This link's signature is not valid: its account no longer exists.");
-    return account;
+    return { account, cap: key.dailyLimitCents === null ? null : { keyId: key.keyId, limit: key.dailyLimitCents * MICRO_PER_CENT } };
   },
 };

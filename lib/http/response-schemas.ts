@@ -24,6 +24,7 @@ const ERROR_CODES = [
   "SELECTOR_NOT_FOUND",
   "PAGE_RANGE_EMPTY",
   "RATE_LIMITED",
+  "DAILY_LIMIT_REACHED",
   "RENDER_ERROR",
   "INTERNAL_ERROR",
   "RENDER_TIMEOUT",
@@ -134,10 +135,11 @@ export const metadataResponse = z.object({
 });
 
 /** POST /api/v1/signing-keys: the key's id and, this once, its secret. */
-export const signingKeyCreated = z.object({ keyId: z.string(), secret: z.string(), createdAt: z.string() });
+const signingKey = { keyId: z.string(), createdAt: z.string(), dailyLimitCents: z.number().int().nullable() };
+export const signingKeyCreated = z.object({ ...signingKey, secret: z.string() });
 
 /** GET /api/v1/signing-keys. */
-export const signingKeyList = z.object({ signingKeys: z.array(z.object({ keyId: z.string(), createdAt: z.string() })) });
+export const signingKeyList = z.object({ signingKeys: z.array(z.object(signingKey)) });
 
 /** GET /api/v1/health. */
 export const healthResponse = z.object({ status: z.literal("ok"), version: z.string() });

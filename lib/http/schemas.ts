@@ -412,3 +412,6 @@ export const MAX_TOPUP_CENTS = 1_000_000;
 
 /** Body of POST /api/v1/topup. */
 export const topupRequest = z.strictObject({ amount_cents: integer(MIN_TOPUP_CENTS, MAX_TOPUP_CENTS) });
+
+/** Body of POST /api/v1/signing-keys (optional): the most links signed with the key may be charged a UTC day, in cents (1 cent to $10,000). */
+export const signingKeyRequest = z.strictObject({ dailyLimitCents: integer(1, MAX_TOPUP_CENTS).optional() });

@@ -43,15 +43,23 @@ const SIGNING_KEY_ID = /^sk_[A-Za-z0-9_-]{16}$/;
 
 const invalid = (why: string) => new AppError("INVALID_SIGNATURE", `This link's signature is not valid: ${why}.`);
 
-/** A signing key's account and secret by its id (lib/billing/signing-keys.ts), or null when there is none. */
-type SecretOf = (keyId: string) => Promise<{ readonly accountId: string; readonly secret: string } | null>;
+/** A signing key as links are checked against it: its account, secret and daily limit (lib/billing/signing-keys.ts). */
+interface LinkKey {
+  readonly accountId: string;
+  readonly secret: string;
+  readonly dailyLimitCents: number | null;
+}
 
 /**
- * The account a signed link is charged to: 403 INVALID_SIGNATURE when a parameter that authorises it
+ * The signing key of a valid link, with its id (its account is charged): 403 INVALID_SIGNATURE when a parameter that authorises it
  * is missing, its key is unknown or revoked, or its signature does not match; 403 LINK_EXPIRED
  * (checked only once the signature holds) past `expires`.
  */
-export async function signedAccountId(rawQuery: string, secretOf: SecretOf, now = Date.now()): Promise<string> {
+export async function linkKeyOf(
+  rawQuery: string,
+  keyOf: (keyId: string) => Promise<LinkKey | null>,
+  now = Date.now(),
+): Promise<{ readonly accountId: string; readonly keyId: string; readonly dailyLimitCents: number | null }> {
   const params = queryParams(rawQuery);
   const [keyId, expires, signature] = AUTH_PARAMS.map((name) => params.get(name));
   if (!keyId || !expires || !signature)
@@ -64,13 +72,13 @@ export async function signedAccountId(rawQuery: string, secretOf: SecretOf, now 
   if (!/^[0-9a-f]{64}$/.test(signature)) throw invalid("signature must be 64 lower-case hex digits");
   // Not looked up unless it could be one of ours (a key of DynamoDB's over 1 KB would be a 500).
   if (!SIGNING_KEY_ID.test(keyId)) throw invalid("keyId is not a signing key's");
-  const key = await secretOf(keyId);
+  const key = await keyOf(keyId);
   const expected = key && Buffer.from(hmacHex(key.secret, canonical), "hex");
   if (!key || !expected || !timingSafeEqual(expected, Buffer.from(signature, "hex")))
     throw invalid("it was not signed with this account's key, or it was changed");
   if (!/^\d{1,12}$/.test(expires) || Number(expires) * 1000 <= now) throw new AppError("LINK_EXPIRED", "This link has expired; sign a new one.");
   if (Number(expires) * 1000 > now + MAX_LINK_LIFE_MS) throw invalid("expires is more than a year ahead; a link lives a year at most");
-  return key.accountId;
+  return { accountId: key.accountId, keyId, dailyLimitCents: key.dailyLimitCents };
 }
 
 const stringFields = new WeakMap<z.ZodType, ReadonlySet<string>>();

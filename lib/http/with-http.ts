@@ -190,7 +190,13 @@ function setDeadline(internal: Internal, at: number, reason: Error): void {
  * our JSON answer before the gateway's limit.
  */
 export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = undefined>(
-  options: { route: Id; schema?: S; discovery?: () => Discovery | null } & AccessOption<RouteOf<Id>["access"]>,
+  options: {
+    route: Id;
+    schema?: S;
+    /** What a request without a body means, on a route whose body is optional. */
+    emptyBody?: Record<string, never>;
+    discovery?: () => Discovery | null;
+  } & AccessOption<RouteOf<Id>["access"]>,
   handler: (request: HttpRequest<S extends z.ZodType ? z.output<S> : undefined, Id>) => Promise<HttpResponse>,
 ) {
   const route: Route = routeById(options.route);
@@ -244,7 +250,11 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       if (options.schema)
         internal.body = validate(
           options.schema,
-          event.requestContext.http.method === "GET" ? queryBody(event.rawQueryString ?? "", options.schema) : parseJsonBody(event),
+          event.requestContext.http.method === "GET"
+            ? queryBody(event.rawQueryString ?? "", options.schema)
+            : options.emptyBody && !event.body
+              ? options.emptyBody
+              : parseJsonBody(event),
         );
     },
   };

@@ -259,7 +259,13 @@ describe("dashboard", () => {
     await visible(page, "#signed-links");
     expect(await textOf(page, "#signing-keys-empty")).toBe("No signing keys yet.");
 
-    // A new key: its secret shown once, the key listed and chosen in the builder with its secret.
+    // A daily limit that is not an amount is explained, and nothing is created.
+    await page.type("#signing-key-limit", "0");
+    await page.click("#create-signing-key");
+    expect(await textOf(page, "#signing-keys-error")).toBe("A daily limit is an amount from $0.01 to $10,000, or empty for none.");
+    await page.$eval("#signing-key-limit", (el) => ((el as HTMLInputElement).value = ""));
+    await page.type("#signing-key-limit", "2.5");
+    // A new key: its secret shown once, the key listed with its limit and chosen in the builder with its secret.
     await page.click("#create-signing-key");
     await visible(page, "#new-secret");
     const keyId = await textOf(page, "#new-secret-key");
@@ -267,6 +273,7 @@ describe("dashboard", () => {
     expect(keyId).toMatch(/^sk_/);
     expect(secret).toMatch(/^sks_/);
     await page.waitForFunction((id) => document.querySelector("#signing-keys")!.textContent!.includes(id), {}, keyId);
+    expect(await textOf(page, "#signing-keys")).toContain("at most $2.50 a day");
     expect(await page.$eval("#link-key", (el) => (el as HTMLSelectElement).value)).toBe(keyId);
 
     // The builder: a bad URL is explained; a good one gives a URL and an <img> tag, and renders nothing.

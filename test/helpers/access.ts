@@ -88,7 +88,7 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     async signedAccount(query) {
       calls.push("signed");
       if (!query.includes("signature=good")) throw new AppError("INVALID_SIGNATURE", "bad signature");
-      return held;
+      return { account: held, cap: null };
     },
     async openCache(request) {
       if (!request.body.cacheTtl) return null;

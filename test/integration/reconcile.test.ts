@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, inject, it } from "vitest";
 import { fundedKey, startDev } from "../../dev/harness/dev-process.js";
 import { PRICES } from "../../lib/routes.js";
 import { useSharedStackInProcess } from "../helpers/in-process.js";
-import { allUsageEntries } from "../helpers/ledger.js";
+import { allUsageEntries, getItem } from "../helpers/ledger.js";
 
 type Ledger = typeof import("../../lib/billing/ledger.js");
 type Accounts = typeof import("../../lib/billing/accounts.js");
@@ -44,6 +44,22 @@ describe("the reconciler", () => {
     await reconcile();
     expect(await balanceOf(account.accountId)).toBe(account.balance);
     expect((await allUsageEntries(account.accountId)).filter((e) => e.kind === "charge").map((e) => e.status)).toEqual(["refunded"]);
+  });
+
+  it("gives a signed link's share of its key's daily limit back with the refund", async () => {
+    const account = await newAccount();
+    const cap = { keyId: `sk_${crypto.randomUUID().slice(0, 16)}`, limit: PRICES.screenshot };
+    const at = longAgo();
+    await ledger.chargeForRequest(account.accountId, PRICES.screenshot, { requestId: crypto.randomUUID(), endpoint: "signed-screenshot", at }, cap);
+    const spend = { pk: `SIGNKEY#${cap.keyId}`, sk: `SPEND#${at.toISOString().slice(0, 10)}` };
+    expect((await getItem(spend.pk, spend.sk))?.spent).toBe(PRICES.screenshot);
+    // The key's day is full: another charge is refused, and costs nothing.
+    await expect(
+      ledger.chargeForRequest(account.accountId, PRICES.screenshot, { requestId: crypto.randomUUID(), endpoint: "signed-screenshot", at }, cap),
+    ).rejects.toMatchObject({ code: "DAILY_LIMIT_REACHED" });
+    await reconcile();
+    expect((await getItem(spend.pk, spend.sk))?.spent).toBe(0);
+    expect(await balanceOf(account.accountId)).toBe(account.balance);
   });
 
   it("two runs at once refund it once", async () => {

@@ -19,7 +19,12 @@ async function freshAccount() {
   const auth = { authorization: `Bearer ${key}` };
   return {
     auth,
-    createKey: () => fetch(`${base}/api/v1/signing-keys`, { method: "POST", headers: auth }),
+    createKey: (body?: unknown) =>
+      fetch(`${base}/api/v1/signing-keys`, {
+        method: "POST",
+        headers: body === undefined ? auth : { ...auth, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
     listKeys: async () => ((await (await fetch(`${base}/api/v1/signing-keys`, { headers: auth })).json()) as { signingKeys: { keyId: string }[] }).signingKeys,
     revoke: (keyId: string) => fetch(`${base}/api/v1/signing-keys/${encodeURIComponent(keyId)}`, { method: "DELETE", headers: auth }),
     balance: async () => ((await (await fetch(`${base}/api/v1/usage`, { headers: auth })).json()) as { balance_micro_usd: number }).balance_micro_usd,
@@ -44,9 +49,9 @@ function signedLink(keyId: string, secret: string, fields: Record<string, unknow
   return `${base}/api/v1/screenshot?${canonical}&signature=${signature}`;
 }
 
-async function accountWithKey() {
+async function accountWithKey(body?: unknown) {
   const account = await freshAccount();
-  const created = await account.createKey();
+  const created = await account.createKey(body);
   expect(created.status).toBe(201);
   const { keyId, secret } = (await created.json()) as { keyId: string; secret: string };
   return { ...account, keyId, secret };
@@ -94,6 +99,54 @@ describe("signing keys", () => {
     const over = await account.createKey();
     expect(over.status).toBe(409);
     expect(((await over.json()) as ErrorBody).error.code).toBe("TOO_MANY_SIGNING_KEYS");
+  });
+});
+
+describe("a signing key's daily limit", () => {
+  it("is optional, in cents, listed with the key; anything but a whole number of cents from 1 to 1,000,000 is 400", async () => {
+    const account = await freshAccount();
+    const none = (await (await account.createKey()).json()) as { dailyLimitCents: unknown };
+    expect(none.dailyLimitCents).toBeNull();
+    const limited = await account.createKey({ dailyLimitCents: 250 });
+    expect(limited.status).toBe(201);
+    const { keyId, dailyLimitCents } = (await limited.json()) as { keyId: string; dailyLimitCents: number };
+    expect(dailyLimitCents).toBe(250);
+    expect((await account.listKeys()).find((k) => k.keyId === keyId)).toMatchObject({ dailyLimitCents: 250 });
+    for (const bad of [
+      { dailyLimitCents: 0 },
+      { dailyLimitCents: -5 },
+      { dailyLimitCents: 1.5 },
+      { dailyLimitCents: "100" },
+      { dailyLimitCents: 1_000_001 },
+      { daily: 5 },
+    ]) {
+      const res = await account.createKey(bad);
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(((await res.json()) as ErrorBody).error.code).toBe("INVALID_PARAMS");
+    }
+    expect(await account.listKeys()).toHaveLength(2);
+  });
+
+  it("caps what its links are charged a UTC day: past it 429 DAILY_LIMIT_REACHED until midnight, nothing charged; refunds do not count", async () => {
+    // 1 cent: two $0.005 screenshots, or one $0.01 mockup.
+    const { keyId, secret, balance, auth } = await accountWithKey({ dailyLimitCents: 1 });
+    const before = await balance();
+    // A render that fails is refunded, and gives its share of the day back.
+    expect((await fetch(signedLink(keyId, secret, { url: `${fixtureUrl}/not-found`, ...small }))).status).toBe(422);
+    for (const width of [320, 330]) expect((await fetch(signedLink(keyId, secret, { url: `${fixtureUrl}/simple`, ...small, width }))).status).toBe(200);
+    const over = await fetch(signedLink(keyId, secret, { url: `${fixtureUrl}/simple`, ...small, width: 340 }));
+    expect(over.status).toBe(429);
+    const body = (await over.json()) as ErrorBody;
+    expect(body.error.code).toBe("DAILY_LIMIT_REACHED");
+    expect(body.error.message).toMatch(/daily limit of \$0\.01/);
+    const retryAfter = Number(over.headers.get("retry-after"));
+    const midnight = Math.ceil((Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`) + 86_400_000 - Date.now()) / 1000);
+    expect(Math.abs(retryAfter - midnight)).toBeLessThanOrEqual(5);
+    expect(over.headers.get("cache-control")).toMatch(/no-store/);
+    expect(await balance()).toBe(before - 2 * 5000);
+    // The account's API key is not limited by it.
+    const post = await postJson("/api/v1/screenshot", { url: `${fixtureUrl}/simple`, ...small }, auth);
+    expect(post.status).toBe(200);
   });
 });
 
