@@ -1,5 +1,5 @@
-import { Jimp } from "jimp";
 import { inject } from "vitest";
+import { type Image, readImage } from "./image.js";
 
 /** POSTs JSON to the local stack, with the render tests' API key unless `headers` says otherwise. */
 export const postJson = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${inject("apiKey")}` }) =>
@@ -18,11 +18,11 @@ export type X402Body = { x402Version: 1; error: string; code: string; accepts: R
 export async function decode(response: Response) {
   const body = Buffer.from(await response.arrayBuffer());
   if (response.status !== 200) throw new Error(`expected an image, got HTTP ${response.status}: ${body.toString("utf8", 0, 500)}`);
-  return Jimp.read(body);
+  return readImage(body);
 }
 
 /** The RGB of one pixel. */
-export function rgb(image: Awaited<ReturnType<typeof Jimp.read>>, x: number, y: number) {
+export function rgb(image: Image, x: number, y: number) {
   const value = image.getPixelColor(x, y);
   return { r: (value >>> 24) & 255, g: (value >>> 16) & 255, b: (value >>> 8) & 255 };
 }

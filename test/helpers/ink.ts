@@ -1,7 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Jimp } from "jimp";
-
-type Image = Awaited<ReturnType<typeof Jimp.read>>;
+import type { Image } from "./image.js";
 
 /** What a person sees of a band of text drawn dark on white: how much ink, in how many distinct shapes, with what gaps. */
 export interface InkBand {

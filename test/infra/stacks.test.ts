@@ -4,7 +4,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
-import { Jimp } from "jimp";
 import { getStack } from "sst/constructs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { artifactOf, deploymentSize, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
@@ -18,6 +17,7 @@ import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
 import { Layers } from "../../stacks/Layers.js";
 import { Monitoring } from "../../stacks/Monitoring.js";
 import { Storage } from "../../stacks/Storage.js";
+import { readImage } from "../helpers/image.js";
 import { inkBand, textProblems, textRowsHtml } from "../helpers/ink.js";
 
 let storage: Template;
@@ -460,15 +460,13 @@ describe("the bundled render function", () => {
     // The fonts layer's index was taken: fontconfig writes one of its own only after indexing the fonts itself.
     const written = path.join(tmp, "shotline-fonts", "cache");
     expect(existsSync(written) ? readdirSync(written).filter((f) => f.includes(".cache-")) : []).toEqual([]);
-    const image = await Jimp.read(Buffer.from(result.body, "base64"));
+    const image = await readImage(Buffer.from(result.body, "base64"));
     expect(image.bitmap.width).toBe(400);
     expect(image.bitmap.height).toBeGreaterThan(9000);
     expect(image.getPixelColor(200, 9000)).toBe(0x0000ffff);
     let yellow = 0;
-    image.scan((_x, _y, i) => {
-      const [r, g, b] = image.bitmap.data.subarray(i, i + 3);
-      if (r! > 200 && g! > 140 && b! < 90) yellow++;
-    });
+    const { data } = image.bitmap;
+    for (let i = 0; i < data.length; i += 4) if (data[i]! > 200 && data[i + 1]! > 140 && data[i + 2]! < 90) yellow++;
     expect(yellow, "colour emoji drawn from the fonts layer").toBeGreaterThan(200);
   }, 90_000);
 
@@ -479,7 +477,7 @@ describe("the bundled render function", () => {
     const body = { html: textRowsHtml(systems, row, px), width: 1600, height: systems.length * row, deviceScaleFactor: 1 };
     const { result } = await invokeBundle(dir, "html-to-screenshot", body, inject("apiKey"), lambdaEnvironment(dir, inject("devInfo"), functionTmp()));
     expect(result.statusCode).toBe(200);
-    const image = await Jimp.read(Buffer.from(result.body, "base64"));
+    const image = await readImage(Buffer.from(result.body, "base64"));
     const problems = systems.flatMap(({ name, text }, i) =>
       textProblems(inkBand(image, i * row, (i + 1) * row), [...text].length, px).map((problem) => `${name}: ${problem}`),
     );

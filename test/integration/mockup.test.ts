@@ -1,5 +1,4 @@
 // Mockups decoded and checked the way a person would look at them.
-import { Jimp } from "jimp";
 import { describe, expect, inject, it } from "vitest";
 import {
   BROWSER_BAR_HEIGHT,
@@ -13,6 +12,7 @@ import {
   TABLET_STATUS_BAR,
 } from "../../lib/render/mockup/mockup.js";
 import { decode, postJson, rgb } from "../helpers/api.js";
+import { readImage } from "../helpers/image.js";
 
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
 const mockup = (body: Record<string, unknown>) => postJson("/api/v1/screenshot", { style: "mockup", ...body });
@@ -220,7 +220,7 @@ describe("mockup look", () => {
     expect(lowBytes.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
     const high = Buffer.from(await (await mockup({ url: fixture("/tall?h=800"), format: "jpeg", quality: 95, width: 600, height: 400 })).arrayBuffer());
     expect(high.length).toBeGreaterThan(lowBytes.length * 1.5);
-    expect((await Jimp.read(high)).bitmap.width).toBe((600 + 128) * 2);
+    expect((await readImage(high)).bitmap.width).toBe((600 + 128) * 2);
   });
 
   it("refuses a PDF mockup before rendering anything", async () => {

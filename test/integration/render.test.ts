@@ -8,6 +8,7 @@ import { signUp, startDev } from "../../dev/harness/dev-process.js";
 import { chromiumProcesses } from "../../dev/harness/render-state.js";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { decode, type ErrorBody, postJson, rgb } from "../helpers/api.js";
+import { readImage } from "../helpers/image.js";
 
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
 const shoot = (body: Record<string, unknown>) => postJson("/api/v1/screenshot", body);
@@ -114,8 +115,7 @@ describe("screenshot output", () => {
     const res = await shoot({ url: fixture("/late-element"), delay: 1500, deviceScaleFactor: 1, responseFormat: "json" });
     const body = (await res.json()) as { image: string; renderMs: number };
     expect(body.renderMs).toBeGreaterThanOrEqual(1500);
-    const { Jimp } = await import("jimp");
-    const delayed = await Jimp.read(Buffer.from(body.image, "base64"));
+    const delayed = await readImage(Buffer.from(body.image, "base64"));
     expect(rgb(delayed, 640, 400)).toEqual({ r: 0, g: 0, b: 255 });
   });
 });
@@ -259,8 +259,7 @@ describe("HTML to screenshot", () => {
     const res = await shootHtml({ html, width: 400, height: 200, deviceScaleFactor: 2, responseFormat: "json" });
     const body = (await res.json()) as { image: string; title: string };
     expect(body.title).toBe("webgl");
-    const { Jimp } = await import("jimp");
-    const image = await Jimp.read(Buffer.from(body.image, "base64"));
+    const image = await readImage(Buffer.from(body.image, "base64"));
     expect(rgb(image, 200, 100)).toEqual({ r: 0, g: 128, b: 255 });
     expect(rgb(image, 600, 300)).toEqual({ r: 255, g: 255, b: 255 });
   });
@@ -291,8 +290,7 @@ for (let i = 0; i < d.data.length; i++) d.data[i] = (Math.random() * 256) | 0; c
     expect(download.status).toBe(200);
     const bytes = Buffer.from(await download.arrayBuffer());
     expect(bytes.length).toBeGreaterThan(4 * 1024 * 1024);
-    const { Jimp } = await import("jimp");
-    const image = await Jimp.read(bytes);
+    const image = await readImage(bytes);
     expect([image.bitmap.width, image.bitmap.height]).toEqual([3200, 2400]);
   });
 
