@@ -83,9 +83,22 @@ type PipelineContext = Context & { pipeline: { internal: Internal } };
 type MiddyRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>;
 type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context, Internal>;
 
-/** Parses the raw body: it must be a JSON object when the endpoint takes one. */
-function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
+/** `application/json`, with or without parameters (a charset). */
+const JSON_TYPE = /^application\/json\s*(?:;|$)/i;
+
+/**
+ * Parses the raw body: it must be a JSON object, sent as `application/json`, when the endpoint takes
+ * one. Any other type is 415: a form or `text/plain` body is what another site's page can make a
+ * visitor's browser send without asking (no CORS preflight), and it is never read as JSON.
+ */
+function parseJsonBody(event: APIGatewayProxyEventV2, headers: Readonly<Record<string, string>>): unknown {
   if (event.body === undefined || event.body === "") throw invalidParams("Invalid request: the body must be a JSON object.");
+  const type = headers["content-type"];
+  if (!type || !JSON_TYPE.test(type))
+    throw new AppError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      `This endpoint takes a JSON body: send it with Content-Type: application/json${type ? ` (this one was ${JSON.stringify(type.slice(0, 80))})` : ""}.`,
+    );
   const raw = event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body;
   let parsed: unknown;
   try {
@@ -254,7 +267,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
             ? queryBody(event.rawQueryString ?? "", options.schema)
             : options.emptyBody && !event.body
               ? options.emptyBody
-              : parseJsonBody(event),
+              : parseJsonBody(event, internal.headers),
         );
     },
   };

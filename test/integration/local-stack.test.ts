@@ -69,6 +69,21 @@ describe("the local API", () => {
     }
   });
 
+  it("refuses a body sent as a form or as text on every route that takes JSON: 415, in the error shape, never read", async () => {
+    const jsonRoutes = httpRoutes.filter((route) => route.method === "POST" || route.method === "PATCH");
+    expect(jsonRoutes.length).toBeGreaterThanOrEqual(8);
+    for (const route of jsonRoutes)
+      for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+        const res = await fetch(`${baseUrl}${route.path}`, {
+          method: route.method,
+          headers: { "content-type": type, authorization: `Bearer ${inject("apiKey")}` },
+          body: JSON.stringify({ email: `form-${Date.now()}@shotline.test`, url: "https://example.com" }),
+        });
+        expect(res.status, `${route.method} ${route.path} as ${type}`).toBe(415);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe("UNSUPPORTED_MEDIA_TYPE");
+      }
+  });
+
   it("validates a metadata request before fetching anything", async () => {
     const invalid = await post("/api/v1/metadata", '{"url":"ftp://x"}');
     expect(invalid.status).toBe(400);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { buildApiGatewayEvent, lambdaContext } from "../../../dev/events.js";
 import { handler as fallback } from "../../../functions/fallback.js";
 import { handler as health } from "../../../functions/health.js";
 import { handler as screenshot } from "../../../functions/screenshot.js";
@@ -41,16 +42,42 @@ describe("withHttp", () => {
     expect(seen).toHaveBeenCalledWith({ url: "https://example.com" });
   });
 
-  it("decodes a base64-encoded body, as API Gateway sends non-text content types", async () => {
+  it("decodes a base64-encoded JSON body, as API Gateway sends a body it takes for binary", async () => {
     const handler = withHttp({ route: "health", schema: metadataRequest }, async (request) => json(request.body));
-    const res = await invoke(handler, {
-      method: "POST",
-      path: "/api/v1/metadata",
-      headers: { "content-type": "application/octet-stream" },
-      body: '{"url":"https://example.com/b64"}',
+    const event = buildApiGatewayEvent(
+      { method: "POST", url: "/api/v1/metadata", headers: { "content-type": "application/json" }, body: Buffer.alloc(0), sourceIp: "127.0.0.1" },
+      "test",
+    );
+    Object.assign(event, { isBase64Encoded: true, body: Buffer.from('{"url":"https://example.com/b64"}').toString("base64") });
+    const result = await handler(event, lambdaContext("test", 256, 10));
+    expect(JSON.parse(result.body!)).toEqual({ url: "https://example.com/b64" });
+  });
+
+  it.each([
+    ["text/plain", "text/plain;charset=UTF-8"],
+    ["a form", "application/x-www-form-urlencoded"],
+    ["a multipart form", "multipart/form-data; boundary=x"],
+    ["bytes", "application/octet-stream"],
+    ["a JSON look-alike", "application/jsonp"],
+    ["no type at all", ""],
+  ])("answers 415 UNSUPPORTED_MEDIA_TYPE for a JSON body sent as %s, and never reads it", async (_name, type) => {
+    const seen = vi.fn();
+    const handler = withHttp({ route: "health", schema: metadataRequest }, async (request) => {
+      seen(request.body);
+      return json({});
     });
-    expect(res.event.isBase64Encoded).toBe(true);
-    expect(res.json()).toEqual({ url: "https://example.com/b64" });
+    const res = await invoke(handler, { method: "POST", path: "/api/v1/metadata", headers: { "content-type": type }, body: '{"url":"https://example.com"}' });
+    expect(res.status).toBe(415);
+    expect(res.json().error.code).toBe("UNSUPPORTED_MEDIA_TYPE");
+    expect(seen).not.toHaveBeenCalled();
+  });
+
+  it("takes application/json with a charset, in any case", async () => {
+    const handler = withHttp({ route: "health", schema: metadataRequest }, async (request) => json(request.body));
+    for (const type of ["application/json; charset=utf-8", "Application/JSON;charset=UTF-8"]) {
+      const res = await invoke(handler, { method: "POST", path: "/api/v1/metadata", headers: { "content-type": type }, body: '{"url":"https://example.com"}' });
+      expect(res.status, type).toBe(200);
+    }
   });
 
   it.each([
