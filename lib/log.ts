@@ -4,9 +4,23 @@ import { config } from "./config.js";
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
 type Level = keyof typeof LEVELS;
 
+/**
+ * What never reaches a log line, wherever it hides (a field, an error's message or stack): a URL's
+ * query and fragment (pages carry tokens there, and a signed link its signature), API keys and
+ * signing secrets. Applied to the line as written.
+ */
+const SECRETS: readonly [RegExp, string][] = [
+  [/\b((?:https?|wss?):\/\/[^\s"'?#\\<>]*)[?#][^\s"'\\<>]*/gi, "$1"],
+  [/\bshl_live_[A-Za-z0-9_-]+/g, "shl_live_…"],
+  [/\bsks_[A-Za-z0-9_-]+/g, "sks_…"],
+];
+
+/** `text` with SECRETS taken out. */
+export const scrubbed = (text: string): string => SECRETS.reduce((line, [pattern, replacement]) => line.replace(pattern, replacement), text);
+
 function write(level: Level, message: string, fields: Record<string, unknown>) {
   if (LEVELS[level] < LEVELS[config.LOG_LEVEL]) return;
-  const line = JSON.stringify({ level, time: new Date().toISOString(), message, ...fields });
+  const line = scrubbed(JSON.stringify({ level, time: new Date().toISOString(), message, ...fields }));
   if (level === "error" || level === "warn") console.error(line);
   else console.log(line);
 }

@@ -8,14 +8,18 @@ import {
   FunctionCode,
   FunctionEventType,
   FunctionRuntime,
+  HeadersFrameOption,
+  HeadersReferrerPolicy,
   OriginRequestHeaderBehavior,
   OriginRequestPolicy,
   PriceClass,
+  ResponseHeadersPolicy,
   Function as ViewerFunction,
   ViewerProtocolPolicy,
 } from "aws-cdk-lib/aws-cloudfront";
 import { HttpOrigin } from "aws-cdk-lib/aws-cloudfront-origins";
 import { type StackContext, use } from "sst/constructs";
+import { HSTS_MAX_AGE_SECONDS } from "../lib/http/responses.js";
 import { EDGE_HEADERS } from "../lib/packaging.js";
 import { routeById } from "../lib/routes.js";
 import { Api } from "./Api.js";
@@ -69,6 +73,17 @@ export function Cdn({ stack }: StackContext) {
     enableAcceptEncodingGzip: false,
     enableAcceptEncodingBrotli: false,
   });
+  // On everything the CDN serves, cached or not: HTTPS only from now on, nothing sniffed, nothing framed.
+  const securityHeaders = new ResponseHeadersPolicy(stack, "SecurityHeaders", {
+    comment: "Shotline: HSTS, nosniff, no frames",
+    securityHeadersBehavior: {
+      strictTransportSecurity: { accessControlMaxAge: Duration.seconds(HSTS_MAX_AGE_SECONDS), includeSubdomains: false, override: true },
+      contentTypeOptions: { override: true },
+      frameOptions: { frameOption: HeadersFrameOption.DENY, override: true },
+      // The pages say no-referrer themselves; everything else gets the browsers' default.
+      referrerPolicy: { referrerPolicy: HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN, override: false },
+    },
+  });
   const signed = routeById("signed-screenshot");
   const distribution = new Distribution(stack, "Cdn", {
     comment: "Shotline: signed screenshot links cached at the edge",
@@ -80,6 +95,7 @@ export function Cdn({ stack }: StackContext) {
       viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
       cachePolicy: CachePolicy.CACHING_DISABLED,
       originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      responseHeadersPolicy: securityHeaders,
       functionAssociations,
     },
     additionalBehaviors: {
@@ -89,6 +105,7 @@ export function Cdn({ stack }: StackContext) {
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         cachePolicy: signedLinks,
         originRequestPolicy: signedOrigin,
+        responseHeadersPolicy: securityHeaders,
         functionAssociations,
       },
     },

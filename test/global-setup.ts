@@ -70,6 +70,8 @@ async function startShared(): Promise<Shared> {
     SIGNUP_LIMIT_PER_HOUR: "1000",
     // The fuzzer alone sends hundreds of wrong keys from 127.0.0.1; the limit is tested per IP in process.
     AUTH_FAILURES_PER_MINUTE: "100000",
+    // Everything it logs, for test/final/logs.test.ts to search for secrets.
+    LOG_LEVEL: "debug",
   });
   // An account for the render tests: plenty of credit and no practical rate limit, set through the
   // operators' CLI (which is thereby tested too).

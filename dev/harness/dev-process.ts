@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,8 +36,14 @@ export function spawnDev(env: Record<string, string> = {}) {
     env: { ...process.env, PORT: "0", LOCAL_DIR: localDir, LOCAL_EPHEMERAL: "1", LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  // Everything it writes, also kept in <state folder>/dev.log while it runs (test/final scans it).
+  const logFile = createWriteStream(path.join(env.LOCAL_DIR ?? localDir, "dev.log")).on("error", () => undefined);
+  for (const stream of [child.stdout, child.stderr])
+    stream.on("data", (c: Buffer) => {
+      output += c.toString();
+      logFile.write(c);
+    });
+  child.once("exit", () => logFile.end());
   // The state folder goes with the process (a test that passes its own LOCAL_DIR keeps it).
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => {

@@ -227,6 +227,9 @@ We use cookies. <button id="onetrust-accept-btn-handler">Accept</button><button 
       };
     case "/not-found":
       return { status: 404, body: html("<h1>404</h1>") };
+    // A page whose web app manifest is gone, at a URL with a token in it: metadata logs the failure (test/final/logs.test.ts).
+    case "/manifest-gone":
+      return { body: html("<h1>Manifest gone</h1>", '<title>Manifest gone</title><link rel="manifest" href="/not-found?token=t0ken-in-a-query#frag">') };
     case "/redirect":
       return { status: 302, body: "", headers: { location: query.get("to") ?? "/simple" } };
     case "/img/red.png":

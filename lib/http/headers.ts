@@ -21,6 +21,8 @@ export const inlineHash = (text: string) => `'sha256-${createHash("sha256").upda
 export const pageHeaders = (allowed: readonly string[], cacheControl: string): Record<string, string> => ({
   "Content-Security-Policy": ["default-src 'none'", ...allowed, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join("; "),
   "X-Content-Type-Options": "nosniff",
+  // Never in a frame (frame-ancestors above, for browsers that predate it): no clickjacking of the dashboard.
+  "X-Frame-Options": "DENY",
   "Referrer-Policy": "no-referrer",
   "Cache-Control": cacheControl,
 });

@@ -40,10 +40,17 @@ export const seeOther = (location: string, headers: Record<string, string> = {})
   headers: { ...headers, Location: location },
 });
 
+/** Two years, the HSTS preload list's own minimum being one. */
+export const HSTS_MAX_AGE_SECONDS = 63_072_000;
+
+const SECURITY_HEADERS = { "X-Content-Type-Options": "nosniff", "Strict-Transport-Security": `max-age=${HSTS_MAX_AGE_SECONDS}` } as const;
+
 /** Serializes a handler's response for API Gateway HTTP API (payload v2). */
 export function toApiGatewayResult(response: HttpResponse, requestId: string): APIGatewayProxyStructuredResultV2 {
-  // nosniff on every answer: a body is only ever what its Content-Type says (an error's JSON is never run as a page).
-  const headers = { ...response.headers, "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
+  // On every answer: nosniff (a body is only ever what its Content-Type says: an error's JSON is never
+  // run as a page) and HSTS (the service is HTTPS-only wherever it is deployed; browsers ignore it
+  // over plain HTTP, as under `npm run dev`). The CDN adds the same (stacks/Cdn.ts).
+  const headers = { ...response.headers, ...SECURITY_HEADERS, "X-Request-Id": requestId };
   switch (response.kind) {
     case "json":
       return {

@@ -236,6 +236,22 @@ describe("Api stack", () => {
 });
 
 describe("Cdn stack", () => {
+  it("answers everything with HSTS, nosniff and no frames (a response headers policy on both behaviours)", () => {
+    const policies = cdn.findResources("AWS::CloudFront::ResponseHeadersPolicy") as Record<string, Resource>;
+    const [[policyId, policy]] = Object.entries(policies) as [[string, Resource]];
+    expect((policy.Properties.ResponseHeadersPolicyConfig as { SecurityHeadersConfig: unknown }).SecurityHeadersConfig).toMatchObject({
+      StrictTransportSecurity: { AccessControlMaxAgeSec: 63_072_000, Override: true },
+      ContentTypeOptions: { Override: true },
+      FrameOptions: { FrameOption: "DENY", Override: true },
+    });
+    const [distribution] = Object.values(cdn.findResources("AWS::CloudFront::Distribution")) as Resource[];
+    const config = distribution!.Properties.DistributionConfig as {
+      DefaultCacheBehavior: { ResponseHeadersPolicyId?: unknown };
+      CacheBehaviors: { ResponseHeadersPolicyId?: unknown }[];
+    };
+    for (const behaviour of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) expect(behaviour.ResponseHeadersPolicyId).toEqual({ Ref: policyId });
+  });
+
   it("tells the API who the viewer is, provably: a secret origin header, and the viewer's address written at the edge on both behaviours", () => {
     const [distribution] = Object.values(cdn.findResources("AWS::CloudFront::Distribution")) as Resource[];
     const config = distribution!.Properties.DistributionConfig as {

@@ -20,7 +20,7 @@ const balanceOf = async (key: string) =>
 const tiny = { html: "<p>hi</p>", width: 320, height: 100, deviceScaleFactor: 1 };
 
 describe("headers on every answer", () => {
-  it("X-Content-Type-Options: nosniff on JSON, an image, an error and the HTML pages", async () => {
+  it("nosniff and HSTS on JSON, an image, an error and the HTML pages; the pages refuse frames", async () => {
     const answers = [
       await fetch(`${inject("baseUrl")}/api/v1/health`),
       await postJson("/api/v1/html-to-screenshot", { html: "<p>x</p>", width: 320, height: 100, deviceScaleFactor: 1 }),
@@ -28,13 +28,17 @@ describe("headers on every answer", () => {
       await fetch(`${inject("baseUrl")}/dashboard`),
       await fetch(`${inject("baseUrl")}/docs`),
     ];
-    expect(answers.map((res) => [res.status, res.headers.get("x-content-type-options")])).toEqual([
-      [200, "nosniff"],
-      [200, "nosniff"],
-      [404, "nosniff"],
-      [200, "nosniff"],
-      [200, "nosniff"],
+    expect(answers.map((res) => [res.status, res.headers.get("x-content-type-options"), res.headers.get("strict-transport-security")])).toEqual([
+      [200, "nosniff", "max-age=63072000"],
+      [200, "nosniff", "max-age=63072000"],
+      [404, "nosniff", "max-age=63072000"],
+      [200, "nosniff", "max-age=63072000"],
+      [200, "nosniff", "max-age=63072000"],
     ]);
+    for (const page of answers.slice(3)) {
+      expect(page.headers.get("x-frame-options")).toBe("DENY");
+      expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    }
   });
 });
 

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { scrubbed } from "../../lib/log.js";
+
+describe("log lines", () => {
+  it("keep a URL's origin and path, never its query or fragment, wherever it is (a field, an error message, a stack)", () => {
+    const line = JSON.stringify({
+      url: "https://example.com/reset?token=abc123&u=1#access_token=xyz",
+      error: { message: 'net::ERR_FAILED at "http://127.0.0.1:8080/a/b?session=s3cret"', stack: "at wss://live.example.com/socket?key=k1\n" },
+      link: "https://shots.example.com/api/v1/screenshot?keyId=sk_1&signature=0123abcd",
+    });
+    const clean = scrubbed(line);
+    expect(clean).toContain("https://example.com/reset");
+    expect(clean).toContain("http://127.0.0.1:8080/a/b");
+    expect(clean).toContain("wss://live.example.com/socket");
+    for (const secret of ["token=", "abc123", "access_token", "s3cret", "key=k1", "signature=", "0123abcd", "keyId="]) expect(clean).not.toContain(secret);
+    expect(() => JSON.parse(clean)).not.toThrow();
+  });
+
+  it("never carry an API key or a signing secret", () => {
+    const key = `shl_live_${"A".repeat(43)}`;
+    const secret = `sks_${"b".repeat(43)}`;
+    const clean = scrubbed(JSON.stringify({ authorization: `Bearer ${key}`, note: `secret ${secret}.` }));
+    expect(clean).not.toContain(key);
+    expect(clean).not.toContain(secret);
+    expect(clean).toContain("shl_live_…");
+  });
+});
