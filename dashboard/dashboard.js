@@ -170,17 +170,26 @@
     show("signed-in", true);
     show("account-nav", true);
     const key = sessionStorage.getItem(KEY_STORAGE) || "";
-    $("account-label").textContent = `Key ${key.slice(0, 13)}…${key.slice(-4)}`;
-    $("curl").textContent = [
+    $("account-label").textContent = `Key ${masked(key)}`;
+    // The page never shows a whole key but once, when it is made: Copy puts the real one in the command.
+    $("curl").textContent = quickStart(masked(key));
+    copyText.curl = () => quickStart(sessionStorage.getItem(KEY_STORAGE) || "");
+    renderUsage(usage);
+    loadApiKeys();
+    loadSigningKeys();
+  }
+
+  /** A key as lists show it: its first 13 characters and its last 4. */
+  const masked = (key) => `${key.slice(0, 13)}…${key.slice(-4)}`;
+
+  const quickStart = (key) =>
+    [
       `export SHOTLINE_KEY=${key}`,
       `curl -X POST ${API}/screenshot \\`,
       `  -H "Authorization: Bearer $SHOTLINE_KEY" \\`,
       `  -H "Content-Type: application/json" \\`,
       `  -d '{"url": "https://example.com"}' -o screenshot.png`,
     ].join("\n");
-    renderUsage(usage);
-    loadSigningKeys();
-  }
 
   // How credits read in the usage table; charges show the endpoint they paid for.
   const ENDPOINT_LABELS = { bonus: "signup bonus", topup: "top-up" };
@@ -257,10 +266,13 @@
     }
   });
 
+  /** What Copy copies where it is not what the page shows (a command with the whole key in it). */
+  const copyText = {};
+
   document.addEventListener("click", async (event) => {
     const button = event.target.closest("[data-copy]");
     if (!button) return;
-    const value = $(button.dataset.copy).textContent;
+    const value = copyText[button.dataset.copy]?.() ?? $(button.dataset.copy).textContent;
     try {
       await navigator.clipboard.writeText(value);
       button.textContent = "Copied";
@@ -270,6 +282,84 @@
       button.textContent = "Selected: press Ctrl+C";
     }
     setTimeout(() => (button.textContent = "Copy"), 2000);
+  });
+
+  // ---- API keys (docs/api.md, "Keys and accounts") -------------------------------------------
+
+  async function loadApiKeys() {
+    fieldError("api-keys-error");
+    try {
+      renderApiKeys((await api("/api-keys")).api_keys);
+    } catch (error) {
+      fieldError("api-keys-error", explain(error));
+    }
+  }
+
+  const dateOf = (iso) => new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium" });
+
+  function renderApiKeys(keys) {
+    const list = $("api-keys");
+    list.replaceChildren();
+    const current = sessionStorage.getItem(KEY_STORAGE) || "";
+    for (const key of keys) {
+      const item = document.createElement("li");
+      const label = document.createElement("span");
+      const ends = document.createElement("code");
+      ends.textContent = `${key.start}…${key.end}`;
+      const about = document.createElement("span");
+      about.className = "muted small";
+      const mine = current.startsWith(key.start) && current.endsWith(key.end);
+      const used = key.last_used_at ? `used ${dateOf(`${key.last_used_at}Z`)}` : "never used";
+      about.textContent = ` ${key.name ? `${key.name}, ` : ""}created ${dateOf(key.created_at)}, ${used}${mine ? " (this page)" : ""}`;
+      label.append(ends, about);
+      const revoke = document.createElement("button");
+      revoke.type = "button";
+      revoke.className = "button ghost small-button";
+      revoke.textContent = "Revoke";
+      revoke.dataset.revokeKey = key.id;
+      revoke.dataset.mine = mine ? "yes" : "";
+      // The last key stays: an account keeps a way in.
+      revoke.disabled = keys.length === 1;
+      if (revoke.disabled) revoke.title = "An account keeps at least one key: make another first.";
+      item.append(label, revoke);
+      list.append(item);
+    }
+  }
+
+  $("create-api-key").addEventListener("click", async () => {
+    fieldError("api-keys-error");
+    const name = $("api-key-name").value.trim();
+    try {
+      const created = await busy($("create-api-key"), "Creating…", () => api("/api-keys", { method: "POST", body: name ? { name } : undefined }));
+      $("new-api-key-value").textContent = created.api_key;
+      show("new-api-key", true);
+      $("api-key-name").value = "";
+      await loadApiKeys();
+    } catch (error) {
+      fieldError("api-keys-error", explain(error));
+    }
+  });
+
+  $("api-keys").addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-revoke-key]");
+    if (!button) return;
+    const mine = button.dataset.mine === "yes";
+    const warning = mine ? " This page is signed in with it: you will be signed out." : " Requests with it are refused within seconds.";
+    if (!confirm(`Revoke this API key?${warning}`)) return;
+    try {
+      await busy(button, "Revoking…", () => api(`/api-keys/${encodeURIComponent(button.dataset.revokeKey)}`, { method: "DELETE" }));
+      if (mine) {
+        sessionStorage.removeItem(KEY_STORAGE);
+        showSignedOut();
+        notify("The key this page used is revoked: sign in with another.");
+        return;
+      }
+      show("new-api-key", false);
+      notify("Revoked: requests with that key are refused from now on.");
+      await loadApiKeys();
+    } catch (error) {
+      fieldError("api-keys-error", explain(error));
+    }
   });
 
   // ---- signed links: signing keys and the link builder (docs/api.md, "Signed links") --------

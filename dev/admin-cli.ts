@@ -4,6 +4,7 @@
 //   limit <email> <per-sec>   this account's requests-per-second limit
 //   reconcile                 the reconciler's pass now: refund charges older than the grace period, confirm pending settlements
 //   reconcile --check         verify the ledger's invariants (lib/billing/invariants.ts); exit 1 if any fails
+//   revoke-key <key>          revoke an API key named whole, or as lists show it ("shl_live_AbCd…wxyz", or its start alone)
 // It works on whatever table the environment points at (TABLE_NAME, AWS credentials); with no
 // TABLE_NAME set it uses the local stack described by .local/dev.json (LOCAL_DIR).
 
@@ -12,7 +13,8 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { LOCAL_CREDENTIALS } from "./ports.js";
 
-const USAGE = "usage: npm run admin -- credit <email> <usd> | show <email> | limit <email> <requests-per-second> | reconcile [--check]";
+const USAGE =
+  "usage: npm run admin -- credit <email> <usd> | show <email> | limit <email> <requests-per-second> | reconcile [--check] | revoke-key <key or shl_live_AbCd…wxyz>";
 
 function fail(message: string): never {
   console.error(`admin: ${message}`);
@@ -55,6 +57,20 @@ async function reconcile(check: boolean) {
   if (report.problems.length) process.exit(1);
 }
 
+/** `revoke-key <key>`: revokes the one key it names; several that match are listed, not revoked. */
+async function revokeKey(named: string) {
+  const { findApiKeys, revokeApiKey } = await import("../lib/billing/api-keys.js");
+  const { getAccount } = await import("../lib/billing/accounts.js");
+  const found = await findApiKeys(named);
+  if (found.length === 0) fail(`no API key is ${named.length > 20 ? `${named.slice(0, 13)}…` : named}`);
+  const described = async ({ accountId, key }: (typeof found)[number]) =>
+    `${key.start}…${key.end} (${key.id}${key.name ? `, "${key.name}"` : ""}) of ${(await getAccount(accountId))?.email ?? accountId}`;
+  if (found.length > 1)
+    fail(`${found.length} keys match; name one whole or with its last 4 characters:\n${(await Promise.all(found.map(described))).join("\n")}`);
+  await revokeApiKey(found[0]!.accountId, found[0]!.key.id);
+  console.log(`revoked ${await described(found[0]!)}; it answers 401 within 5 seconds`);
+}
+
 async function main() {
   const [command, email, amount] = process.argv.slice(2);
   if (command === "reconcile" && (email === undefined || email === "--check")) {
@@ -63,6 +79,7 @@ async function main() {
   }
   if (!command || !email) fail(USAGE);
   useLocalStackUnlessConfigured();
+  if (command === "revoke-key") return revokeKey(email);
   const { findAccountByEmail, updateAccount } = await import("../lib/billing/accounts.js");
   const { creditAccount } = await import("../lib/billing/ledger.js");
   const { usageReport } = await import("../lib/billing/usage.js");

@@ -162,6 +162,10 @@ const ROWS = [
   { id: "signing-keys-create", method: "POST", path: "/api/v1/signing-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   { id: "signing-keys-list", method: "GET", path: "/api/v1/signing-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   { id: "signing-keys-revoke", method: "DELETE", path: "/api/v1/signing-keys/{keyId}", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  // An account's API keys: make one (shown once), list them, revoke one (docs/api.md, "Keys and accounts").
+  { id: "api-keys-create", method: "POST", path: "/api/v1/api-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  { id: "api-keys-list", method: "GET", path: "/api/v1/api-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  { id: "api-keys-revoke", method: "DELETE", path: "/api/v1/api-keys/{keyId}", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
   // A stored output by the name an MCP tool links to (lib/http/deliver.ts): a redirect to storage, so
   // that a client that sends its key with every request of its own still drops it on the way out.

@@ -1,10 +1,9 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
-import { remember } from "../lru.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
-import { emailTaken, unauthorized } from "./errors.js";
-import { accountKey, apiKeyKey, emailKey } from "./keys.js";
+import { emailTaken } from "./errors.js";
+import { accountApiKeyKey, accountKey, apiKeyKey, emailKey } from "./keys.js";
 import { usageItem } from "./ledger.js";
 import { SIGNUP_BONUS_MICRO_USD } from "./money.js";
 
@@ -21,13 +20,35 @@ export interface Account {
 }
 
 const KEY_PREFIX = "shl_live_";
-const KEY_PATTERN = /^shl_live_[A-Za-z0-9_-]{43}$/;
+/** An API key as we make them: "shl_live_" and 32 random bytes in base64url. */
+export const KEY_PATTERN = /^shl_live_[A-Za-z0-9_-]{43}$/;
 
 /** Emails are compared trimmed and lower-cased. */
 const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** The stored form of an API key: its SHA-256, hex. */
-const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
+export const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
+
+/** An API key's id (what lists and revocations name it by): "key_" and 9 random bytes. */
+export const newKeyId = () => `key_${randomBytes(9).toString("base64url")}`;
+
+/** What lists show of a key: its first 13 characters ("shl_live_" and 4) and its last 4. */
+export const keyEnds = (apiKey: string) => ({ start: apiKey.slice(0, 13), end: apiKey.slice(-4) });
+
+/** A new API key for `accountId`: the key, and the two items that store it (by its hash, and in the account's list). */
+export function newApiKey(accountId: string, name: string | null, createdAt: string) {
+  const apiKey = `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const keyId = newKeyId();
+  const keyHash = hashApiKey(apiKey);
+  return {
+    apiKey,
+    keyId,
+    items: [
+      { ...apiKeyKey(keyHash), accountId, keyId, createdAt },
+      { ...accountApiKeyKey(accountId, keyId), keyId, keyHash, name, ...keyEnds(apiKey), createdAt },
+    ],
+  };
+}
 
 type AccountItem = {
   accountId: string;
@@ -57,8 +78,8 @@ const toAccount = (item: AccountItem): Account => ({
 export async function createAccount(email: string, requestId: string): Promise<{ apiKey: string; account: Account }> {
   const normalized = normalizeEmail(email);
   const accountId = randomUUID();
-  const apiKey = `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
   const now = new Date();
+  const key = newApiKey(accountId, null, now.toISOString());
   const item: AccountItem = {
     accountId,
     email: normalized,
@@ -67,12 +88,14 @@ export async function createAccount(email: string, requestId: string): Promise<{
     autoTopupEnabled: false,
     createdAt: now.toISOString(),
   };
+  const [keyItem, listItem] = key.items;
   try {
     await transact({
       TransactItems: [
         { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(normalized), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
-        { Put: { TableName: config.TABLE_NAME, Item: { ...accountKey(accountId), ...item }, ConditionExpression: "attribute_not_exists(pk)" } },
-        { Put: { TableName: config.TABLE_NAME, Item: { ...apiKeyKey(hashApiKey(apiKey)), accountId, createdAt: item.createdAt } } },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...accountKey(accountId), ...item, apiKeys: 1 }, ConditionExpression: "attribute_not_exists(pk)" } },
+        { Put: { TableName: config.TABLE_NAME, Item: keyItem } },
+        { Put: { TableName: config.TABLE_NAME, Item: listItem } },
         {
           Put: {
             TableName: config.TABLE_NAME,
@@ -86,7 +109,7 @@ export async function createAccount(email: string, requestId: string): Promise<{
     if (transactionConditionFailed(error, 0)) throw emailTaken();
     throw error;
   }
-  return { apiKey, account: toAccount(item) };
+  return { apiKey: key.apiKey, account: toAccount(item) };
 }
 
 /** The account with this id, read consistently; null when there is none. */
@@ -101,31 +124,6 @@ export async function getAccount(accountId: string, signal?: AbortSignal): Promi
 export async function findAccountByEmail(email: string): Promise<Account | null> {
   const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: emailKey(normalizeEmail(email)), ConsistentRead: true }));
   return Item ? getAccount((Item as { accountId: string }).accountId) : null;
-}
-
-// Keys seen in the last few seconds, per container: a busy key then costs no reads at all. Only
-// settings come from here (rate limit, flags); balances are always read or conditioned afresh.
-const AUTH_CACHE_MS = 5_000;
-const AUTH_CACHE_SIZE = 1_000;
-const authCache = new Map<string, { account: Account; at: number }>();
-
-/**
- * The account an `Authorization: Bearer <key>` header belongs to; 401 for anything else. Settings
- * changed by an operator (rate limit) reach a warm container within AUTH_CACHE_MS.
- */
-export async function authenticate(authorization: string): Promise<Account> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) throw unauthorized('The Authorization header must be "Bearer <API key>".');
-  const key = match[1]!;
-  if (!KEY_PATTERN.test(key)) throw unauthorized("This API key is not valid.");
-  const keyHash = hashApiKey(key);
-  const cached = authCache.get(keyHash);
-  if (cached && Date.now() - cached.at < AUTH_CACHE_MS) return cached.account;
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: apiKeyKey(keyHash), ConsistentRead: true }));
-  const account = Item ? await getAccount((Item as { accountId: string }).accountId) : null;
-  if (!account) throw unauthorized("This API key is not valid.");
-  remember(authCache, keyHash, { account, at: Date.now() }, AUTH_CACHE_SIZE);
-  return account;
 }
 
 /** Updates an account's settings (auto-topup flag, rate limit) and returns the account. */

@@ -1,6 +1,7 @@
 // DynamoDB keys of the single table, built only here (docs/design.md). pk/sk per entity:
 //   account      ACCT#<id>          ACCT
-//   API key      KEY#<sha256(key)>  KEY        -> accountId (the key itself is never stored)
+//   API key      KEY#<sha256(key)>  KEY        -> accountId, keyId (the key itself is never stored)
+//                ACCT#<id>          APIKEY#<key id>    (the account's list of its keys: name, first and last characters, last use)
 //   email        EMAIL#<normalized> EMAIL      -> accountId (one account, one bonus per email)
 //   usage entry  ACCT#<id>          USE#<ISO time>#<request id>
 //   rate window  RATE#<subject>     W#<epoch second>   (expiresAt: TTL)
@@ -82,3 +83,9 @@ export const slotKey = (pool: string, index: number): TableKey => ({ pk: `SLOT#$
 
 /** What links signed with `keyId` were charged on the UTC day `day` (YYYY-MM-DD). */
 export const signingKeySpendKey = (keyId: string, day: string): TableKey => ({ pk: `SIGNKEY#${keyId}`, sk: `SPEND#${day}` });
+
+/** Sort-key prefix of an account's list of its API keys. */
+export const API_KEY_PREFIX = "APIKEY#";
+
+/** An API key in its account's list. */
+export const accountApiKeyKey = (accountId: string, keyId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: `${API_KEY_PREFIX}${keyId}` });

@@ -3,7 +3,8 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
-import { accountKey, accountSigningKeyKey, SIGNING_KEY_PREFIX, signingKeyKey } from "./keys.js";
+import { countRaced, countUpdate, withKeyCount } from "./key-count.js";
+import { accountSigningKeyKey, SIGNING_KEY_PREFIX, signingKeyKey } from "./keys.js";
 
 // Signing keys for signed links (docs/api.md, "Signed links"): an account creates a key and gets its
 // secret once; a link signed with it (HMAC-SHA256) is charged to the account until the key is
@@ -21,66 +22,40 @@ export interface SigningKey {
   readonly dailyLimitCents: number | null;
 }
 
-/**
- * How often a change of an account's keys is tried again when another changed them first. Each lost
- * try means another change landed, so with creations alone the count reaches its limit first; the
- * bound is for a storm of revocations and creations racing without end.
- */
-const KEY_CHANGE_TRIES = 50;
-
-/**
- * The account item's count of signing keys, set to `next` only if it still says `held` (what was
- * just listed) or was never kept: two requests listing at once cannot both add the 20th key. As the
- * third item of a key's transaction.
- */
-const countUpdate = (accountId: string, held: number, next: number) => ({
-  Update: {
-    TableName: config.TABLE_NAME,
-    Key: accountKey(accountId),
-    UpdateExpression: "SET signingKeys = :next",
-    ConditionExpression: "attribute_exists(pk) AND (attribute_not_exists(signingKeys) OR signingKeys = :held)",
-    ExpressionAttributeValues: { ":next": next, ":held": held },
-  },
-});
-
-/** Runs `change` with the number of keys the account holds now, again while another change got there first. */
-async function withKeyCount<T>(accountId: string, change: (held: number) => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await change((await listSigningKeys(accountId)).length);
-    } catch (error) {
-      if (!transactionConditionFailed(error, 2) || tries === KEY_CHANGE_TRIES) throw error;
-    }
-  }
-}
+/** The account's signing keys now. */
+const heldKeys = async (accountId: string) => (await listSigningKeys(accountId)).length;
 
 /** Creates a signing key for `accountId` (with a daily limit, or none): its id and, this once, its secret. */
 export async function createSigningKey(accountId: string, dailyLimitCents: number | null): Promise<SigningKey & { readonly secret: string }> {
   const tooMany = () => new AppError("TOO_MANY_SIGNING_KEYS", `An account holds at most ${MAX_SIGNING_KEYS} signing keys; revoke one first.`);
   try {
-    return await withKeyCount(accountId, async (held) => {
-      if (held >= MAX_SIGNING_KEYS) throw tooMany();
-      const keyId = `sk_${randomBytes(12).toString("base64url")}`;
-      const secret = `sks_${randomBytes(32).toString("base64url")}`;
-      const createdAt = new Date().toISOString();
-      await transact({
-        TransactItems: [
-          {
-            Put: {
-              TableName: config.TABLE_NAME,
-              Item: { ...signingKeyKey(keyId), accountId, secret, createdAt, dailyLimitCents },
-              ConditionExpression: "attribute_not_exists(pk)",
+    return await withKeyCount(
+      () => heldKeys(accountId),
+      2,
+      async (held) => {
+        if (held >= MAX_SIGNING_KEYS) throw tooMany();
+        const keyId = `sk_${randomBytes(12).toString("base64url")}`;
+        const secret = `sks_${randomBytes(32).toString("base64url")}`;
+        const createdAt = new Date().toISOString();
+        await transact({
+          TransactItems: [
+            {
+              Put: {
+                TableName: config.TABLE_NAME,
+                Item: { ...signingKeyKey(keyId), accountId, secret, createdAt, dailyLimitCents },
+                ConditionExpression: "attribute_not_exists(pk)",
+              },
             },
-          },
-          { Put: { TableName: config.TABLE_NAME, Item: { ...accountSigningKeyKey(accountId, keyId), keyId, createdAt, dailyLimitCents } } },
-          countUpdate(accountId, held, held + 1),
-        ],
-      });
-      return { keyId, secret, createdAt, dailyLimitCents };
-    });
+            { Put: { TableName: config.TABLE_NAME, Item: { ...accountSigningKeyKey(accountId, keyId), keyId, createdAt, dailyLimitCents } } },
+            countUpdate(accountId, "signingKeys", held, held + 1),
+          ],
+        });
+        return { keyId, secret, createdAt, dailyLimitCents };
+      },
+    );
   } catch (error) {
     // Still raced after every try: as good as full.
-    if (transactionConditionFailed(error, 2)) throw tooMany();
+    if (countRaced(error, 2)) throw tooMany();
     throw error;
   }
 }
@@ -103,21 +78,24 @@ export async function listSigningKeys(accountId: string): Promise<SigningKey[]> 
 /** Revokes the account's key `keyId`: links signed with it stop working at once. 404 when the account has no such key. */
 export async function revokeSigningKey(accountId: string, keyId: string): Promise<void> {
   try {
-    await withKeyCount(accountId, (held) =>
-      transact({
-        TransactItems: [
-          {
-            Delete: {
-              TableName: config.TABLE_NAME,
-              Key: signingKeyKey(keyId),
-              ConditionExpression: "accountId = :accountId",
-              ExpressionAttributeValues: { ":accountId": accountId },
+    await withKeyCount(
+      () => heldKeys(accountId),
+      2,
+      (held) =>
+        transact({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: config.TABLE_NAME,
+                Key: signingKeyKey(keyId),
+                ConditionExpression: "accountId = :accountId",
+                ExpressionAttributeValues: { ":accountId": accountId },
+              },
             },
-          },
-          { Delete: { TableName: config.TABLE_NAME, Key: accountSigningKeyKey(accountId, keyId), ConditionExpression: "attribute_exists(pk)" } },
-          countUpdate(accountId, held, Math.max(0, held - 1)),
-        ],
-      }),
+            { Delete: { TableName: config.TABLE_NAME, Key: accountSigningKeyKey(accountId, keyId), ConditionExpression: "attribute_exists(pk)" } },
+            countUpdate(accountId, "signingKeys", held, Math.max(0, held - 1)),
+          ],
+        }),
     );
   } catch (error) {
     // Either condition failing means the account has no such key (another account's, or none); any other cancellation is a failure.

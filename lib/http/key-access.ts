@@ -1,4 +1,5 @@
-import { authenticate, getAccount } from "../billing/accounts.js";
+import { getAccount } from "../billing/accounts.js";
+import { authenticate } from "../billing/api-keys.js";
 import { enforceRateLimit } from "../billing/rate-limit.js";
 import { remember } from "../lru.js";
 import type { KeyAccess } from "./access.js";

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { formatUsd } from "../billing/money.js";
 import { PRICES, type Route, routes } from "../routes.js";
 import {
+  apiKeyCreated,
+  apiKeyList,
   errorBody,
   healthResponse,
   metadataResponse,
@@ -13,7 +15,16 @@ import {
   topupResponse,
   usageReport,
 } from "./response-schemas.js";
-import { accountUpdateRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, signingKeyRequest, signupRequest, topupRequest } from "./schemas.js";
+import {
+  accountUpdateRequest,
+  apiKeyRequest,
+  htmlScreenshotRequest,
+  metadataRequest,
+  screenshotRequest,
+  signingKeyRequest,
+  signupRequest,
+  topupRequest,
+} from "./schemas.js";
 
 // The OpenAPI 3.1 document (GET /openapi.json), made from the route table and the zod schemas of
 // requests (lib/http/schemas.ts) and answers (lib/http/response-schemas.ts): one source of truth.
@@ -181,6 +192,39 @@ const OPERATIONS: Record<string, Json> = {
       },
       "401": error("A key is required"),
       "404": error("The account has no such key"),
+    },
+  },
+  "api-keys-create": {
+    summary: "Create an API key",
+    description:
+      "Another key for the same account and balance, optionally named. The key is in this answer only; at most 10 keys per account (409 TOO_MANY_API_KEYS).",
+    requestBody: { required: false, content: { "application/json": { schema: schemaOf(apiKeyRequest, "input"), example: { name: "CI" } } } },
+    responses: {
+      "201": { description: "The key, this once, and its listing", content: jsonContent(apiKeyCreated) },
+      "400": error("The name is not 1 to 64 characters"),
+      "401": error("A key is required"),
+      "409": error("Too many keys"),
+    },
+  },
+  "api-keys-list": {
+    summary: "List API keys",
+    responses: {
+      "200": { description: "The account's keys: id, name, first and last characters, created, last used", content: jsonContent(apiKeyList) },
+      "401": error("A key is required"),
+    },
+  },
+  "api-keys-revoke": {
+    summary: "Revoke an API key",
+    description: "It answers 401 within 5 seconds everywhere. The account's last key cannot be revoked (409 LAST_API_KEY).",
+    parameters: [{ name: "keyId", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": {
+        description: "Revoked",
+        content: { "application/json": { schema: { type: "object", properties: { id: { type: "string" }, revoked: { const: true } } } } },
+      },
+      "401": error("A key is required"),
+      "404": error("The account has no such key"),
+      "409": error("The account's last key"),
     },
   },
   output: {

@@ -19,6 +19,8 @@ const ERROR_CODES = [
   "EMAIL_TAKEN",
   "IDEMPOTENCY_CONFLICT",
   "TOO_MANY_SIGNING_KEYS",
+  "TOO_MANY_API_KEYS",
+  "LAST_API_KEY",
   "IDEMPOTENCY_IN_PROGRESS",
   "UNSUPPORTED_MEDIA_TYPE",
   "INVALID_URL",
@@ -141,6 +143,19 @@ export const signingKeyCreated = z.object({ ...signingKey, secret: z.string() })
 
 /** GET /api/v1/signing-keys. */
 export const signingKeyList = z.object({ signingKeys: z.array(z.object(signingKey)) });
+
+const apiKey = {
+  id: z.string(),
+  name: z.string().nullable(),
+  start: z.string(),
+  end: z.string(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+};
+/** POST /api/v1/api-keys: the key's listing and, this once, the key. */
+export const apiKeyCreated = z.object({ ...apiKey, api_key: z.string() });
+/** GET /api/v1/api-keys. */
+export const apiKeyList = z.object({ api_keys: z.array(z.object(apiKey)) });
 
 /** GET /api/v1/health. */
 export const healthResponse = z.object({ status: z.literal("ok"), version: z.string() });

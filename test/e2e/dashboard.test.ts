@@ -249,6 +249,49 @@ describe("dashboard", () => {
     await page.close();
   });
 
+  it("shows a whole key only once, when it is made; manages API keys; Quick start's Copy carries the real key", async () => {
+    const page = await openDashboard({ wallet: false });
+    await browser.defaultBrowserContext().overridePermissions(dev.info.baseUrl, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
+    page.on("dialog", (dialog) => void dialog.accept());
+    const key = await signUpThroughPage(page, `keys-${Date.now()}@shotline.test`);
+    await page.click("#continue");
+    await visible(page, "#api-keys-card");
+    // Nowhere in the page (its text, its attributes, its markup) is the key, once signed in.
+    const html = async () => page.evaluate(() => document.documentElement.outerHTML);
+    await page.waitForFunction(() => document.querySelectorAll("#api-keys li").length === 1);
+    expect(await html()).not.toContain(key);
+    expect(await textOf(page, "#curl")).toContain(`${key.slice(0, 13)}…${key.slice(-4)}`);
+    expect(await textOf(page, "#api-keys")).toContain("(this page)");
+    // Copy gives the command that runs: with the key.
+    await page.click('[data-copy="curl"]');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toContain(`export SHOTLINE_KEY=${key}\n`);
+    // The only key cannot be revoked.
+    expect(await page.$eval("#api-keys [data-revoke-key]", (el) => (el as HTMLButtonElement).disabled)).toBe(true);
+
+    // A second, named key: shown once, then listed by its ends.
+    await page.type("#api-key-name", "CI");
+    await page.click("#create-api-key");
+    await visible(page, "#new-api-key");
+    const second = await textOf(page, "#new-api-key-value");
+    expect(second).toMatch(/^shl_live_/);
+    await page.waitForFunction(() => document.querySelectorAll("#api-keys li").length === 2);
+    expect(await textOf(page, "#api-keys")).toContain(`${second.slice(0, 13)}…${second.slice(-4)} CI, created`);
+    expect((await usage(second)).balance_micro_usd).toBe((await usage(key)).balance_micro_usd);
+    // Revoked in the page: refused within seconds; the list is back to one, which stays.
+    await page.click(`#api-keys li:nth-child(2) [data-revoke-key]`);
+    await page.waitForFunction(() => document.querySelectorAll("#api-keys li").length === 1);
+    const revokedAt = Date.now();
+    while ((await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${second}` } })).status !== 401)
+      expect(Date.now() - revokedAt).toBeLessThan(15_000);
+    // After a reload (signed in from this tab's storage), still no whole key anywhere.
+    await page.reload({ waitUntil: "load" });
+    await page.waitForFunction(() => document.querySelectorAll("#api-keys li").length === 1);
+    expect(await html()).not.toContain(key);
+    expect(await html()).not.toContain(second);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "api-keys-desktop.png"), fullPage: true });
+    await page.close();
+  });
+
   it("manages signing keys and builds a signed link that renders as an <img>, refused once its key is revoked", async () => {
     const page = await openDashboard({ wallet: false });
     const errors: string[] = [];
