@@ -30,7 +30,7 @@ const normalizeEmail = (email: string) => email.trim().toLowerCase();
 export const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
 
 /** An API key's id (what lists and revocations name it by): "key_" and 9 random bytes. */
-export const newKeyId = () => `key_${randomBytes(9).toString("base64url")}`;
+const newKeyId = () => `key_${randomBytes(9).toString("base64url")}`;
 
 /** What lists show of a key: its first 13 characters ("shl_live_" and 4) and its last 4. */
 export const keyEnds = (apiKey: string) => ({ start: apiKey.slice(0, 13), end: apiKey.slice(-4) });

@@ -1,12 +1,13 @@
-import { GetCommand, QueryCommand, ScanCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { createHash } from "node:crypto";
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { remember } from "../lru.js";
-import { type Account, getAccount, hashApiKey, KEY_PATTERN, keyEnds, newApiKey, newKeyId } from "./accounts.js";
+import { type Account, getAccount, hashApiKey, KEY_PATTERN, keyEnds, newApiKey } from "./accounts.js";
 import { documents, ignoreFailedCondition, transact, transactionConditionFailed } from "./dynamodb.js";
 import { unauthorized } from "./errors.js";
 import { countRaced, countUpdate, withKeyCount } from "./key-count.js";
-import { API_KEY_PREFIX, accountApiKeyKey, apiKeyKey } from "./keys.js";
+import { API_KEY_PREFIX, accountApiKeyKey, accountKey, apiKeyKey } from "./keys.js";
 
 // An account's API keys (docs/api.md, "Keys and accounts"): up to MAX_API_KEYS at once, each shown
 // once when it is made, listed by its id, name and ends, revoked by its id. Only a key's SHA-256 is
@@ -209,34 +210,43 @@ async function noteUse(key: string, keyHash: string, stored: { accountId: string
       .catch(ignoreFailedCondition);
     return;
   }
-  // A key made at signup before keys were listed: it gets its id and its place in the list now,
-  // once (whichever instance sees it first), counted with the account's keys.
-  const keyId = newKeyId();
-  await withKeyCount(
-    () => heldKeys(stored.accountId),
-    2,
-    (held) =>
-      transact({
-        TransactItems: [
-          {
-            Update: {
-              TableName: config.TABLE_NAME,
-              Key: apiKeyKey(keyHash),
-              UpdateExpression: "SET keyId = :keyId",
-              ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(keyId)",
-              ExpressionAttributeValues: { ":keyId": keyId },
-            },
-          },
-          {
-            Put: {
-              TableName: config.TABLE_NAME,
-              Item: { ...accountApiKeyKey(stored.accountId, keyId), keyId, keyHash, name: null, ...keyEnds(key), createdAt: stored.createdAt, lastUsedAt },
-            },
-          },
-          countUpdate(stored.accountId, "apiKeys", held, held + 1),
-        ],
+  // A key made at signup before keys were listed: it takes its place in the list now, under an id
+  // made from its hash (whichever instance sees it first writes the same), and the account's key
+  // count, if it keeps one, counts it. Single writes, no transaction: each is safe to repeat.
+  const keyId = `key_${createHash("sha256").update(keyHash).digest("base64url").slice(0, 12)}`;
+  const listedNow = await documents
+    .send(
+      new PutCommand({
+        TableName: config.TABLE_NAME,
+        Item: { ...accountApiKeyKey(stored.accountId, keyId), keyId, keyHash, name: null, ...keyEnds(key), createdAt: stored.createdAt, lastUsedAt },
+        ConditionExpression: "attribute_not_exists(pk)",
       }),
-  ).catch((error: unknown) => {
-    if (!transactionConditionFailed(error, 0)) throw error; // listed already by another instance
-  });
+    )
+    .then(
+      () => true,
+      (error: unknown) => {
+        ignoreFailedCondition(error);
+        return false;
+      },
+    );
+  await documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: apiKeyKey(keyHash),
+      UpdateExpression: "SET keyId = :keyId",
+      ExpressionAttributeValues: { ":keyId": keyId },
+    }),
+  );
+  if (listedNow)
+    await documents
+      .send(
+        new UpdateCommand({
+          TableName: config.TABLE_NAME,
+          Key: accountKey(stored.accountId),
+          UpdateExpression: "SET apiKeys = apiKeys + :one",
+          ConditionExpression: "attribute_exists(apiKeys)",
+          ExpressionAttributeValues: { ":one": 1 },
+        }),
+      )
+      .catch(ignoreFailedCondition);
 }

@@ -5,6 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { createPublicClient, erc20Abi, type Hex, http, type TypedDataDefinition } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -135,7 +136,9 @@ describe("dashboard", () => {
     // The key is in this tab's sessionStorage only, never in the URL.
     expect(await page.evaluate(() => sessionStorage.getItem("shotline.apiKey"))).toBe(key);
     expect(page.url()).not.toContain(key);
-    expect(await textOf(page, "#curl")).toContain(`export SHOTLINE_KEY=${key}\ncurl -X POST ${dev.info.baseUrl}/api/v1/screenshot`);
+    expect(await textOf(page, "#curl")).toContain(
+      `export SHOTLINE_KEY=${key.slice(0, 13)}…${key.slice(-4)}\ncurl -X POST ${dev.info.baseUrl}/api/v1/screenshot`,
+    );
 
     // Two API calls, then the usage table lists them (newest first).
     const call = (path: string, body: unknown) =>
@@ -281,8 +284,11 @@ describe("dashboard", () => {
     await page.click(`#api-keys li:nth-child(2) [data-revoke-key]`);
     await page.waitForFunction(() => document.querySelectorAll("#api-keys li").length === 1);
     const revokedAt = Date.now();
-    while ((await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${second}` } })).status !== 401)
+    // (Polled gently: the account's rate limit is shared by its keys.)
+    while ((await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${second}` } })).status !== 401) {
       expect(Date.now() - revokedAt).toBeLessThan(15_000);
+      await sleep(250);
+    }
     // After a reload (signed in from this tab's storage), still no whole key anywhere.
     await page.reload({ waitUntil: "load" });
     await page.waitForFunction(() => document.querySelectorAll("#api-keys li").length === 1);
