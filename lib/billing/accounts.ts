@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
+import { canonicalEmail, isDisposable } from "./emails.js";
 import { emailTaken } from "./errors.js";
 import { accountApiKeyKey, accountKey, apiKeyKey, emailKey } from "./keys.js";
 import { usageItem } from "./ledger.js";
@@ -22,9 +23,6 @@ export interface Account {
 const KEY_PREFIX = "shl_live_";
 /** An API key as we make them: "shl_live_" and 32 random bytes in base64url. */
 export const KEY_PATTERN = /^shl_live_[A-Za-z0-9_-]{43}$/;
-
-/** Emails are compared trimmed and lower-cased. */
-const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** The stored form of an API key: its SHA-256, hex. */
 export const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
@@ -71,19 +69,21 @@ const toAccount = (item: AccountItem): Account => ({
 });
 
 /**
- * Creates an account with the signup bonus and a new API key, in one transaction: the email is
- * reserved (one account and one bonus per address), the account created, the key's hash stored,
- * and the bonus written as a usage entry. Returns the key: it is shown once and never stored.
+ * Creates an account with a new API key and, unless the address is at a disposable-mail domain, the
+ * signup bonus, in one transaction: the address is reserved in its canonical form (one account and
+ * one bonus per person: lib/billing/emails.ts), the account created, the key's hash stored, and the
+ * bonus written as a usage entry. Returns the key: it is shown once and never stored.
  */
 export async function createAccount(email: string, requestId: string): Promise<{ apiKey: string; account: Account }> {
-  const normalized = normalizeEmail(email);
+  const canonical = canonicalEmail(email);
+  const bonus = isDisposable(canonical) ? 0 : SIGNUP_BONUS_MICRO_USD;
   const accountId = randomUUID();
   const now = new Date();
   const key = newApiKey(accountId, null, now.toISOString());
   const item: AccountItem = {
     accountId,
-    email: normalized,
-    balance: SIGNUP_BONUS_MICRO_USD,
+    email: email.trim(),
+    balance: bonus,
     totalSpent: 0,
     autoTopupEnabled: false,
     createdAt: now.toISOString(),
@@ -92,16 +92,20 @@ export async function createAccount(email: string, requestId: string): Promise<{
   try {
     await transact({
       TransactItems: [
-        { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(normalized), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(canonical), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
         { Put: { TableName: config.TABLE_NAME, Item: { ...accountKey(accountId), ...item, apiKeys: 1 }, ConditionExpression: "attribute_not_exists(pk)" } },
         { Put: { TableName: config.TABLE_NAME, Item: keyItem } },
         { Put: { TableName: config.TABLE_NAME, Item: listItem } },
-        {
-          Put: {
-            TableName: config.TABLE_NAME,
-            Item: usageItem(accountId, now, requestId, { kind: "bonus", endpoint: "signup", amount: SIGNUP_BONUS_MICRO_USD, status: "credited" }),
-          },
-        },
+        ...(bonus
+          ? [
+              {
+                Put: {
+                  TableName: config.TABLE_NAME,
+                  Item: usageItem(accountId, now, requestId, { kind: "bonus", endpoint: "signup", amount: bonus, status: "credited" }),
+                },
+              },
+            ]
+          : []),
       ],
     });
   } catch (error) {
@@ -122,7 +126,7 @@ export async function getAccount(accountId: string, signal?: AbortSignal): Promi
 
 /** The account that owns the email address; null when there is none. */
 export async function findAccountByEmail(email: string): Promise<Account | null> {
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: emailKey(normalizeEmail(email)), ConsistentRead: true }));
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: emailKey(canonicalEmail(email)), ConsistentRead: true }));
   return Item ? getAccount((Item as { accountId: string }).accountId) : null;
 }
 

@@ -12,6 +12,7 @@ import type { Resource } from "../payments/requirements.js";
 import type { Purpose, Settlement } from "../payments/settlement.js";
 import type { VerifiedPayment } from "../payments/x402.js";
 import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
+import { addressGroup } from "./client-address.js";
 import { fingerprint, idempotencyKeyOf } from "./idempotency.js";
 import type { CacheRequest, CacheSlot } from "./render-cache.js";
 
@@ -204,9 +205,11 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   const rates: RateState[] = [];
   const grant: AccessGrant = { account: null, payer: null, charge: null, payment: null, rates, idempotency: null, replay: null, cache: null, counting: null };
   if (route.access === "open") return grant;
+  // Per-address rules count an IPv6 client by its /64.
+  const who = addressGroup(request.sourceIp);
   const authorization = request.headers.authorization;
   if (authorization === undefined && route.access === "priced" && route.price) {
-    for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, null), deps);
+    for (const rule of route.limits) await count(rates, rule, limitFor(rule, who, null), deps);
     // A payment with a payment-identifier id: looked up before it is verified (a resend after a lost
     // answer may no longer verify), bound to this exact payment and body.
     const paymentId = deps.paymentIdentifierOf(request.headers);
@@ -224,13 +227,13 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   const signed = route.access === "signed";
   if (!signed && authorization === undefined && route.access !== "public") throw unauthorized();
   const { account, cap } = signed
-    ? await authenticated(request.sourceIp, "INVALID_SIGNATURE", () => deps.signedAccount(request.query), deps)
+    ? await authenticated(who, "INVALID_SIGNATURE", () => deps.signedAccount(request.query), deps)
     : {
-        account: authorization === undefined ? null : await authenticated(request.sourceIp, "UNAUTHORIZED", () => deps.authenticate(authorization), deps),
+        account: authorization === undefined ? null : await authenticated(who, "UNAUTHORIZED", () => deps.authenticate(authorization), deps),
         cap: null,
       };
   const counting = (async () => {
-    for (const rule of route.limits) await count(rates, rule, limitFor(rule, request.sourceIp, account), deps);
+    for (const rule of route.limits) await count(rates, rule, limitFor(rule, who, account), deps);
   })();
   if (route.countsWhileWorking && !route.price) {
     counting.catch(() => undefined); // awaited by the pipeline, after the work started

@@ -33,3 +33,24 @@ export function clientAddress(headers: Readonly<Record<string, string>>, sourceI
   const viewer = headers[EDGE_HEADERS.viewer];
   return (viewer && net.isIP(viewer) ? viewer : null) ?? viewerAddress(headers["cloudfront-viewer-address"]) ?? sourceIp;
 }
+
+/**
+ * What per-address rules count by: an IPv4 address, or an IPv6 address's /64 (one subscriber's
+ * network: whoever is given a /64 has 2^64 addresses to rotate through). An IPv4-mapped IPv6
+ * address is its IPv4 one.
+ */
+export function addressGroup(ip: string): string {
+  const address = ip.replace(/%.*$/, "");
+  if (!net.isIPv6(address)) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  // An embedded IPv4 tail (::1.2.3.4) stands for two groups; only the first four matter here.
+  const groupsOf = (part: string) => (part ? part.split(":").flatMap((g) => (g.includes(".") ? ["0", "0"] : [g])) : []);
+  const [head = "", tail] = address.split("::");
+  const groups =
+    tail === undefined ? groupsOf(head) : [...groupsOf(head), ...Array(8 - groupsOf(head).length - groupsOf(tail).length).fill("0"), ...groupsOf(tail)];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
+}

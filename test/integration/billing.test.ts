@@ -57,6 +57,41 @@ describe("signup and keys", () => {
     expect(((await again.json()) as ErrorBody).error.code).toBe("EMAIL_TAKEN");
   });
 
+  it("one bonus per person: the spellings a farmer would try are the same address", async () => {
+    const name = `farmer.${Date.now()}`;
+    const post = (email: string) =>
+      fetch(`${base()}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+    const first = await post(`${name}@gmail.com`);
+    expect(first.status).toBe(201);
+    const compact = name.replaceAll(".", "");
+    for (const spelling of [
+      `${name}+1@gmail.com`,
+      `${compact}@gmail.com`,
+      `${compact.slice(0, 3)}.${compact.slice(3)}@googlemail.com`,
+      `${name.toUpperCase()}+bonus@GMAIL.COM`,
+    ]) {
+      const again = await post(spelling);
+      expect(again.status, spelling).toBe(409);
+    }
+    // A look-alike domain (a Cyrillic "а", in its xn-- spelling) is the domain it looks like.
+    expect((await post(`${name}@xn--gmil-63d.com`)).status).toBe(409);
+  });
+
+  it("an address at a disposable-mail domain gets an account and a key, without the bonus", async () => {
+    for (const domain of ["mailinator.com", "inbox.mailinator.com"]) {
+      const res = await fetch(`${base()}/api/v1/signup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: `throwaway-${Date.now()}@${domain}` }),
+      });
+      expect(res.status, domain).toBe(201);
+      const body = (await res.json()) as { api_key: string; balance_micro_usd: number };
+      expect(body.balance_micro_usd, domain).toBe(0);
+      const report = await usage(body.api_key);
+      expect(report.recent_usage, domain).toEqual([]);
+    }
+  });
+
   it("answers 401 for an unknown or malformed key, and for usage without a key", async () => {
     const unknown = `shl_live_${"A".repeat(43)}`;
     for (const authorization of [`Bearer ${unknown}`, "Bearer nope", "Basic dXNlcjpwYXNz", "Bearer"]) {

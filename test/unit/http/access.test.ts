@@ -297,6 +297,15 @@ describe("a public route", () => {
     expect(await codeOf(authorize(route, request(), deps))).toBe("RATE_LIMITED");
     expect(calls).toEqual(["limit signup-ip:203.0.113.9 10/3600s"]);
   });
+
+  it("an IPv6 client counts by its /64, whichever of its addresses it sends from", async () => {
+    const route = routeById("signup");
+    for (const sourceIp of ["2001:db8:7:8::1", "2001:db8:7:8:a:b:c:d"]) {
+      const { deps, calls } = fakeAccess({ limited: ["signup-ip:2001:db8:7:8::/64"] });
+      expect(await codeOf(authorize(route, { ...request(), sourceIp }, deps)), sourceIp).toBe("RATE_LIMITED");
+      expect(calls).toEqual(["limit signup-ip:2001:db8:7:8::/64 10/3600s"]);
+    }
+  });
 });
 
 describe("an open route (health)", () => {

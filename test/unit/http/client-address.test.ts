@@ -34,3 +34,16 @@ describe("the client's address", () => {
     expect(clientAddress({ "x-shotline-edge": "", "x-shotline-viewer-address": "203.0.113.5" }, "127.0.0.1")).toBe("127.0.0.1");
   });
 });
+
+describe("what per-address rules count by", () => {
+  it("is an IPv4 address, or an IPv6 address's /64: a subscriber cannot rotate through its 2^64 addresses", async () => {
+    const { addressGroup } = await import("../../../lib/http/client-address.js");
+    expect(addressGroup("203.0.113.5")).toBe("203.0.113.5");
+    for (const ip of ["2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:0db8:0001:0002:0:0:0:9", "2001:db8:1:2::1.2.3.4", "2001:db8:1:2::7%eth0"])
+      expect(addressGroup(ip), ip).toBe("2001:db8:1:2::/64");
+    expect(addressGroup("2001:db8:1:3::1")).toBe("2001:db8:1:3::/64");
+    expect(addressGroup("::1")).toBe("0:0:0:0::/64");
+    expect(addressGroup("2001:db8::")).toBe("2001:db8:0:0::/64");
+    expect(addressGroup("::ffff:198.51.100.7")).toBe("198.51.100.7");
+  });
+});
