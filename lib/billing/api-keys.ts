@@ -185,8 +185,10 @@ export async function authenticate(authorization: string): Promise<Account> {
   const account = stored ? await getAccount(stored.accountId) : null;
   if (!stored || !account) throw unauthorized("This API key is not valid.");
   remember(authCache, keyHash, { account, at: Date.now() }, AUTH_CACHE_SIZE);
-  // Nothing waits for these: a key works whether or not its listing is up to date.
-  void noteUse(key, keyHash, stored).catch(() => undefined);
+  // Nothing waits for a use's note; a key from before keys were listed is listed before its request
+  // goes on (that request may be the one that makes another key, and counts the account's keys).
+  const noting = noteUse(key, keyHash, stored).catch(() => undefined);
+  if (!stored.keyId) await noting;
   return account;
 }
 

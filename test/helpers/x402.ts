@@ -1,8 +1,8 @@
 import { x402Client } from "@x402/core/client";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { createPublicClient, erc20Abi, http } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { createPublicClient, createWalletClient, erc20Abi, type Hex, http } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { DevInfo } from "../../dev/stack.js";
 
 // The real x402 client paying from the dev payer on a local stack's chain (anvil + Circle's USDC).
@@ -10,10 +10,28 @@ import type { DevInfo } from "../../dev/stack.js";
 /** A base64 JSON header (PAYMENT-REQUIRED, PAYMENT-RESPONSE) decoded. */
 export const decode = (header: string | null) => JSON.parse(Buffer.from(header!, "base64").toString("utf8")) as Record<string, any>;
 
-/** The dev payer, its x402 client and the chain of the stack `info` describes. */
-export function localPayer(info: DevInfo) {
+/**
+ * A payer of its own: a new key given `usdc` atomic units by the dev payer, for a test file that
+ * checks its payer's balance exactly while other files pay from the dev payer at the same time.
+ */
+export async function freshPayerKey(info: DevInfo, usdc = 50_000_000n): Promise<Hex> {
+  const key = generatePrivateKey();
+  const wallet = createWalletClient({ account: privateKeyToAccount(info.payerPrivateKey as Hex), transport: http(info.rpcUrl) });
+  const hash = await wallet.writeContract({
+    address: info.usdcAddress as Hex,
+    abi: erc20Abi,
+    functionName: "transfer",
+    args: [privateKeyToAccount(key).address, usdc],
+    chain: null,
+  });
+  await createPublicClient({ transport: http(info.rpcUrl) }).waitForTransactionReceipt({ hash });
+  return key;
+}
+
+/** The dev payer (or the payer of `key`), its x402 client and the chain of the stack `info` describes. */
+export function localPayer(info: DevInfo, key = info.payerPrivateKey as Hex) {
   const usdc = info.usdcAddress as `0x${string}`;
-  const payer = privateKeyToAccount(info.payerPrivateKey as `0x${string}`);
+  const payer = privateKeyToAccount(key);
   const chain = createPublicClient({ transport: http(info.rpcUrl) });
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: payer });
