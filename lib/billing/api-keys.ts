@@ -6,7 +6,7 @@ import { remember } from "../lru.js";
 import { type Account, getAccount, hashApiKey, KEY_PATTERN, keyEnds, newApiKey } from "./accounts.js";
 import { documents, ignoreFailedCondition, transact, transactionConditionFailed } from "./dynamodb.js";
 import { unauthorized } from "./errors.js";
-import { countRaced, countUpdate, withKeyCount } from "./key-count.js";
+import { countChange, countRefused } from "./key-count.js";
 import { API_KEY_PREFIX, accountApiKeyKey, accountKey, apiKeyKey } from "./keys.js";
 
 // An account's API keys (docs/api.md, "Keys and accounts"): up to MAX_API_KEYS at once, each shown
@@ -59,28 +59,24 @@ const heldKeys = async (accountId: string) => (await listItems(accountId)).lengt
 /** Makes a new API key for `accountId`, named `name`: its listing and, this once, the key. 409 past MAX_API_KEYS. */
 export async function createApiKey(accountId: string, name: string | null): Promise<ApiKey & { readonly apiKey: string }> {
   const tooMany = () => new AppError("TOO_MANY_API_KEYS", `An account holds at most ${MAX_API_KEYS} API keys; revoke one first.`);
+  const held = await heldKeys(accountId);
+  if (held >= MAX_API_KEYS) throw tooMany();
+  const createdAt = new Date().toISOString();
+  const { apiKey, keyId, items } = newApiKey(accountId, name, createdAt);
   try {
-    return await withKeyCount(
-      () => heldKeys(accountId),
-      2,
-      async (held) => {
-        if (held >= MAX_API_KEYS) throw tooMany();
-        const createdAt = new Date().toISOString();
-        const { apiKey, keyId, items } = newApiKey(accountId, name, createdAt);
-        await transact({
-          TransactItems: [
-            { Put: { TableName: config.TABLE_NAME, Item: items[0], ConditionExpression: "attribute_not_exists(pk)" } },
-            { Put: { TableName: config.TABLE_NAME, Item: items[1] } },
-            countUpdate(accountId, "apiKeys", held, held + 1),
-          ],
-        });
-        return { id: keyId, name, ...keyEnds(apiKey), createdAt, lastUsedAt: null, apiKey };
-      },
-    );
+    await transact({
+      TransactItems: [
+        { Put: { TableName: config.TABLE_NAME, Item: items[0], ConditionExpression: "attribute_not_exists(pk)" } },
+        { Put: { TableName: config.TABLE_NAME, Item: items[1] } },
+        countChange(accountId, "apiKeys", held, { add: 1, bound: MAX_API_KEYS }),
+      ],
+    });
   } catch (error) {
-    if (countRaced(error, 2)) throw tooMany();
+    // Others got there first: the account is full.
+    if (countRefused(error, 2)) throw tooMany();
     throw error;
   }
+  return { id: keyId, name, ...keyEnds(apiKey), createdAt, lastUsedAt: null, apiKey };
 }
 
 /**
@@ -90,36 +86,29 @@ export async function createApiKey(accountId: string, name: string | null): Prom
 export async function revokeApiKey(accountId: string, keyId: string): Promise<void> {
   const last = () => new AppError("LAST_API_KEY", "This is the account's last API key: make another before you revoke it.");
   const missing = () => new AppError("NOT_FOUND", `This account has no API key ${keyId}.`);
-  let items: ListItem[] = [];
+  const items = await listItems(accountId);
+  const key = items.find((item) => item.keyId === keyId);
+  if (!key) throw missing();
+  if (items.length <= 1) throw last();
   try {
-    await withKeyCount(
-      async () => {
-        items = await listItems(accountId);
-        return items.length;
-      },
-      2,
-      async (held) => {
-        const key = items.find((item) => item.keyId === keyId);
-        if (!key) throw missing();
-        if (items.length <= 1) throw last();
-        await transact({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: config.TABLE_NAME,
-                Key: apiKeyKey(key.keyHash),
-                ConditionExpression: "accountId = :accountId",
-                ExpressionAttributeValues: { ":accountId": accountId },
-              },
-            },
-            { Delete: { TableName: config.TABLE_NAME, Key: accountApiKeyKey(accountId, keyId), ConditionExpression: "attribute_exists(pk)" } },
-            countUpdate(accountId, "apiKeys", held, held - 1),
-          ],
-        });
-      },
-    );
+    await transact({
+      TransactItems: [
+        {
+          Delete: {
+            TableName: config.TABLE_NAME,
+            Key: apiKeyKey(key.keyHash),
+            ConditionExpression: "accountId = :accountId",
+            ExpressionAttributeValues: { ":accountId": accountId },
+          },
+        },
+        { Delete: { TableName: config.TABLE_NAME, Key: accountApiKeyKey(accountId, keyId), ConditionExpression: "attribute_exists(pk)" } },
+        // Two revocations at once cannot take the last two: the count stays at one or more.
+        countChange(accountId, "apiKeys", items.length, { add: -1, bound: 1 }),
+      ],
+    });
   } catch (error) {
     if (transactionConditionFailed(error, 0) || transactionConditionFailed(error, 1)) throw missing();
+    if (countRefused(error, 2)) throw last();
     throw error;
   }
 }

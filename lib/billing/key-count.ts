@@ -2,42 +2,28 @@ import { config } from "../config.js";
 import { transactionConditionFailed } from "./dynamodb.js";
 import { accountKey } from "./keys.js";
 
-// An account's keys of one kind (API keys, signing keys) are counted on its item, so that a limit
-// holds however many changes race: each change is a transaction whose last item sets the count to
-// what it will be, only if it still says what was just listed (or was never kept).
+// An account's keys of one kind (API keys, signing keys) are counted on its item. Every change moves
+// the count in the same transaction as the key, under the limit's condition, so however many changes
+// race the count never passes the limit nor the floor. An account from before counts were kept starts
+// from what its list holds.
 
 /** An account item's count of keys of one kind. */
 export type KeyCounter = "apiKeys" | "signingKeys";
 
 /**
- * How often a change is tried again when another changed the keys first. Each lost try means
- * another change landed, so with creations alone the count reaches its limit first; the bound is
- * for a storm of revocations and creations racing without end.
+ * The transaction item that adds one key to `counter` while it is below `bound`, or takes one away
+ * while it is above `bound`. `held` is the account's list, for a count never kept.
  */
-const KEY_CHANGE_TRIES = 50;
-
-/** The transaction item that sets `counter` to `next` only if it still says `held`; it goes last in its transaction (see countRaced). */
-export const countUpdate = (accountId: string, counter: KeyCounter, held: number, next: number) => ({
+export const countChange = (accountId: string, counter: KeyCounter, held: number, change: { add: 1 | -1; bound: number }) => ({
   Update: {
     TableName: config.TABLE_NAME,
     Key: accountKey(accountId),
-    UpdateExpression: "SET #count = :next",
-    ConditionExpression: "attribute_exists(pk) AND (attribute_not_exists(#count) OR #count = :held)",
+    UpdateExpression: "SET #count = if_not_exists(#count, :held) + :add",
+    ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(#count) OR #count ${change.add > 0 ? "<" : ">"} :bound)`,
     ExpressionAttributeNames: { "#count": counter },
-    ExpressionAttributeValues: { ":next": next, ":held": held },
+    ExpressionAttributeValues: { ":held": held, ":add": change.add, ":bound": change.bound },
   },
 });
 
-/** Whether a transaction whose count update is item `index` lost to another change. */
-export const countRaced = (error: unknown, index: number) => transactionConditionFailed(error, index);
-
-/** Runs `change` with the number of keys held now (`held` lists them), again while another change got there first (its count update at `index`). */
-export async function withKeyCount<T>(held: () => Promise<number>, index: number, change: (held: number) => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await change(await held());
-    } catch (error) {
-      if (!countRaced(error, index) || tries === KEY_CHANGE_TRIES) throw error;
-    }
-  }
-}
+/** Whether a transaction whose count change is item `index` was refused by its bound. */
+export const countRefused = (error: unknown, index: number) => transactionConditionFailed(error, index);

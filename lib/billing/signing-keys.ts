@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
-import { countRaced, countUpdate, withKeyCount } from "./key-count.js";
+import { countChange, countRefused } from "./key-count.js";
 import { accountSigningKeyKey, SIGNING_KEY_PREFIX, signingKeyKey } from "./keys.js";
 
 // Signing keys for signed links (docs/api.md, "Signed links"): an account creates a key and gets its
@@ -28,36 +28,31 @@ const heldKeys = async (accountId: string) => (await listSigningKeys(accountId))
 /** Creates a signing key for `accountId` (with a daily limit, or none): its id and, this once, its secret. */
 export async function createSigningKey(accountId: string, dailyLimitCents: number | null): Promise<SigningKey & { readonly secret: string }> {
   const tooMany = () => new AppError("TOO_MANY_SIGNING_KEYS", `An account holds at most ${MAX_SIGNING_KEYS} signing keys; revoke one first.`);
+  const held = await heldKeys(accountId);
+  if (held >= MAX_SIGNING_KEYS) throw tooMany();
+  const keyId = `sk_${randomBytes(12).toString("base64url")}`;
+  const secret = `sks_${randomBytes(32).toString("base64url")}`;
+  const createdAt = new Date().toISOString();
   try {
-    return await withKeyCount(
-      () => heldKeys(accountId),
-      2,
-      async (held) => {
-        if (held >= MAX_SIGNING_KEYS) throw tooMany();
-        const keyId = `sk_${randomBytes(12).toString("base64url")}`;
-        const secret = `sks_${randomBytes(32).toString("base64url")}`;
-        const createdAt = new Date().toISOString();
-        await transact({
-          TransactItems: [
-            {
-              Put: {
-                TableName: config.TABLE_NAME,
-                Item: { ...signingKeyKey(keyId), accountId, secret, createdAt, dailyLimitCents },
-                ConditionExpression: "attribute_not_exists(pk)",
-              },
-            },
-            { Put: { TableName: config.TABLE_NAME, Item: { ...accountSigningKeyKey(accountId, keyId), keyId, createdAt, dailyLimitCents } } },
-            countUpdate(accountId, "signingKeys", held, held + 1),
-          ],
-        });
-        return { keyId, secret, createdAt, dailyLimitCents };
-      },
-    );
+    await transact({
+      TransactItems: [
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: { ...signingKeyKey(keyId), accountId, secret, createdAt, dailyLimitCents },
+            ConditionExpression: "attribute_not_exists(pk)",
+          },
+        },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...accountSigningKeyKey(accountId, keyId), keyId, createdAt, dailyLimitCents } } },
+        countChange(accountId, "signingKeys", held, { add: 1, bound: MAX_SIGNING_KEYS }),
+      ],
+    });
   } catch (error) {
-    // Still raced after every try: as good as full.
-    if (countRaced(error, 2)) throw tooMany();
+    // Others got there first: the account is full.
+    if (countRefused(error, 2)) throw tooMany();
     throw error;
   }
+  return { keyId, secret, createdAt, dailyLimitCents };
 }
 
 /** The account's signing keys, oldest first (no secrets). */
@@ -78,25 +73,20 @@ export async function listSigningKeys(accountId: string): Promise<SigningKey[]> 
 /** Revokes the account's key `keyId`: links signed with it stop working at once. 404 when the account has no such key. */
 export async function revokeSigningKey(accountId: string, keyId: string): Promise<void> {
   try {
-    await withKeyCount(
-      () => heldKeys(accountId),
-      2,
-      (held) =>
-        transact({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: config.TABLE_NAME,
-                Key: signingKeyKey(keyId),
-                ConditionExpression: "accountId = :accountId",
-                ExpressionAttributeValues: { ":accountId": accountId },
-              },
-            },
-            { Delete: { TableName: config.TABLE_NAME, Key: accountSigningKeyKey(accountId, keyId), ConditionExpression: "attribute_exists(pk)" } },
-            countUpdate(accountId, "signingKeys", held, Math.max(0, held - 1)),
-          ],
-        }),
-    );
+    await transact({
+      TransactItems: [
+        {
+          Delete: {
+            TableName: config.TABLE_NAME,
+            Key: signingKeyKey(keyId),
+            ConditionExpression: "accountId = :accountId",
+            ExpressionAttributeValues: { ":accountId": accountId },
+          },
+        },
+        { Delete: { TableName: config.TABLE_NAME, Key: accountSigningKeyKey(accountId, keyId), ConditionExpression: "attribute_exists(pk)" } },
+        countChange(accountId, "signingKeys", await heldKeys(accountId), { add: -1, bound: 0 }),
+      ],
+    });
   } catch (error) {
     // Either condition failing means the account has no such key (another account's, or none); any other cancellation is a failure.
     if (transactionConditionFailed(error, 0) || transactionConditionFailed(error, 1)) {

@@ -121,6 +121,16 @@ describe("API keys", () => {
     expect((await revoke(key, "x".repeat(2_000))).status).toBe(404);
   }, 30_000);
 
+  it("two revocations at once cannot take an account's last two keys", async () => {
+    const { key } = await signup();
+    const other = (await (await create(key)).json()) as { api_key: string; id: string };
+    const ids = (await list(key)).keys.map((k) => k.id);
+    const answers = await Promise.all(ids.map((id, i) => revoke(i === 0 ? other.api_key : key, id)));
+    expect(answers.map((res) => res.status).sort()).toEqual([200, 409]);
+    const survivor = answers[0]!.status === 200 ? other.api_key : key;
+    expect((await list(survivor)).keys).toHaveLength(1);
+  });
+
   it("a key made before keys were listed takes its place in the list when it is used", async () => {
     const { key, accountId } = await signup();
     // As a signup before this change left it: the key's item without an id, no list, no count.
