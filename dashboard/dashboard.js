@@ -286,14 +286,17 @@
 
   // ---- API keys (docs/api.md, "Keys and accounts") -------------------------------------------
 
-  async function loadApiKeys() {
-    fieldError("api-keys-error");
+  /** Loads one of the account's key lists into its card, or says there why it could not. */
+  async function loadKeys(path, field, render, errorId) {
+    fieldError(errorId);
     try {
-      renderApiKeys((await api("/api-keys")).api_keys);
+      render((await api(path))[field]);
     } catch (error) {
-      fieldError("api-keys-error", explain(error));
+      fieldError(errorId, explain(error));
     }
   }
+
+  const loadApiKeys = () => loadKeys("/api-keys", "api_keys", renderApiKeys, "api-keys-error");
 
   const dateOf = (iso) => new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium" });
 
@@ -364,14 +367,7 @@
 
   // ---- signed links: signing keys and the link builder (docs/api.md, "Signed links") --------
 
-  async function loadSigningKeys() {
-    fieldError("signing-keys-error");
-    try {
-      renderSigningKeys((await api("/signing-keys")).signingKeys);
-    } catch (error) {
-      fieldError("signing-keys-error", explain(error));
-    }
-  }
+  const loadSigningKeys = () => loadKeys("/signing-keys", "signingKeys", renderSigningKeys, "signing-keys-error");
 
   function renderSigningKeys(keys) {
     const list = $("signing-keys");
