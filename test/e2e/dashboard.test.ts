@@ -88,7 +88,8 @@ async function openDashboard(options: { wallet: boolean; width?: number }): Prom
 // What a person sees: innerText, which follows layout and CSS, unlike textContent.
 // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is the point.
 const textOf = (page: Page, selector: string) => page.$eval(selector, (el) => (el as HTMLElement).innerText.trim());
-const visible = (page: Page, selector: string) => page.waitForSelector(selector, { visible: true, timeout: 10_000 });
+// A wide margin: the page waits on the local stack, which shares the machine with the rest of the suite.
+const visible = (page: Page, selector: string) => page.waitForSelector(selector, { visible: true, timeout: 30_000 });
 const usage = async (key: string) =>
   (await (await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
     balance_micro_usd: number;
