@@ -300,32 +300,39 @@
 
   const dateOf = (iso) => new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium" });
 
+  /** A key's row in its list: what names it (code), what is said of it, and its Revoke button (returned, to be marked). */
+  function keyRow(list, name, about) {
+    const item = document.createElement("li");
+    const label = document.createElement("span");
+    const code = document.createElement("code");
+    code.textContent = name;
+    const said = document.createElement("span");
+    said.className = "muted small";
+    said.textContent = ` ${about}`;
+    label.append(code, said);
+    const revoke = document.createElement("button");
+    revoke.type = "button";
+    revoke.className = "button ghost small-button";
+    revoke.textContent = "Revoke";
+    item.append(label, revoke);
+    list.append(item);
+    return revoke;
+  }
+
   function renderApiKeys(keys) {
     const list = $("api-keys");
     list.replaceChildren();
     const current = sessionStorage.getItem(KEY_STORAGE) || "";
     for (const key of keys) {
-      const item = document.createElement("li");
-      const label = document.createElement("span");
-      const ends = document.createElement("code");
-      ends.textContent = `${key.start}…${key.end}`;
-      const about = document.createElement("span");
-      about.className = "muted small";
       const mine = current.startsWith(key.start) && current.endsWith(key.end);
       const used = key.last_used_at ? `used ${dateOf(`${key.last_used_at}Z`)}` : "never used";
-      about.textContent = ` ${key.name ? `${key.name}, ` : ""}created ${dateOf(key.created_at)}, ${used}${mine ? " (this page)" : ""}`;
-      label.append(ends, about);
-      const revoke = document.createElement("button");
-      revoke.type = "button";
-      revoke.className = "button ghost small-button";
-      revoke.textContent = "Revoke";
+      const about = `${key.name ? `${key.name}, ` : ""}created ${dateOf(key.created_at)}, ${used}${mine ? " (this page)" : ""}`;
+      const revoke = keyRow(list, `${key.start}…${key.end}`, about);
       revoke.dataset.revokeKey = key.id;
       revoke.dataset.mine = mine ? "yes" : "";
       // The last key stays: an account keeps a way in.
       revoke.disabled = keys.length === 1;
       if (revoke.disabled) revoke.title = "An account keeps at least one key: make another first.";
-      item.append(label, revoke);
-      list.append(item);
     }
   }
 
@@ -376,22 +383,8 @@
     const chosen = select.value;
     select.replaceChildren();
     for (const key of keys) {
-      const item = document.createElement("li");
-      const label = document.createElement("span");
-      const id = document.createElement("code");
-      id.textContent = key.keyId;
-      const created = document.createElement("span");
-      created.className = "muted small";
       const limit = key.dailyLimitCents === null ? "no daily limit" : `at most $${(key.dailyLimitCents / 100).toFixed(2)} a day`;
-      created.textContent = ` created ${new Date(key.createdAt).toLocaleDateString(undefined, { dateStyle: "medium" })}, ${limit}`;
-      label.append(id, created);
-      const revoke = document.createElement("button");
-      revoke.type = "button";
-      revoke.className = "button ghost small-button";
-      revoke.textContent = "Revoke";
-      revoke.dataset.revoke = key.keyId;
-      item.append(label, revoke);
-      list.append(item);
+      keyRow(list, key.keyId, `created ${dateOf(key.createdAt)}, ${limit}`).dataset.revoke = key.keyId;
       const option = document.createElement("option");
       option.value = key.keyId;
       option.textContent = key.keyId;

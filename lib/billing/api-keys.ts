@@ -4,7 +4,7 @@ import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { remember } from "../lru.js";
 import { type Account, getAccount, hashApiKey, KEY_PATTERN, keyEnds, newApiKey } from "./accounts.js";
-import { documents, ignoreFailedCondition, transact, transactionConditionFailed } from "./dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, transact, transactionConditionFailed } from "./dynamodb.js";
 import { unauthorized } from "./errors.js";
 import { countChange, countRefused } from "./key-count.js";
 import { API_KEY_PREFIX, accountApiKeyKey, accountKey, apiKeyKey } from "./keys.js";
@@ -205,21 +205,15 @@ async function noteUse(key: string, keyHash: string, stored: { accountId: string
   // made from its hash (whichever instance sees it first writes the same), and the account's key
   // count, if it keeps one, counts it. Single writes, no transaction: each is safe to repeat.
   const keyId = `key_${createHash("sha256").update(keyHash).digest("base64url").slice(0, 12)}`;
-  const listedNow = await documents
-    .send(
+  const listedNow = await conditionHeld(
+    documents.send(
       new PutCommand({
         TableName: config.TABLE_NAME,
         Item: { ...accountApiKeyKey(stored.accountId, keyId), keyId, keyHash, name: null, ...keyEnds(key), createdAt: stored.createdAt, lastUsedAt },
         ConditionExpression: "attribute_not_exists(pk)",
       }),
-    )
-    .then(
-      () => true,
-      (error: unknown) => {
-        ignoreFailedCondition(error);
-        return false;
-      },
-    );
+    ),
+  );
   await documents.send(
     new UpdateCommand({
       TableName: config.TABLE_NAME,

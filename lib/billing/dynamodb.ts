@@ -29,6 +29,16 @@ export function ignoreFailedCondition(error: unknown): void {
   if (!(error instanceof ConditionalCheckFailedException)) throw error;
 }
 
+/** Whether a conditional write went through (false: its condition failed); any other failure is rethrown. */
+export const conditionHeld = (write: Promise<unknown>): Promise<boolean> =>
+  write.then(
+    () => true,
+    (error: unknown) => {
+      ignoreFailedCondition(error);
+      return false;
+    },
+  );
+
 /** Whether a transaction was cancelled because the condition of its item at `index` failed. */
 export const transactionConditionFailed = (error: unknown, index: number) =>
   error instanceof TransactionCanceledException && error.CancellationReasons?.[index]?.Code === "ConditionalCheckFailed";

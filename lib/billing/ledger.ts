@@ -67,7 +67,7 @@ export async function chargeForRequest(
   accountId: string,
   amount: number,
   request: { requestId: string; endpoint: string; at: Date },
-  cap?: SpendCap,
+  cap: SpendCap | null = null,
 ): Promise<Charge> {
   const item = usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" });
   const entry = { pk: item.pk, sk: item.sk };

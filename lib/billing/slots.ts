@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
-import { documents, ignoreFailedCondition } from "./dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition } from "./dynamodb.js";
 import { slotKey } from "./keys.js";
 
 // A bounded share of a function's instances, across all of them: at most `size` holders of a pool at
@@ -29,8 +29,8 @@ async function take(pool: string, size: number, holder: string, leaseUntil: numb
   const first = randomInt(size);
   for (let i = 0; i < size; i++) {
     const index = (first + i) % size;
-    const taken = await documents
-      .send(
+    const taken = await conditionHeld(
+      documents.send(
         new UpdateCommand({
           TableName: config.TABLE_NAME,
           Key: slotKey(pool, index),
@@ -38,14 +38,8 @@ async function take(pool: string, size: number, holder: string, leaseUntil: numb
           ConditionExpression: "attribute_not_exists(holder) OR leaseUntil < :now",
           ExpressionAttributeValues: { ":holder": holder, ":until": leaseUntil, ":now": Date.now() },
         }),
-      )
-      .then(
-        () => true,
-        (error: unknown) => {
-          ignoreFailedCondition(error);
-          return false;
-        },
-      );
+      ),
+    );
     if (taken) return index;
   }
   return null;

@@ -37,7 +37,7 @@ export interface AccessDependencies {
   authenticate(authorization: string): Promise<Account>;
   enforceRateLimit(subject: string, limit: number, windowSeconds: number): Promise<RateCount>;
   /** With `cap`, a signed link's key with a daily limit: 429 DAILY_LIMIT_REACHED past it. */
-  charge(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }, cap?: SpendCap): Promise<Charge>;
+  charge(accountId: string, amount: number, request: { requestId: string; endpoint: string; at: Date }, cap: SpendCap | null): Promise<Charge>;
   refund(charge: Charge): Promise<unknown>;
   deliver(charge: Charge): Promise<void>;
   verifyPayment(headers: Readonly<Record<string, string>>, amount: number, resource: Resource, requestId: string): Promise<VerifiedPayment>;
@@ -255,7 +255,7 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
         account.accountId,
         priceOf(route.price!, request.body),
         { requestId: request.requestId, endpoint: route.id, at: request.at },
-        cap ?? undefined,
+        cap,
       );
       return { ...grant, account, payer, charge, idempotency: claimed, cache };
     } catch (error) {

@@ -46,9 +46,8 @@ export function addressGroup(ip: string): string {
   if (mapped) return mapped[1]!;
   // An embedded IPv4 tail (::1.2.3.4) stands for two groups; only the first four matter here.
   const groupsOf = (part: string) => (part ? part.split(":").flatMap((g) => (g.includes(".") ? ["0", "0"] : [g])) : []);
-  const [head = "", tail] = address.split("::");
-  const groups =
-    tail === undefined ? groupsOf(head) : [...groupsOf(head), ...Array(8 - groupsOf(head).length - groupsOf(tail).length).fill("0"), ...groupsOf(tail)];
+  const [head, tail] = address.split("::").map(groupsOf) as [string[], string[] | undefined];
+  const groups = tail === undefined ? head : [...head, ...Array(8 - head.length - tail.length).fill("0"), ...tail];
   return `${groups
     .slice(0, 4)
     .map((g) => Number.parseInt(g, 16).toString(16))

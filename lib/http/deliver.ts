@@ -3,7 +3,7 @@ import { OUTPUT_RETENTION_DAYS } from "../packaging.js";
 import type { Capture } from "../render/capture.js";
 import { previewOf } from "../render/encode.js";
 import { routeById } from "../routes.js";
-import { OUTPUT_KEY, storeOutput } from "../storage/outputs.js";
+import { downloadLink, OUTPUT_KEY, storeOutput } from "../storage/outputs.js";
 import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 
 const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf" } as const;
@@ -28,7 +28,7 @@ export async function deliverCapture(
   const extension = EXTENSIONS[capture.format];
   const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs), ...extraHeaders };
   if (capture.truncated) headers["X-Truncated"] = "true";
-  const store = () => storeOutput(capture.body, capture.contentType, extension);
+  const store = async () => downloadLink(await storeOutput(capture.body, capture.contentType, extension));
   const base64Bytes = Math.ceil(capture.body.length / 3) * 4;
   const fitsInline = capture.body.length <= config.INLINE_LIMIT_BYTES && base64Bytes <= MAX_INLINE_ANSWER_BYTES;
   // Only a signed link's answer says who may keep it; the others leave it to the route's row.
@@ -88,11 +88,11 @@ function envelopeOf(capture: Capture) {
  */
 export async function deliverForTool(capture: Capture, origin: string, extraHeaders: Record<string, string> = {}): Promise<HttpResponse> {
   const extension = EXTENSIONS[capture.format];
-  const [stored, preview] = await Promise.all([
+  const [key, preview] = await Promise.all([
     storeOutput(capture.body, capture.contentType, extension),
     capture.format === "pdf" ? null : previewOf(capture.body, capture.width, capture.height),
   ]);
-  const [, day, file] = OUTPUT_KEY.exec(stored.key)!;
+  const [, day, file] = OUTPUT_KEY.exec(key)!;
   const link = `${origin}${routeById("output").path.replace("{day}", day!).replace("{file}", file!)}`;
   const expiresAt = new Date(Date.now() + OUTPUT_RETENTION_DAYS * 86_400_000).toISOString();
   const shown = preview && { mimeType: "image/jpeg", data: preview.data.toString("base64"), width: preview.width, height: preview.height };

@@ -5,9 +5,8 @@ import { config } from "../config.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS } from "../packaging.js";
 import { s3 } from "./s3.js";
 
-/** A stored output: its key in the bucket and the presigned link that fetches it until `expiresAt`. */
-export interface StoredOutput {
-  readonly key: string;
+/** A presigned link to a stored output, and until when it works. */
+export interface OutputLink {
   readonly url: string;
   readonly expiresAt: string;
 }
@@ -17,9 +16,9 @@ export const OUTPUT_KEY = /^outputs\/(\d{4}-\d{2}-\d{2})\/([0-9a-f]{8}-[0-9a-f]{
 
 /**
  * Stores an output too large to return inline (Lambda responses cap at 6 MB, base64 inflates by a
- * third) and returns a presigned GET link. The bucket's lifecycle rule deletes it after a day.
+ * third), or one an MCP tool links to; returns its key. The bucket's lifecycle rule deletes it after a day.
  */
-export async function storeOutput(body: Buffer, contentType: string, extension: string): Promise<StoredOutput> {
+export async function storeOutput(body: Buffer, contentType: string, extension: string): Promise<string> {
   const key = `outputs/${new Date().toISOString().slice(0, 10)}/${randomUUID()}.${extension}`;
   await s3.send(
     new PutObjectCommand({
@@ -30,9 +29,16 @@ export async function storeOutput(body: Buffer, contentType: string, extension: 
       ContentDisposition: `inline; filename="screenshot.${extension}"`,
     }),
   );
+  return key;
+}
+
+/** A presigned GET link to the object `key`, for `seconds`. */
+const presigned = (key: string, seconds: number) => getSignedUrl(s3, new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }), { expiresIn: seconds });
+
+/** The link a large output's answer carries: presigned for DOWNLOAD_LINK_SECONDS. */
+export async function downloadLink(key: string): Promise<OutputLink> {
   const expiresIn = config.DOWNLOAD_LINK_SECONDS;
-  const url = await getSignedUrl(s3, new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }), { expiresIn });
-  return { key, url, expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString() };
+  return { url: await presigned(key, expiresIn), expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString() };
 }
 
 /** A presigned link to the stored output `key` for `seconds`, or null when it is no longer stored. */
@@ -43,7 +49,7 @@ export async function linkToOutput(key: string, seconds: number): Promise<string
     if (error instanceof NotFound) return null;
     throw error;
   }
-  return getSignedUrl(s3, new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }), { expiresIn: seconds });
+  return presigned(key, seconds);
 }
 
 /** Keeps the body of an answer too large for its idempotency record (docs/agents.md, "Safe retries"); the lifecycle rule deletes it after a day. Returns its key. */
