@@ -50,13 +50,19 @@
     return data;
   }
 
+  /** What the signup answer's `bonus` means for the person who signed up. */
+  function bonusNote(bonus) {
+    const screenshots = plural(PRICING.signupBonusMicroUsd / STANDARD_MICRO, "free screenshot");
+    if (bonus === "credited") return `Your ${screenshots} are on your balance.`;
+    if (bonus === "pending_verification") return `We mailed you a link: follow it to receive your ${screenshots}. The key works now with paid credit.`;
+    return "This address has no signup bonus (it has had one already, or it is a disposable address). The key works with paid credit.";
+  }
+
   /** An API error in words a person can act on. */
   function explain(error) {
     switch (error.code) {
       case "UNAUTHORIZED":
         return "That API key was not recognised. Check that you pasted all of it (it starts with shl_live_).";
-      case "EMAIL_TAKEN":
-        return "An account with this email already exists. Sign in with its API key instead.";
       case "RATE_LIMITED":
         return "Too many attempts in a short time. Wait a moment and try again.";
       case "INVALID_PARAMS":
@@ -127,6 +133,7 @@
     try {
       const account = await busy(button, "Creating…", () => api("/signup", { method: "POST", body: { email }, auth: false }));
       $("new-key-value").textContent = account.api_key;
+      $("new-key-bonus").textContent = bonusNote(account.bonus);
       show("signed-out", false);
       show("new-key", true);
     } catch (error) {

@@ -1,10 +1,12 @@
 // `npm run admin -- <command>`: operator tasks through the same ledger the API uses.
-//   credit <email> <usd>      add credit (recorded as a top-up usage entry)
-//   show <email>              balance, spending, settings and recent usage
-//   limit <email> <per-sec>   this account's requests-per-second limit
+//   credit <account> <usd>    add credit (recorded as a top-up usage entry)
+//   show <account>            balance, spending, settings and recent usage
+//   limit <account> <per-sec> this account's requests-per-second limit
 //   reconcile                 the reconciler's pass now: refund charges older than the grace period, confirm pending settlements
 //   reconcile --check         verify the ledger's invariants (lib/billing/invariants.ts); exit 1 if any fails
 //   revoke-key <key>          revoke an API key named whole, or as lists show it ("shl_live_AbCd…wxyz", or its start alone)
+// <account> is an account id, or an email address: the account that received that address's signup
+// bonus (several accounts may share an address; docs/api.md, "Keys and accounts").
 // It works on whatever table the environment points at (TABLE_NAME, AWS credentials); with no
 // TABLE_NAME set it uses the local stack described by .local/dev.json (LOCAL_DIR).
 
@@ -14,7 +16,7 @@ import path from "node:path";
 import { LOCAL_CREDENTIALS } from "./ports.js";
 
 const USAGE =
-  "usage: npm run admin -- credit <email> <usd> | show <email> | limit <email> <requests-per-second> | reconcile [--check] | revoke-key <key or shl_live_AbCd…wxyz>";
+  "usage: npm run admin -- credit <account> <usd> | show <account> | limit <account> <requests-per-second> (an account id or email) | reconcile [--check] | revoke-key <key or shl_live_AbCd…wxyz>";
 
 function fail(message: string): never {
   console.error(`admin: ${message}`);
@@ -80,12 +82,14 @@ async function main() {
   if (!command || !email) fail(USAGE);
   useLocalStackUnlessConfigured();
   if (command === "revoke-key") return revokeKey(email);
-  const { findAccountByEmail, updateAccount } = await import("../lib/billing/accounts.js");
+  const { findAccountByEmail, getAccount, updateAccount } = await import("../lib/billing/accounts.js");
+  const find = (named: string) =>
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(named) ? getAccount(named) : findAccountByEmail(named);
   const { creditAccount } = await import("../lib/billing/ledger.js");
   const { usageReport } = await import("../lib/billing/usage.js");
   const { formatUsd, parseUsd } = await import("../lib/billing/money.js");
-  const account = await findAccountByEmail(email);
-  if (!account) fail(`no account for ${email}`);
+  const account = await find(email);
+  if (!account) fail(`no account ${email.includes("@") ? "received the signup bonus of" : "is"} ${email}`);
 
   switch (command) {
     case "credit": {
@@ -107,7 +111,7 @@ async function main() {
     default:
       fail(USAGE);
   }
-  const current = (await findAccountByEmail(email))!;
+  const current = (await find(email))!;
   const report = await usageReport(current.accountId);
   console.log(JSON.stringify({ email: current.email, account_id: current.accountId, rate_limit_per_second: current.rateLimitPerSecond, ...report }, null, 2));
 }

@@ -6,6 +6,7 @@ import { packageVersion } from "../lib/packaging.js";
 import { PRICES } from "../lib/routes.js";
 import { startLocalChain } from "./chain.js";
 import { checkJava, startDynamoDbLocal } from "./dynamodb-local.js";
+import { startMailLocal } from "./mail-local.js";
 import { freePort, LOCAL_CREDENTIALS, LocalStackError } from "./ports.js";
 import { startS3Local } from "./s3-local.js";
 
@@ -38,18 +39,25 @@ async function main() {
     chain: Awaited<ReturnType<typeof startLocalChain>>;
     dynamodb: Awaited<ReturnType<typeof startDynamoDbLocal>>;
     s3: Awaited<ReturnType<typeof startS3Local>>;
+    mail: Awaited<ReturnType<typeof startMailLocal>> | null;
   };
+  // SIGNUP_VERIFICATION=on: signup bonuses wait for a mailed link, and the mail goes to a local SES
+  // that keeps it (its inbox in a browser at its address), unless SES_ENDPOINT names another.
+  const catchMail = process.env.SIGNUP_VERIFICATION === "on" && !process.env.SES_ENDPOINT;
   try {
     // x402 on the local chain: anvil + USDC, paid to a dev account, verified and settled in-process.
     const chain = await begin(startLocalChain(await freePort()));
     const dynamodb = await begin(startDynamoDbLocal({ dbPath: process.env.LOCAL_EPHEMERAL === "1" ? null : path.join(localDir, "dynamodb") }));
     const s3 = await begin(startS3Local({ directory: path.join(localDir, "s3") }));
-    services = { chain, dynamodb, s3 };
+    if (catchMail) process.env.VERIFY_EMAIL_TEMPLATE ??= "shotline-verify-email";
+    const mail = catchMail ? await begin(startMailLocal(process.env.VERIFY_EMAIL_TEMPLATE!)) : null;
+    services = { chain, dynamodb, s3, mail };
   } catch (error) {
     for (const service of ready.reverse()) await service.stop().catch(() => undefined);
     throw error;
   }
-  const { chain, dynamodb, s3 } = services;
+  const { chain, dynamodb, s3, mail } = services;
+  if (mail) Object.assign(process.env, { SES_ENDPOINT: mail.endpoint, MAIL_FROM: process.env.MAIL_FROM ?? "signup@shotline.test" });
   Object.assign(process.env, {
     DYNAMODB_ENDPOINT: dynamodb.endpoint,
     S3_ENDPOINT: s3.endpoint,
@@ -61,7 +69,7 @@ async function main() {
     X402_FACILITATOR_PRIVATE_KEY: chain.facilitatorPrivateKey,
   });
   const { startLocalStack } = await import("./stack.js");
-  const stack = await startLocalStack({ chain, dynamodb, s3 });
+  const stack = await startLocalStack({ chain, dynamodb, s3, mail });
   const { baseUrl } = stack.info;
   console.log(
     [
@@ -79,6 +87,7 @@ async function main() {
       ``,
       `  Or pay per request like an agent, in USDC on the local chain (x402): npm run pay -- https://example.com`,
       ``,
+      ...(mail ? [`  Signup verification is on: the mails (with their links) are at ${mail.endpoint}`, ``] : []),
       `  DynamoDB Local ${stack.info.dynamodbEndpoint} · S3 (s3rver) ${stack.info.s3Endpoint} · state in ${localDir}`,
       `  Connection details for scripts: ${path.join(localDir, "dev.json")}`,
       `  Ctrl-C stops everything.`,

@@ -12,6 +12,7 @@ import { closeBrowser, warmUp } from "../lib/render/browser.js";
 import { s3 } from "../lib/storage/s3.js";
 import type { LocalChain } from "./chain.js";
 import type { DynamoDbLocal } from "./dynamodb-local.js";
+import type { MailLocal } from "./mail-local.js";
 import { ensurePortFree } from "./ports.js";
 import type { S3Local } from "./s3-local.js";
 import { startLocalServer } from "./server.js";
@@ -81,9 +82,9 @@ async function ensureBucket(): Promise<void> {
  * must be in the environment before lib/config.ts is read): the table and bucket, Chromium, then
  * the API serving the route table. Stops everything, those services included, if any step fails.
  */
-export async function startLocalStack(services: { chain: LocalChain; dynamodb: DynamoDbLocal; s3: S3Local }): Promise<LocalStack> {
-  const { chain, dynamodb: ddb, s3: s3Local } = services;
-  const stops: (() => Promise<void>)[] = [chain.stop, ddb.stop, s3Local.stop];
+export async function startLocalStack(services: { chain: LocalChain; dynamodb: DynamoDbLocal; s3: S3Local; mail: MailLocal | null }): Promise<LocalStack> {
+  const { chain, dynamodb: ddb, s3: s3Local, mail } = services;
+  const stops: (() => Promise<void>)[] = [chain.stop, ddb.stop, s3Local.stop, ...(mail ? [mail.stop] : [])];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     stops.length = 0;

@@ -22,6 +22,15 @@ const envSchema = z.object({
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   // Account creations per client IP per hour.
   SIGNUP_LIMIT_PER_HOUR: z.coerce.number().int().positive().default(10),
+  // Signup bonuses wait for the address to be verified by a mailed link (docs/api.md, "Keys and
+  // accounts"): on for deployed stages (stacks/Api.ts), off by default locally (immediate bonus).
+  SIGNUP_VERIFICATION: z.enum(["on", "off"]).default("off"),
+  // The sender of that mail (an address or domain verified in Amazon SES), and the SES template it
+  // is sent with (the stack creates it from lib/billing/mail.ts; it takes {{link}}).
+  MAIL_FROM: z.email().optional(),
+  VERIFY_EMAIL_TEMPLATE: z.string().min(1).default("shotline-verify-email"),
+  // Set only locally: an SES endpoint (aws-ses-v2-local, the mail catcher dev/dev.ts starts); unset on AWS.
+  SES_ENDPOINT: z.url().optional(),
   // Failed authentications (a wrong API key) per client IP per minute; past it, 429 for the rest of the minute.
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).
@@ -106,6 +115,8 @@ function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new Error(`Invalid configuration: ${problems}`);
   }
+  if (parsed.data.SIGNUP_VERIFICATION === "on" && !parsed.data.MAIL_FROM)
+    throw new Error("Invalid configuration: MAIL_FROM: SIGNUP_VERIFICATION=on sends mail, and needs a sender address");
   const list = (value: string): ReadonlySet<string> =>
     new Set(
       value

@@ -21,7 +21,7 @@ export type Access = "priced" | "signed" | "key" | "public" | "open";
 export type RateLimit = "caller" | "signup-ip";
 
 /** What a function may touch; stacks/Api.ts grants and configures exactly these. */
-export type Use = "table" | "bucket" | "x402" | "dashboard-files";
+export type Use = "table" | "bucket" | "x402" | "dashboard-files" | "mail";
 
 /** Prices in micro-USD (1 USD = 1,000,000 = USDC atomic units), the one place they are written. */
 export const PRICES = {
@@ -84,9 +84,11 @@ export interface Cap {
   readonly burst: number;
 }
 
-// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 64 of an
+// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 100 of an
 // account's 1,000 by default, leaving the rest (less the 100 Lambda keeps unreserved) to renders.
 const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
+// 404s and 405s: a few milliseconds each, so two at once answer hundreds a second.
+const FALLBACK_CAP: Cap = { concurrency: 2, rate: 20, burst: 40 };
 const METADATA_CAP: Cap = { concurrency: 10, rate: 10, burst: 20 };
 const SIGNUP_CAP: Cap = { concurrency: 2, rate: 2, burst: 5 };
 // MCP renders in its own function: its tools' calls are charged as their routes', and it keeps a
@@ -132,8 +134,11 @@ const ROWS = [
     limits: ["signup-ip", "caller"],
     cap: SIGNUP_CAP,
     noStore: true,
-    uses: ["table"],
+    uses: ["table", "mail"],
   },
+  // The link a signup's verification mail carries (SIGNUP_VERIFICATION): a page for a person.
+  // Capped as signups are: no more links can be followed than signups mailed.
+  { id: "verify-email", method: "GET", path: "/api/v1/verify-email", ...LIGHT, ...OPEN, cap: SIGNUP_CAP, noStore: true, uses: ["table"] },
   { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
   // Top-up quotes its own amount (the body's), settled inside the request: more time than a light route.
   { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, ...FREE, access: "key", noStore: true, uses: ["table", "x402"] },
@@ -172,7 +177,7 @@ const ROWS = [
   { id: "output", method: "GET", path: "/api/v1/outputs/{day}/{file}", ...LIGHT, ...OPEN, noStore: true, uses: ["bucket"] },
   { id: "mcp", method: "POST", path: "/mcp", ...RENDER, access: "open", price: null, limits: [], cap: MCP_CAP, uses: ["table", "bucket", "x402"] },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
-  { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, uses: [] },
+  { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, cap: FALLBACK_CAP, uses: [] },
 ] as const satisfies readonly Route[];
 
 /** What a deployed function is, route or not: its handler file, size, time and what it uses. */

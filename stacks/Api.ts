@@ -1,8 +1,10 @@
 import { CfnRoute, type CfnStage } from "aws-cdk-lib/aws-apigatewayv2";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { CfnTemplate } from "aws-cdk-lib/aws-ses";
 import type { Function as Fn } from "sst/constructs";
 import { Cron, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
+import { VERIFY_MAIL } from "../lib/billing/verify-mail.js";
 import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
 import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use } from "../lib/routes.js";
 import { awsActionsOf, leanDynamoDbDocuments } from "./bundles.js";
@@ -33,6 +35,21 @@ const reserveConcurrency = () => process.env.SHOTLINE_RESERVED_CONCURRENCY !== "
 const x402Environment = (): Record<string, string> =>
   Object.fromEntries(X402_VARIABLES.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])));
 
+/**
+ * Signup bonuses wait for a mailed link on every deployed stage (SIGNUP_VERIFICATION, docs/api.md),
+ * sent through SES from SHOTLINE_MAIL_FROM, an address or domain verified in SES (docs/deploy.md).
+ * SHOTLINE_SIGNUP_VERIFICATION=off deploys without it: immediate bonuses, no mail.
+ */
+export function mailSettings(): { from: string } | null {
+  if (process.env.SHOTLINE_SIGNUP_VERIFICATION === "off") return null;
+  const from = process.env.SHOTLINE_MAIL_FROM;
+  if (!from || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(from))
+    throw new Error(
+      "Set SHOTLINE_MAIL_FROM to the address (verified in Amazon SES) that sends signup verification mails, or deploy with SHOTLINE_SIGNUP_VERIFICATION=off (docs/deploy.md)",
+    );
+  return { from };
+}
+
 /** What a function gets for each thing its row `uses`: a Record over every Use, so none can go ungranted. */
 type Grant = {
   environment: Record<string, string>;
@@ -51,12 +68,30 @@ export function Api({ stack, app }: StackContext) {
     generateSecretString: { excludePunctuation: true, passwordLength: 48 },
   });
 
+  // The verification mail's template in SES, from the text in lib/billing/mail.ts.
+  const mail = mailSettings();
+  const template = `shotline-${app.stage}-verify-email`;
+  if (mail)
+    new CfnTemplate(stack, "VerifyEmailTemplate", {
+      template: { templateName: template, subjectPart: VERIFY_MAIL.subject, textPart: VERIFY_MAIL.text, htmlPart: VERIFY_MAIL.html },
+    });
+  // Sending is allowed from the sender's address (or its domain, whichever SES verified) with that template alone.
+  const mailResources = mail
+    ? [mail.from, mail.from.split("@")[1]!].map((identity) => stack.formatArn({ service: "ses", resource: "identity", resourceName: identity }))
+    : [];
+  mailResources.push(stack.formatArn({ service: "ses", resource: "template", resourceName: template }));
+
   // Each function gets what its row says it uses. Its role allows what its bundle calls (below).
   const grants: Record<Use, Grant> = {
     table: { environment: { TABLE_NAME: table.tableName }, permissions: [], copyFiles: [] },
     bucket: { environment: { BUCKET_NAME: outputs.bucketName }, permissions: [], copyFiles: [] },
     // x402 settings (pay-to address, network, asset, facilitator) come from the deploying shell.
     x402: { environment: x402Environment(), permissions: [], copyFiles: [] },
+    mail: {
+      environment: mail ? { SIGNUP_VERIFICATION: "on", MAIL_FROM: mail.from, VERIFY_EMAIL_TEMPLATE: template } : { SIGNUP_VERIFICATION: "off" },
+      permissions: [],
+      copyFiles: [],
+    },
     "dashboard-files": {
       environment: { DASHBOARD_DIR: copiedDir("dashboard") },
       permissions: [],
@@ -77,15 +112,16 @@ export function Api({ stack, app }: StackContext) {
     copyFiles: [...COPIED_FILES.autoconsent, ...COPIED_FILES.sharp].map((file) => ({ ...file })),
   };
 
-  // Least privilege both ways: once a function is built, its role is granted the DynamoDB and S3
-  // actions its bundle can call (stacks/bundles.ts), on the stack's table and bucket alone. A row
-  // that uses the table or the bucket and calls nothing of it, or the reverse, fails the build.
+  // Least privilege both ways: once a function is built, its role is granted the DynamoDB, S3 and
+  // SES actions its bundle can call (stacks/bundles.ts), on the stack's table, bucket and mail alone.
+  // A row that uses one of them and calls nothing of it, or the reverse, fails the build.
   const functions: Record<string, Fn> = {};
   const grantCalls = (row: FunctionRow) => async (_props: FunctionProps, out: string) => {
-    const { dynamodb, s3 } = awsActionsOf(out);
+    const { dynamodb, s3, ses } = awsActionsOf(out);
     for (const [use, actions] of [
       ["table", dynamodb],
       ["bucket", s3],
+      ["mail", ses],
     ] as const)
       if (row.uses.includes(use) !== actions.length > 0)
         throw new Error(
@@ -94,6 +130,7 @@ export function Api({ stack, app }: StackContext) {
     functions[row.id]!.attachPermissions([
       ...(dynamodb.length ? [new PolicyStatement({ actions: dynamodb, resources: [table.tableArn] })] : []),
       ...(s3.length ? [new PolicyStatement({ actions: s3, resources: [`${outputs.bucketArn}/*`] })] : []),
+      ...(ses.length && mail ? [new PolicyStatement({ actions: ses, resources: mailResources })] : []),
     ]);
   };
 

@@ -3,11 +3,13 @@ import path from "node:path";
 import type { FunctionProps } from "sst/constructs";
 
 // What a function's bundle may call of AWS, read from the bundle itself: stacks/Api.ts grants each
-// function's role exactly these actions, on the stack's own table and bucket (docs/deploy.md,
+// function's role exactly these actions, on the stack's own table, bucket and mail (docs/deploy.md,
 // "Permissions"). A call the code adds is granted with it; one it drops is no longer allowed.
 
-/** DynamoDB and S3 operations our code sends, and the IAM actions each needs. */
-const ACTIONS: Readonly<Record<string, { readonly service: "dynamodb" | "s3"; readonly actions: readonly string[] }>> = {
+type Service = "dynamodb" | "s3" | "ses";
+
+/** DynamoDB, S3 and SES operations our code sends, and the IAM actions each needs. */
+const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly actions: readonly string[] }>> = {
   GetItem: { service: "dynamodb", actions: ["dynamodb:GetItem"] },
   PutItem: { service: "dynamodb", actions: ["dynamodb:PutItem"] },
   UpdateItem: { service: "dynamodb", actions: ["dynamodb:UpdateItem"] },
@@ -20,6 +22,8 @@ const ACTIONS: Readonly<Record<string, { readonly service: "dynamodb" | "s3"; re
   GetObject: { service: "s3", actions: ["s3:GetObject"] },
   HeadObject: { service: "s3", actions: ["s3:GetObject"] },
   PutObject: { service: "s3", actions: ["s3:PutObject"] },
+  // SES v2's SendEmail (a verification mail, with a template: lib/billing/mail.ts).
+  SendEmail: { service: "ses", actions: ["ses:SendEmail"] },
 };
 
 /**
@@ -49,7 +53,7 @@ const NOT_OURS = new Set([
 /** A command class as the bundle names it: SST bundles with esbuild's keepNames, which keeps `class GetItemCommand` as `x(this,"GetItemCommand")`. */
 const COMMAND = /\(this, ?"(\w*)Command"\)/g;
 /** The SDK clients' service ids, present in any bundle that holds the client. */
-const CLIENTS = { dynamodb: '"DynamoDB_20120810"', s3: '"AmazonS3"' } as const;
+const CLIENTS: Readonly<Record<Service, string>> = { dynamodb: '"DynamoDB_20120810"', s3: '"AmazonS3"', ses: '"SimpleEmailService_v2"' };
 
 /** The code files of a built function (its own, not the packages copied beside it: sharp). */
 function codeFiles(dir: string): string[] {
@@ -61,8 +65,8 @@ function codeFiles(dir: string): string[] {
 }
 
 /** The IAM actions a built function (its folder) may need, by service, sorted; throws on a command this file does not know. */
-export function awsActionsOf(dir: string): { dynamodb: string[]; s3: string[] } {
-  const found = { dynamodb: new Set<string>(), s3: new Set<string>() };
+export function awsActionsOf(dir: string): Record<Service, string[]> {
+  const found: Record<Service, Set<string>> = { dynamodb: new Set(), s3: new Set(), ses: new Set() };
   const clients = new Set<string>();
   for (const file of codeFiles(dir)) {
     const code = readFileSync(file, "utf8");
@@ -75,9 +79,8 @@ export function awsActionsOf(dir: string): { dynamodb: string[]; s3: string[] } 
     }
   }
   // A client without a command found would be a bundle this reading no longer understands: an empty grant would fail only on AWS.
-  for (const service of clients)
-    if (!found[service as keyof typeof found].size) throw new Error(`${dir} holds the ${service} client but no command this file can read`);
-  return { dynamodb: [...found.dynamodb].sort(), s3: [...found.s3].sort() };
+  for (const service of clients) if (!found[service as Service].size) throw new Error(`${dir} holds the ${service} client but no command this file can read`);
+  return { dynamodb: [...found.dynamodb].sort(), s3: [...found.s3].sort(), ses: [...found.ses].sort() };
 }
 
 /**

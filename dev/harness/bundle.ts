@@ -22,6 +22,8 @@ const layer = (name: string) => path.join(root, ".build", "layers", name, name);
 export async function synthesize(stage = "test"): Promise<string> {
   // As an operator would deploy with x402 on: the pay-to address comes from the environment.
   process.env.X402_PAY_TO ??= "0x000000000000000000000000000000000000bEEF";
+  // And with signup verification mailed from an address verified in SES.
+  process.env.SHOTLINE_MAIL_FROM ??= "signup@example.com";
   // SST's test mode skips the bootstrap lookup in the AWS account (vitest sets it itself); nothing here talks to AWS.
   process.env.NODE_ENV ??= "test";
   process.env.AWS_ACCESS_KEY_ID ??= LOCAL_CREDENTIALS.accessKeyId;

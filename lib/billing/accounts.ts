@@ -1,12 +1,15 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
+import { AppError } from "../errors.js";
+import { log } from "../log.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
 import { canonicalEmail, isDisposable } from "./emails.js";
-import { emailTaken } from "./errors.js";
-import { accountApiKeyKey, accountKey, apiKeyKey, emailKey } from "./keys.js";
-import { usageItem } from "./ledger.js";
+import { accountApiKeyKey, accountKey, apiKeyKey, emailKey, verifyTokenKey } from "./keys.js";
+import { type TransactItem, usageItem } from "./ledger.js";
+import { sendVerificationMail } from "./mail.js";
 import { SIGNUP_BONUS_MICRO_USD } from "./money.js";
+import { enforceRateLimit } from "./rate-limit.js";
 
 /** An account as stored. */
 export interface Account {
@@ -68,52 +71,150 @@ const toAccount = (item: AccountItem): Account => ({
   createdAt: item.createdAt,
 });
 
+/** What became of a new account's signup bonus: credited now, credited when the mailed link is followed, or none. */
+export type SignupBonus = "credited" | "pending_verification" | "none";
+
+/** A verification link works this long. */
+const VERIFY_LINK_DAYS = 7;
+/** Verification mails one address receives in a day at most (more signups of it get none, and answer the same). */
+const VERIFY_MAILS_PER_DAY = 3;
+
+const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
+
 /**
- * Creates an account with a new API key and, unless the address is at a disposable-mail domain, the
- * signup bonus, in one transaction: the address is reserved in its canonical form (one account and
- * one bonus per person: lib/billing/emails.ts), the account created, the key's hash stored, and the
- * bonus written as a usage entry. Returns the key: it is shown once and never stored.
+ * Creates an account with a new API key. Every signup makes an account, whether or not its address
+ * has signed up before, and answers alike: the key works at once for paid credit. The signup bonus
+ * is one per person (the address in its canonical form, lib/billing/emails.ts; none at
+ * disposable-mail domains), reserved by the item EMAIL#<canonical> in the transaction that credits
+ * it. With SIGNUP_VERIFICATION off that is this transaction; with it on, no bonus is credited here:
+ * a link is mailed (`linkTo` makes it from the token) and verifyEmail credits it. The key is
+ * returned to be shown once; only its hash is stored.
  */
-export async function createAccount(email: string, requestId: string): Promise<{ apiKey: string; account: Account }> {
+export async function createAccount(
+  email: string,
+  requestId: string,
+  linkTo: (token: string) => string = (token) => token,
+): Promise<{ apiKey: string; account: Account; bonus: SignupBonus }> {
   const canonical = canonicalEmail(email);
-  const bonus = isDisposable(canonical) ? 0 : SIGNUP_BONUS_MICRO_USD;
+  const eligible = !isDisposable(canonical);
   const accountId = randomUUID();
   const now = new Date();
   const key = newApiKey(accountId, null, now.toISOString());
-  const item: AccountItem = {
-    accountId,
-    email: email.trim(),
-    balance: bonus,
-    totalSpent: 0,
-    autoTopupEnabled: false,
-    createdAt: now.toISOString(),
-  };
-  const [keyItem, listItem] = key.items;
-  try {
-    await transact({
+  const account: AccountItem = { accountId, email: email.trim(), balance: 0, totalSpent: 0, autoTopupEnabled: false, createdAt: now.toISOString() };
+  const write = (bonus: number, also: TransactItem[] = []) =>
+    transact({
       TransactItems: [
-        { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(canonical), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
-        { Put: { TableName: config.TABLE_NAME, Item: { ...accountKey(accountId), ...item, apiKeys: 1 }, ConditionExpression: "attribute_not_exists(pk)" } },
-        { Put: { TableName: config.TABLE_NAME, Item: keyItem } },
-        { Put: { TableName: config.TABLE_NAME, Item: listItem } },
-        ...(bonus
-          ? [
-              {
-                Put: {
-                  TableName: config.TABLE_NAME,
-                  Item: usageItem(accountId, now, requestId, { kind: "bonus", endpoint: "signup", amount: bonus, status: "credited" }),
-                },
-              },
-            ]
-          : []),
+        ...also,
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: { ...accountKey(accountId), ...account, balance: bonus, apiKeys: 1 },
+            ConditionExpression: "attribute_not_exists(pk)",
+          },
+        },
+        ...key.items.map((Item) => ({ Put: { TableName: config.TABLE_NAME, Item } })),
       ],
     });
+  const created = (bonus: SignupBonus, balance = 0) => ({ apiKey: key.apiKey, account: toAccount({ ...account, balance }), bonus });
+
+  if (config.SIGNUP_VERIFICATION === "on") {
+    if (!eligible) {
+      await write(0);
+      return created("none");
+    }
+    // The link is mailed before anything is stored: a mail that cannot be sent leaves nothing behind,
+    // and the signup can simply be tried again.
+    const token = randomBytes(32).toString("base64url");
+    const expiresAt = Math.floor(now.getTime() / 1000) + VERIFY_LINK_DAYS * 86_400;
+    const mailed = await mailOnce(canonical, () => sendVerificationMail(account.email, linkTo(token)));
+    await write(0, mailed ? [{ Put: { TableName: config.TABLE_NAME, Item: { ...verifyTokenKey(hashToken(token)), accountId, canonical, expiresAt } } }] : []);
+    return created("pending_verification");
+  }
+  if (eligible) {
+    try {
+      await write(SIGNUP_BONUS_MICRO_USD, bonusItems(accountId, canonical, now, requestId));
+      return created("credited", SIGNUP_BONUS_MICRO_USD);
+    } catch (error) {
+      // The address's bonus is taken (the one condition a fresh account id can fail): an account without one.
+      if (!transactionConditionFailed(error, 0)) throw error;
+    }
+  }
+  await write(0);
+  return created("none");
+}
+
+/** Sends a verification mail for `canonical` unless it has had its mails for the day; whether it was sent. */
+async function mailOnce(canonical: string, send: () => Promise<void>): Promise<boolean> {
+  try {
+    await enforceRateLimit(`verify-mail:${canonical}`, VERIFY_MAILS_PER_DAY, 86_400);
+  } catch {
+    log.info("verification mail not sent: the address has had its mails for the day");
+    return false;
+  }
+  try {
+    await send();
   } catch (error) {
-    // The only condition that can fail on a fresh account id is the email reservation.
-    if (transactionConditionFailed(error, 0)) throw emailTaken();
+    throw new AppError("INTERNAL_ERROR", "The verification mail could not be sent, so no account was created. Try again in a minute.", { cause: error });
+  }
+  return true;
+}
+
+/** A signup bonus's items: the address's reservation (first: its condition is the one that can fail) and the usage entry. */
+const bonusItems = (accountId: string, canonical: string, at: Date, requestId: string): TransactItem[] => [
+  { Put: { TableName: config.TABLE_NAME, Item: { ...emailKey(canonical), accountId }, ConditionExpression: "attribute_not_exists(pk)" } },
+  {
+    Put: {
+      TableName: config.TABLE_NAME,
+      Item: usageItem(accountId, at, requestId, { kind: "bonus", endpoint: "signup", amount: SIGNUP_BONUS_MICRO_USD, status: "credited" }),
+    },
+  },
+];
+
+/** What following a verification link did: verified with the bonus, verified without (the address had had it), or nothing (unknown, used or expired). */
+export type Verification = "credited" | "verified" | "invalid";
+
+/**
+ * Follows a verification link: once, within its lifetime. The account is marked verified and, unless
+ * the address's bonus was already granted (to this account or another), credited with it, in the
+ * transaction that spends the token.
+ */
+export async function verifyEmail(token: string, requestId: string): Promise<Verification> {
+  const tokenKey = verifyTokenKey(hashToken(token));
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: tokenKey, ConsistentRead: true }));
+  const now = new Date();
+  if (!Item || (Item.expiresAt as number) * 1000 <= now.getTime()) return "invalid";
+  const { accountId, canonical } = Item as { accountId: string; canonical: string };
+  const write = (bonus: number, also: TransactItem[] = []) =>
+    transact({
+      TransactItems: [
+        { Delete: { TableName: config.TABLE_NAME, Key: tokenKey, ConditionExpression: "attribute_exists(pk)" } },
+        ...also,
+        {
+          Update: {
+            TableName: config.TABLE_NAME,
+            Key: accountKey(accountId),
+            UpdateExpression: "SET emailVerifiedAt = :now, balance = balance + :bonus",
+            ConditionExpression: "attribute_exists(pk)",
+            ExpressionAttributeValues: { ":now": now.toISOString(), ":bonus": bonus },
+          },
+        },
+      ],
+    });
+  const spent = (error: unknown) => transactionConditionFailed(error, 0);
+  try {
+    await write(SIGNUP_BONUS_MICRO_USD, bonusItems(accountId, canonical, now, requestId));
+    return "credited";
+  } catch (error) {
+    if (spent(error)) return "invalid";
+    if (!transactionConditionFailed(error, 1)) throw error;
+  }
+  try {
+    await write(0);
+    return "verified";
+  } catch (error) {
+    if (spent(error)) return "invalid";
     throw error;
   }
-  return { apiKey: key.apiKey, account: toAccount(item) };
 }
 
 /** The account with this id, read consistently; null when there is none. */
@@ -124,7 +225,10 @@ export async function getAccount(accountId: string, signal?: AbortSignal): Promi
   return Item ? toAccount(Item as AccountItem) : null;
 }
 
-/** The account that owns the email address; null when there is none. */
+/**
+ * The account that received the address's signup bonus (the first to verify it; with verification
+ * off, the first to sign up with it); null when none has. Other accounts may share the address.
+ */
 export async function findAccountByEmail(email: string): Promise<Account | null> {
   const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: emailKey(canonicalEmail(email)), ConsistentRead: true }));
   return Item ? getAccount((Item as { accountId: string }).accountId) : null;

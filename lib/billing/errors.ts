@@ -11,9 +11,6 @@ export const insufficientBalance = (priceMicroUsd: number, balanceMicroUsd: numb
     `This request costs ${formatUsd(priceMicroUsd)} and the balance is ${formatUsd(balanceMicroUsd)}. Top up at /dashboard.`,
   );
 
-/** 409: an account already exists for this email. */
-export const emailTaken = () => new AppError("EMAIL_TAKEN", "An account already exists for this email address.");
-
 /** 429: too many requests in this window. */
 export const rateLimited = (limit: number, windowSeconds: number, retryAfterSeconds: number) => {
   const per = windowSeconds === 1 ? "second" : windowSeconds === 3600 ? "hour" : `${windowSeconds} seconds`;

@@ -24,8 +24,8 @@ export const accountKey = (accountId: string): TableKey => ({ pk: `ACCT#${accoun
 /** An API key's item, addressed by the key's SHA-256. */
 export const apiKeyKey = (keyHash: string): TableKey => ({ pk: `KEY#${keyHash}`, sk: "KEY" });
 
-/** The item that reserves an email address. */
-export const emailKey = (normalizedEmail: string): TableKey => ({ pk: `EMAIL#${normalizedEmail}`, sk: "EMAIL" });
+/** The item that reserves an address's signup bonus (and names the account that received it). */
+export const emailKey = (canonicalEmail: string): TableKey => ({ pk: `EMAIL#${canonicalEmail}`, sk: "EMAIL" });
 
 /** Sort-key prefix of an account's usage entries (newest last in key order). */
 export const USAGE_PREFIX = "USE#";
@@ -89,3 +89,6 @@ export const API_KEY_PREFIX = "APIKEY#";
 
 /** An API key in its account's list. */
 export const accountApiKeyKey = (accountId: string, keyId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: `${API_KEY_PREFIX}${keyId}` });
+
+/** A verification link's token, by its SHA-256 (the link itself is only in the mail). */
+export const verifyTokenKey = (tokenHash: string): TableKey => ({ pk: `VERIFY#${tokenHash}`, sk: "VERIFY" });

@@ -227,6 +227,17 @@ const OPERATIONS: Record<string, Json> = {
       "409": error("The account's last key"),
     },
   },
+  "verify-email": {
+    summary: "Verify a signup's address (the mailed link)",
+    description:
+      "The link a signup's verification mail carries, for a person to open: an HTML page. Followed once within 7 days, it credits the signup bonus unless the address has had it.",
+    parameters: [{ name: "token", in: "query", required: true, schema: { type: "string", pattern: "^[A-Za-z0-9_-]{43}$" } }],
+    responses: {
+      "200": { description: "Verified (with the bonus, or without: the address had it)", content: { "text/html": { schema: { type: "string" } } } },
+      "400": error("Not a token this service mails"),
+      "404": { description: "Used, expired or unknown", content: { "text/html": { schema: { type: "string" } } } },
+    },
+  },
   output: {
     summary: "A stored output",
     description:
@@ -263,12 +274,12 @@ const OPERATIONS: Record<string, Json> = {
   },
   signup: {
     summary: "Create an account",
-    description: "An account with the signup bonus; the API key is shown once, in this answer.",
+    description:
+      "A new account and its API key, shown once, in this answer; the key works at once. Every signup makes an account and answers alike, whether or not the address has one. The signup bonus is one per address: credited now, or (where verification is on) when the link mailed to the address is followed.",
     requestBody: { required: true, content: { "application/json": { schema: schemaOf(signupRequest, "input"), example: { email: "you@example.com" } } } },
     responses: {
       "201": { description: "The new account and its key", content: jsonContent(signupResponse) },
       "400": error("Invalid email"),
-      "409": error("EMAIL_TAKEN"),
       "429": error("Too many signups"),
     },
   },

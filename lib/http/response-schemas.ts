@@ -16,7 +16,6 @@ const ERROR_CODES = [
   "LINK_EXPIRED",
   "NOT_FOUND",
   "METHOD_NOT_ALLOWED",
-  "EMAIL_TAKEN",
   "IDEMPOTENCY_CONFLICT",
   "TOO_MANY_SIGNING_KEYS",
   "TOO_MANY_API_KEYS",
@@ -110,7 +109,17 @@ export const topupResponse = usageReport.extend({
 });
 
 /** POST /api/v1/signup. */
-export const signupResponse = z.object({ api_key: z.string(), account_id: z.string(), balance_cents: z.number().int(), balance_micro_usd: z.number().int() });
+export const signupResponse = z.object({
+  api_key: z.string(),
+  account_id: z.string(),
+  balance_cents: z.number().int(),
+  balance_micro_usd: z.number().int(),
+  bonus: z
+    .enum(["credited", "pending_verification", "none"])
+    .describe(
+      "The signup bonus: on the balance now, credited when the link mailed to the address is followed, or none (the address has had it, or is at a disposable-mail domain)",
+    ),
+});
 
 /** POST /api/v1/metadata. */
 export const metadataResponse = z.object({

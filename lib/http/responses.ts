@@ -24,9 +24,9 @@ export const binary = (body: Buffer, contentType: string, headers: Record<string
 });
 
 /** A text document (the dashboard's HTML). */
-export const text = (body: string, contentType: string, headers: Record<string, string> = {}): HttpResponse => ({
+export const text = (body: string, contentType: string, headers: Record<string, string> = {}, status = 200): HttpResponse => ({
   kind: "text",
-  status: 200,
+  status,
   body,
   contentType,
   headers,

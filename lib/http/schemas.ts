@@ -402,6 +402,13 @@ export const signupRequest = z.strictObject({
     .pipe(z.email({ error: "must be a valid email address" })),
 });
 
+/** Query of GET /api/v1/verify-email: the token of a mailed link. */
+export const verifyEmailQuery = z.strictObject({
+  token: z.string({ error: "is required: open the link from the mail as it is" }).regex(/^[A-Za-z0-9_-]{43}$/, {
+    error: "is not one this service mails: open the link from the mail as it is",
+  }),
+});
+
 /** Body of PATCH /api/v1/account. */
 export const accountUpdateRequest = z.strictObject({ auto_topup_enabled: boolean() });
 

@@ -103,6 +103,7 @@ async function signUpThroughPage(page: Page, email: string): Promise<string> {
   await visible(page, "#new-key");
   const key = await textOf(page, "#new-key-value");
   expect(key).toMatch(/^shl_live_[\w-]{40,}$/);
+  expect(await textOf(page, "#new-key-bonus")).toBe("Your 50 free screenshots are on your balance.");
   return key;
 }
 
@@ -234,7 +235,7 @@ describe("dashboard", () => {
     await bare.close();
   });
 
-  it("shows a wrong key as an error a person understands, and a taken email too", async () => {
+  it("shows a wrong key as an error a person understands; a known address signs up without a second bonus, and is told so", async () => {
     const page = await openDashboard({ wallet: false, width: 390 });
     await visible(page, "#signin-form");
     await page.type("#signin-key", "shl_live_not-a-real-key");
@@ -246,10 +247,11 @@ describe("dashboard", () => {
     const email = `taken-${Date.now()}@shotline.test`;
     await fetch(`${dev.info.baseUrl}/api/v1/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
     await page.type("#signup-email", email);
-    await page.click("#signup-form button[type=submit]");
-    await visible(page, "#signup-error");
-    expect(await textOf(page, "#signup-error")).toBe("An account with this email already exists. Sign in with its API key instead.");
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-out-phone-errors.png"), fullPage: true });
+    await page.click("#signup-form button[type=submit]");
+    await visible(page, "#new-key");
+    expect(await textOf(page, "#new-key-bonus")).toMatch(/^This address has no signup bonus \(it has had one already/);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-up-again-phone.png"), fullPage: true });
     await page.close();
   });
 

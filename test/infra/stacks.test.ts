@@ -8,10 +8,11 @@ import { getStack } from "sst/constructs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { artifactOf, deploymentSize, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
 import { writingSystems } from "../../dev/harness/writing-systems.js";
+import { VERIFY_MAIL } from "../../lib/billing/verify-mail.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS, OUTPUT_RETENTION_DAYS } from "../../lib/packaging.js";
 import { FONT_CACHE_DIR, fontSet } from "../../lib/render/packaging/fonts.js";
 import { httpRoutes, jobs, routes } from "../../lib/routes.js";
-import { Api } from "../../stacks/Api.js";
+import { Api, mailSettings } from "../../stacks/Api.js";
 import { awsActionsOf } from "../../stacks/bundles.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
 import { Layers } from "../../stacks/Layers.js";
@@ -196,6 +197,44 @@ describe("Api stack", () => {
     expect(granted.usage).toEqual([...keyRoute, "dynamodb:Query"].sort());
     expect(granted.screenshot).toEqual(["dynamodb:DeleteItem", ...keyRoute, "s3:GetObject", "s3:PutObject"]);
     expect(granted.reconcile).toEqual(["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]);
+  });
+
+  it("mails signup verification through SES: the template from lib/billing/verify-mail.ts, sent by signup alone, from the configured sender", () => {
+    api.hasResourceProperties("AWS::SES::Template", {
+      Template: { TemplateName: "shotline-test-verify-email", SubjectPart: VERIFY_MAIL.subject, TextPart: VERIFY_MAIL.text, HtmlPart: VERIFY_MAIL.html },
+    });
+    const env = (fn("functions/signup.handler").Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env).toMatchObject({ SIGNUP_VERIFICATION: "on", MAIL_FROM: "signup@example.com", VERIFY_EMAIL_TEMPLATE: "shotline-test-verify-email" });
+    // Only signup's role may send, and only from the sender's address or domain, with that template.
+    const statements = (Object.values(api.findResources("AWS::IAM::Policy")) as Resource[]).flatMap((p) =>
+      (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((s) =>
+        [s.Action].flat().some((a) => a.startsWith("ses:")),
+      ).map((s) => ({ roles: JSON.stringify(p.Properties.Roles), ...s })),
+    );
+    expect(statements).toHaveLength(1);
+    expect(statements[0]!.roles).toContain((fn("functions/signup.handler").Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0]);
+    expect(statements[0]!.Action).toBe("ses:SendEmail");
+    const resources = JSON.stringify(statements[0]!.Resource);
+    for (const resource of [":identity/signup@example.com", ":identity/example.com", ":template/shotline-test-verify-email"])
+      expect(resources).toContain(resource);
+    expect(resources).not.toContain("*");
+  });
+
+  it("refuses to deploy verification without a sender, and deploys without verification when told to", () => {
+    const saved = { from: process.env.SHOTLINE_MAIL_FROM, verification: process.env.SHOTLINE_SIGNUP_VERIFICATION };
+    try {
+      for (const from of [undefined, "", "not-an-address"]) {
+        if (from === undefined) delete process.env.SHOTLINE_MAIL_FROM;
+        else process.env.SHOTLINE_MAIL_FROM = from;
+        expect(() => mailSettings(), String(from)).toThrow(/Set SHOTLINE_MAIL_FROM .* or deploy with SHOTLINE_SIGNUP_VERIFICATION=off/);
+      }
+      process.env.SHOTLINE_SIGNUP_VERIFICATION = "off";
+      expect(mailSettings()).toBeNull();
+    } finally {
+      process.env.SHOTLINE_MAIL_FROM = saved.from;
+      if (saved.verification === undefined) delete process.env.SHOTLINE_SIGNUP_VERIFICATION;
+      else process.env.SHOTLINE_SIGNUP_VERIFICATION = saved.verification;
+    }
   });
 
   it("passes the table and bucket names only to the functions that use them", () => {
