@@ -4,6 +4,7 @@
 //   limit <account> <per-sec> this account's requests-per-second limit
 //   reconcile                 the reconciler's pass now: refund charges older than the grace period, confirm pending settlements
 //   reconcile --check         verify the ledger's invariants (lib/billing/invariants.ts); exit 1 if any fails
+//   migrate-emails            rewrite bonus reservations made before addresses were canonical (run once after upgrading)
 //   revoke-key <key>          revoke an API key named whole, or as lists show it ("shl_live_AbCd…wxyz", or its start alone)
 // <account> is an account id, or an email address: the account that received that address's signup
 // bonus (several accounts may share an address; docs/api.md, "Keys and accounts").
@@ -16,7 +17,7 @@ import path from "node:path";
 import { LOCAL_CREDENTIALS } from "./ports.js";
 
 const USAGE =
-  "usage: npm run admin -- credit <account> <usd> | show <account> | limit <account> <requests-per-second> (an account id or email) | reconcile [--check] | revoke-key <key or shl_live_AbCd…wxyz>";
+  "usage: npm run admin -- credit <account> <usd> | show <account> | limit <account> <requests-per-second> (an account id or email) | reconcile [--check] | migrate-emails | revoke-key <key or shl_live_AbCd…wxyz>";
 
 function fail(message: string): never {
   console.error(`admin: ${message}`);
@@ -78,6 +79,12 @@ async function main() {
   if (command === "reconcile" && (email === undefined || email === "--check")) {
     useLocalStackUnlessConfigured();
     return reconcile(email === "--check");
+  }
+  if (command === "migrate-emails") {
+    useLocalStackUnlessConfigured();
+    const { canonicalizeBonusReservations } = await import("../lib/billing/migrations.js");
+    const { read, added } = await canonicalizeBonusReservations();
+    return console.log(`read ${read} bonus reservations; added ${added} in the canonical form`);
   }
   if (!command || !email) fail(USAGE);
   useLocalStackUnlessConfigured();

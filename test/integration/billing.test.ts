@@ -2,7 +2,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { admin, startDev } from "../../dev/harness/dev-process.js";
 import { type ErrorBody, postJson, type X402Body } from "../helpers/api.js";
-import { allUsageEntries } from "../helpers/ledger.js";
+import { allUsageEntries, getItem, putItem } from "../helpers/ledger.js";
 
 const base = () => inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
@@ -69,6 +69,20 @@ describe("signup and keys", () => {
       `${name}@xn--gmil-63d.com`,
     ])
       expect(await signup(spelling), spelling).toMatchObject({ bonus: "none", balance_micro_usd: 0 });
+  });
+
+  it("a reservation made before addresses were canonical is rewritten by the operator's migration, and then holds", async () => {
+    // As signup stored it then: the address lower-cased, dots and all.
+    const name = `old.timer.${Date.now()}`;
+    const legacy = await signup(`${name}@example.com`);
+    await putItem({ pk: `EMAIL#${name}@googlemail.com`, sk: "EMAIL", accountId: legacy.account_id });
+    const migrated = admin(localDirOfSharedStack(), "migrate-emails");
+    expect(migrated).toMatch(/added [1-9]\d* in the canonical form/);
+    expect(await getItem(`EMAIL#${name.replaceAll(".", "")}@gmail.com`, "EMAIL")).toMatchObject({ accountId: legacy.account_id });
+    expect(await getItem(`EMAIL#${name}@googlemail.com`, "EMAIL")).toBeDefined();
+    expect(await signup(`${name.replaceAll(".", "")}@gmail.com`)).toMatchObject({ bonus: "none" });
+    // Run again: nothing more to add for it, nothing lost.
+    expect(admin(localDirOfSharedStack(), "migrate-emails")).toMatch(/^read \d+ bonus reservations/);
   });
 
   it("an address at a disposable-mail domain gets an account and a key, without the bonus", async () => {

@@ -1,0 +1,43 @@
+import { PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { config } from "../config.js";
+import { conditionHeld, documents } from "./dynamodb.js";
+import { canonicalEmail } from "./emails.js";
+import { emailKey } from "./keys.js";
+
+// Changes to what the table holds that an operator runs once after upgrading (npm run admin), apart
+// from the request paths so that no function's bundle (and role) carries a table scan.
+
+/**
+ * Rewrites bonus reservations made before addresses were compared canonically (EMAIL#<the address
+ * lower-cased>) in the canonical form, so that another spelling of such an address gets no second
+ * bonus. The old items stay (nothing is deleted); a canonical one already there is kept. Safe to
+ * run again, and while the service runs. Returns the reservations read and those added.
+ */
+export async function canonicalizeBonusReservations(): Promise<{ read: number; added: number }> {
+  let read = 0;
+  let added = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new ScanCommand({
+        TableName: config.TABLE_NAME,
+        FilterExpression: "begins_with(pk, :email)",
+        ExpressionAttributeValues: { ":email": "EMAIL#" },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of (page.Items ?? []) as { pk: string; accountId: string }[]) {
+      read++;
+      const canonical = canonicalEmail(item.pk.slice("EMAIL#".length));
+      if (emailKey(canonical).pk === item.pk) continue;
+      const put = new PutCommand({
+        TableName: config.TABLE_NAME,
+        Item: { ...emailKey(canonical), accountId: item.accountId },
+        ConditionExpression: "attribute_not_exists(pk)",
+      });
+      if (await conditionHeld(documents.send(put))) added++;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return { read, added };
+}
