@@ -46,8 +46,9 @@ async function reconcile(check: boolean) {
   if (!check) {
     const { reconcile } = await import("../lib/payments/reconcile.js");
     const pass = await reconcile(Date.now());
+    const { credited, failed } = pass.autoTopups;
     console.log(
-      `refunded ${pass.refunded} charges that were never delivered; confirmed ${pass.confirmed} pending settlements, closed ${pass.expired} never paid`,
+      `refunded ${pass.refunded} charges that were never delivered; confirmed ${pass.confirmed} pending settlements, closed ${pass.expired} never paid; auto-topup: ${credited} pulls credited, ${failed} failed`,
     );
     return;
   }

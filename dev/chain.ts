@@ -20,6 +20,7 @@ export const DEV_KEYS = {
   facilitator: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
   payTo: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
   payer: "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+  topUp: "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a",
 } as const satisfies Record<string, Hex>;
 
 export interface LocalChain {
@@ -29,6 +30,8 @@ export interface LocalChain {
   readonly payTo: Hex;
   /** Pays gas for settlements (the in-process facilitator's wallet). */
   readonly facilitatorPrivateKey: Hex;
+  /** The top-up address's key: auto-topup's spender, which sends the pulls (a key of its own, as deployed). */
+  readonly topUpPrivateKey: Hex;
   /** DEV ONLY: the demo payer, funded with USDC, for `npm run pay` and tests. */
   readonly payerPrivateKey: Hex;
   stop(): Promise<void>;
@@ -136,6 +139,7 @@ export async function startLocalChain(port: number): Promise<LocalChain> {
       usdcAddress,
       payTo: privateKeyToAccount(DEV_KEYS.payTo).address,
       facilitatorPrivateKey: DEV_KEYS.facilitator,
+      topUpPrivateKey: DEV_KEYS.topUp,
       payerPrivateKey: DEV_KEYS.payer,
       stop,
     };

@@ -67,6 +67,7 @@ async function main() {
     X402_PAY_TO: chain.payTo,
     X402_RPC_URL: chain.rpcUrl,
     X402_FACILITATOR_PRIVATE_KEY: chain.facilitatorPrivateKey,
+    AUTO_TOPUP_PRIVATE_KEY: chain.topUpPrivateKey,
   });
   const { startLocalStack } = await import("./stack.js");
   const stack = await startLocalStack({ chain, dynamodb, s3, mail });

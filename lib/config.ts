@@ -94,6 +94,20 @@ const envSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/)
     .optional(),
+  // Auto-topup (docs/api.md, "Auto-topup"): the key of the service's top-up address, which customers
+  // grant a USDC allowance and which sends their pulls (it pays the gas and should hold nothing but
+  // gas: a secret of its own, never the facilitator's). Unset: auto-topup is not offered.
+  AUTO_TOPUP_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/)
+    .optional(),
+  // The top-up address (the key's), for the functions that show it without holding the key; unset: derived from the key.
+  AUTO_TOPUP_ADDRESS: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/)
+    .optional(),
+  // On Lambda, the auto-topup function a charge invokes asynchronously (set by the stack).
+  AUTO_TOPUP_FUNCTION: z.string().min(1).optional(),
   // An x402 request's work must end this long before the request's deadline, so that settling it
   // always has this much time; settling is given what is left, at most X402_SETTLE_TIMEOUT_SECONDS.
   X402_SETTLE_RESERVE_SECONDS: z.coerce.number().int().min(1).max(20).default(5),

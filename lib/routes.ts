@@ -3,7 +3,7 @@
 // row's policy (access, rate limits, price, caching, timeout code). A route's policy lives in its
 // row, never in an `if (route.id === ...)`. This module imports nothing: the stacks read it too.
 
-export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /**
  * Who may call a route: "priced" (an API key is charged per request, or, without Authorization, an
@@ -21,7 +21,13 @@ export type Access = "priced" | "signed" | "key" | "public" | "open";
 export type RateLimit = "caller" | "signup-ip";
 
 /** What a function may touch; stacks/Api.ts grants and configures exactly these. */
-export type Use = "table" | "bucket" | "x402" | "dashboard-files" | "mail";
+/**
+ * What a function uses besides its code, each granted by the stack (stacks/Api.ts): the table, the
+ * bucket, x402's settings, the dashboard's files, the verification mail; and for auto-topup
+ * (lib/payments/auto-topup.ts) its offer (the top-up address), its launch (invoking the worker) and
+ * its key (the secret that sends pulls and permits).
+ */
+export type Use = "table" | "bucket" | "x402" | "dashboard-files" | "mail" | "auto-topup-offer" | "auto-topup-launch" | "auto-topup-key";
 
 /** Prices in micro-USD (1 USD = 1,000,000 = USDC atomic units), the one place they are written. */
 export const PRICES = {
@@ -89,6 +95,8 @@ export interface Cap {
 const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
 // 404s and 405s: a few milliseconds each, so two at once answer hundreds a second.
 const FALLBACK_CAP: Cap = { concurrency: 2, rate: 20, burst: 40 };
+// An account's keys and auto-topup: set up now and then, by a person or a script.
+const MANAGE_CAP: Cap = { concurrency: 2, rate: 5, burst: 10 };
 const METADATA_CAP: Cap = { concurrency: 10, rate: 10, burst: 20 };
 const SIGNUP_CAP: Cap = { concurrency: 2, rate: 2, burst: 5 };
 // MCP renders in its own function: its tools' calls are charged as their routes', and it keeps a
@@ -107,8 +115,15 @@ const FREE = { price: null, limits: ["caller"], cap: LIGHT_CAP } as const;
 const OPEN = { access: "open", price: null, limits: [], cap: LIGHT_CAP } as const;
 
 const ROWS = [
-  { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402"] },
-  { id: "html-to-screenshot", method: "POST", path: "/api/v1/html-to-screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402"] },
+  { id: "screenshot", method: "POST", path: "/api/v1/screenshot", ...RENDER, ...PRICED, uses: ["table", "bucket", "x402", "auto-topup-launch"] },
+  {
+    id: "html-to-screenshot",
+    method: "POST",
+    path: "/api/v1/html-to-screenshot",
+    ...RENDER,
+    ...PRICED,
+    uses: ["table", "bucket", "x402", "auto-topup-launch"],
+  },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.
   {
     id: "metadata",
@@ -140,6 +155,41 @@ const ROWS = [
   // Capped as signups are: no more links can be followed than signups mailed.
   { id: "verify-email", method: "GET", path: "/api/v1/verify-email", ...LIGHT, ...OPEN, cap: SIGNUP_CAP, noStore: true, uses: ["table"] },
   { id: "account", method: "PATCH", path: "/api/v1/account", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  // Auto-topup (docs/api.md, "Auto-topup"): its configuration; setting it may submit a permit on chain.
+  {
+    id: "auto-topup-get",
+    method: "GET",
+    path: "/api/v1/auto-topup",
+    ...LIGHT,
+    ...FREE,
+    access: "key",
+    noStore: true,
+    cap: MANAGE_CAP,
+    uses: ["table", "x402", "auto-topup-offer"],
+  },
+  {
+    id: "auto-topup-set",
+    method: "PUT",
+    path: "/api/v1/auto-topup",
+    ...LIGHT,
+    timeoutSeconds: 30,
+    ...FREE,
+    access: "key",
+    noStore: true,
+    cap: MANAGE_CAP,
+    uses: ["table", "x402", "auto-topup-offer", "auto-topup-key", "auto-topup-launch"],
+  },
+  {
+    id: "auto-topup-delete",
+    method: "DELETE",
+    path: "/api/v1/auto-topup",
+    ...LIGHT,
+    ...FREE,
+    access: "key",
+    noStore: true,
+    cap: MANAGE_CAP,
+    uses: ["table", "x402", "auto-topup-offer"],
+  },
   // Top-up quotes its own amount (the body's), settled inside the request: more time than a light route.
   { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, ...FREE, access: "key", noStore: true, uses: ["table", "x402"] },
   { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, ...OPEN, uses: ["dashboard-files"] },
@@ -161,21 +211,61 @@ const ROWS = [
     cap: null,
     // Its errors are never stored by a CDN; its renders say themselves how long they may be.
     noStore: true,
-    uses: ["table", "bucket"],
+    uses: ["table", "bucket", "auto-topup-launch"],
   },
   // An account's signing keys for those links.
-  { id: "signing-keys-create", method: "POST", path: "/api/v1/signing-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
-  { id: "signing-keys-list", method: "GET", path: "/api/v1/signing-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
-  { id: "signing-keys-revoke", method: "DELETE", path: "/api/v1/signing-keys/{keyId}", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  {
+    id: "signing-keys-create",
+    method: "POST",
+    path: "/api/v1/signing-keys",
+    ...LIGHT,
+    ...FREE,
+    access: "key",
+    noStore: true,
+    cap: MANAGE_CAP,
+    uses: ["table"],
+  },
+  { id: "signing-keys-list", method: "GET", path: "/api/v1/signing-keys", ...LIGHT, ...FREE, access: "key", noStore: true, cap: MANAGE_CAP, uses: ["table"] },
+  {
+    id: "signing-keys-revoke",
+    method: "DELETE",
+    path: "/api/v1/signing-keys/{keyId}",
+    ...LIGHT,
+    ...FREE,
+    access: "key",
+    noStore: true,
+    cap: MANAGE_CAP,
+    uses: ["table"],
+  },
   // An account's API keys: make one (shown once), list them, revoke one (docs/api.md, "Keys and accounts").
-  { id: "api-keys-create", method: "POST", path: "/api/v1/api-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
-  { id: "api-keys-list", method: "GET", path: "/api/v1/api-keys", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
-  { id: "api-keys-revoke", method: "DELETE", path: "/api/v1/api-keys/{keyId}", ...LIGHT, ...FREE, access: "key", noStore: true, uses: ["table"] },
+  { id: "api-keys-create", method: "POST", path: "/api/v1/api-keys", ...LIGHT, ...FREE, access: "key", noStore: true, cap: MANAGE_CAP, uses: ["table"] },
+  { id: "api-keys-list", method: "GET", path: "/api/v1/api-keys", ...LIGHT, ...FREE, access: "key", noStore: true, cap: MANAGE_CAP, uses: ["table"] },
+  {
+    id: "api-keys-revoke",
+    method: "DELETE",
+    path: "/api/v1/api-keys/{keyId}",
+    ...LIGHT,
+    ...FREE,
+    access: "key",
+    noStore: true,
+    cap: MANAGE_CAP,
+    uses: ["table"],
+  },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
   // A stored output by the name an MCP tool links to (lib/http/deliver.ts): a redirect to storage, so
   // that a client that sends its key with every request of its own still drops it on the way out.
   { id: "output", method: "GET", path: "/api/v1/outputs/{day}/{file}", ...LIGHT, ...OPEN, noStore: true, uses: ["bucket"] },
-  { id: "mcp", method: "POST", path: "/mcp", ...RENDER, access: "open", price: null, limits: [], cap: MCP_CAP, uses: ["table", "bucket", "x402"] },
+  {
+    id: "mcp",
+    method: "POST",
+    path: "/mcp",
+    ...RENDER,
+    access: "open",
+    price: null,
+    limits: [],
+    cap: MCP_CAP,
+    uses: ["table", "bucket", "x402", "auto-topup-launch"],
+  },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
   { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, cap: FALLBACK_CAP, uses: [] },
 ] as const satisfies readonly Route[];
@@ -191,7 +281,20 @@ export interface Job extends FunctionRow {
 
 /** Scheduled functions. The reconciler refunds charges whose request died before answering (docs/api.md, "Accounts and billing"). */
 export const jobs: readonly Job[] = [
-  { id: "reconcile", schedule: "rate(1 minute)", memoryMB: 256, timeoutSeconds: 50, browser: false, uses: ["table", "x402"] },
+  {
+    id: "reconcile",
+    schedule: "rate(1 minute)",
+    memoryMB: 256,
+    timeoutSeconds: 50,
+    browser: false,
+    uses: ["table", "x402", "auto-topup-offer", "auto-topup-key"],
+  },
+];
+
+/** A function other functions invoke asynchronously: an auto-topup pull, launched by a charge (lib/payments/auto-topup-launch.ts). */
+export const workers: readonly FunctionRow[] = [
+  // A pull waits up to a minute for its receipt, then leaves it to the reconciler.
+  { id: "auto-topup", memoryMB: 256, timeoutSeconds: 90, browser: false, uses: ["table", "x402", "auto-topup-offer", "auto-topup-key"] },
 ];
 
 /** Every endpoint, once. */

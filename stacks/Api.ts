@@ -3,10 +3,11 @@ import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { CfnTemplate } from "aws-cdk-lib/aws-ses";
 import type { Function as Fn } from "sst/constructs";
-import { Cron, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
+import { Cron, Function as DeployedFunction, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
+import { privateKeyToAccount } from "viem/accounts";
 import { VERIFY_MAIL } from "../lib/billing/verify-mail.js";
 import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
-import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use } from "../lib/routes.js";
+import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use, workers } from "../lib/routes.js";
 import { awsActionsOf, leanDynamoDbDocuments } from "./bundles.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
@@ -50,6 +51,18 @@ export function mailSettings(): { from: string } | null {
   return { from };
 }
 
+/**
+ * Auto-topup's key (docs/deploy.md): the top-up address that customers grant allowances to and that
+ * sends their pulls, paying the gas. A secret of its own, from the deploying shell; unset, auto-topup
+ * is not offered. Only the functions that send hold it; the others know its address.
+ */
+function autoTopupKey(): { key: string; address: string } | null {
+  const key = process.env.SHOTLINE_AUTO_TOPUP_PRIVATE_KEY;
+  if (!key) return null;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error("SHOTLINE_AUTO_TOPUP_PRIVATE_KEY must be a private key: 0x and 64 hex digits (docs/deploy.md)");
+  return { key, address: privateKeyToAccount(key as `0x${string}`).address };
+}
+
 /** What a function gets for each thing its row `uses`: a Record over every Use, so none can go ungranted. */
 type Grant = {
   environment: Record<string, string>;
@@ -81,6 +94,10 @@ export function Api({ stack, app }: StackContext) {
     : [];
   mailResources.push(stack.formatArn({ service: "ses", resource: "template", resourceName: template }));
 
+  const topUp = autoTopupKey();
+  // The auto-topup worker, invoked asynchronously by the functions that charge (lib/payments/auto-topup-launch.ts).
+  let worker: Fn | undefined;
+
   // Each function gets what its row says it uses. Its role allows what its bundle calls (below).
   const grants: Record<Use, Grant> = {
     table: { environment: { TABLE_NAME: table.tableName }, permissions: [], copyFiles: [] },
@@ -89,6 +106,15 @@ export function Api({ stack, app }: StackContext) {
     x402: { environment: x402Environment(), permissions: [], copyFiles: [] },
     mail: {
       environment: mail ? { SIGNUP_VERIFICATION: "on", MAIL_FROM: mail.from, VERIFY_EMAIL_TEMPLATE: template } : { SIGNUP_VERIFICATION: "off" },
+      permissions: [],
+      copyFiles: [],
+    },
+    "auto-topup-offer": { environment: topUp ? { AUTO_TOPUP_ADDRESS: topUp.address } : {}, permissions: [], copyFiles: [] },
+    "auto-topup-key": { environment: topUp ? { AUTO_TOPUP_PRIVATE_KEY: topUp.key } : {}, permissions: [], copyFiles: [] },
+    "auto-topup-launch": {
+      get environment(): Record<string, string> {
+        return { AUTO_TOPUP_FUNCTION: worker!.functionName };
+      },
       permissions: [],
       copyFiles: [],
     },
@@ -117,11 +143,12 @@ export function Api({ stack, app }: StackContext) {
   // A row that uses one of them and calls nothing of it, or the reverse, fails the build.
   const functions: Record<string, Fn> = {};
   const grantCalls = (row: FunctionRow) => async (_props: FunctionProps, out: string) => {
-    const { dynamodb, s3, ses } = awsActionsOf(out);
+    const { dynamodb, s3, ses, lambda } = awsActionsOf(out);
     for (const [use, actions] of [
       ["table", dynamodb],
       ["bucket", s3],
       ["mail", ses],
+      ["auto-topup-launch", lambda],
     ] as const)
       if (row.uses.includes(use) !== actions.length > 0)
         throw new Error(
@@ -131,6 +158,7 @@ export function Api({ stack, app }: StackContext) {
       ...(dynamodb.length ? [new PolicyStatement({ actions: dynamodb, resources: [table.tableArn] })] : []),
       ...(s3.length ? [new PolicyStatement({ actions: s3, resources: [`${outputs.bucketArn}/*`] })] : []),
       ...(ses.length && mail ? [new PolicyStatement({ actions: ses, resources: mailResources })] : []),
+      ...(lambda.length ? [new PolicyStatement({ actions: lambda, resources: [worker!.functionArn] })] : []),
     ]);
   };
 
@@ -168,6 +196,9 @@ export function Api({ stack, app }: StackContext) {
       ...(row.browser ? { layers: [layers.chromium, layers.fonts, layers.filterLists], diskSize: 1024 } : {}),
     };
   };
+
+  for (const row of workers) functions[row.id] = new DeployedFunction(stack, `Worker-${row.id}`, functionFor(row));
+  worker = functions["auto-topup"];
 
   const api = new HttpApi(stack, "Api", {
     routes: {

@@ -6,7 +6,7 @@ import type { FunctionProps } from "sst/constructs";
 // function's role exactly these actions, on the stack's own table, bucket and mail (docs/deploy.md,
 // "Permissions"). A call the code adds is granted with it; one it drops is no longer allowed.
 
-type Service = "dynamodb" | "s3" | "ses";
+type Service = "dynamodb" | "s3" | "ses" | "lambda";
 
 /** DynamoDB, S3 and SES operations our code sends, and the IAM actions each needs. */
 const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly actions: readonly string[] }>> = {
@@ -24,6 +24,8 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   PutObject: { service: "s3", actions: ["s3:PutObject"] },
   // SES v2's SendEmail (a verification mail, with a template: lib/billing/mail.ts).
   SendEmail: { service: "ses", actions: ["ses:SendEmail"] },
+  // An asynchronous invocation of the auto-topup worker (lib/payments/auto-topup-launch.ts).
+  Invoke: { service: "lambda", actions: ["lambda:InvokeFunction"] },
 };
 
 /**
@@ -53,7 +55,12 @@ const NOT_OURS = new Set([
 /** A command class as the bundle names it: SST bundles with esbuild's keepNames, which keeps `class GetItemCommand` as `x(this,"GetItemCommand")`. */
 const COMMAND = /\(this, ?"(\w*)Command"\)/g;
 /** The SDK clients' service ids, present in any bundle that holds the client. */
-const CLIENTS: Readonly<Record<Service, string>> = { dynamodb: '"DynamoDB_20120810"', s3: '"AmazonS3"', ses: '"SimpleEmailService_v2"' };
+const CLIENTS: Readonly<Record<Service, string>> = {
+  dynamodb: '"DynamoDB_20120810"',
+  s3: '"AmazonS3"',
+  ses: '"SimpleEmailService_v2"',
+  lambda: '"AWSGirApiService"',
+};
 
 /** The code files of a built function (its own, not the packages copied beside it: sharp). */
 function codeFiles(dir: string): string[] {
@@ -66,7 +73,7 @@ function codeFiles(dir: string): string[] {
 
 /** The IAM actions a built function (its folder) may need, by service, sorted; throws on a command this file does not know. */
 export function awsActionsOf(dir: string): Record<Service, string[]> {
-  const found: Record<Service, Set<string>> = { dynamodb: new Set(), s3: new Set(), ses: new Set() };
+  const found: Record<Service, Set<string>> = { dynamodb: new Set(), s3: new Set(), ses: new Set(), lambda: new Set() };
   const clients = new Set<string>();
   for (const file of codeFiles(dir)) {
     const code = readFileSync(file, "utf8");
@@ -80,7 +87,7 @@ export function awsActionsOf(dir: string): Record<Service, string[]> {
   }
   // A client without a command found would be a bundle this reading no longer understands: an empty grant would fail only on AWS.
   for (const service of clients) if (!found[service as Service].size) throw new Error(`${dir} holds the ${service} client but no command this file can read`);
-  return { dynamodb: [...found.dynamodb].sort(), s3: [...found.s3].sort(), ses: [...found.ses].sort() };
+  return { dynamodb: [...found.dynamodb].sort(), s3: [...found.s3].sort(), ses: [...found.ses].sort(), lambda: [...found.lambda].sort() };
 }
 
 /**

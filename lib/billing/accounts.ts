@@ -18,6 +18,8 @@ export interface Account {
   readonly balance: number;
   readonly totalSpent: number;
   readonly autoTopupEnabled: boolean;
+  /** With auto-topup active, the balance (micro-USD) under which a charge launches a pull; else null. */
+  readonly autoTopupThreshold: number | null;
   /** Requests per second for this account; null: the service default (RATE_LIMIT_PER_SECOND). */
   readonly rateLimitPerSecond: number | null;
   readonly createdAt: string;
@@ -57,6 +59,7 @@ type AccountItem = {
   balance: number;
   totalSpent: number;
   autoTopupEnabled: boolean;
+  autoTopupThreshold?: number;
   rateLimitPerSecond?: number;
   createdAt: string;
 };
@@ -66,7 +69,9 @@ const toAccount = (item: AccountItem): Account => ({
   email: item.email,
   balance: item.balance,
   totalSpent: item.totalSpent,
-  autoTopupEnabled: item.autoTopupEnabled,
+  // On with its threshold only: the bare flag of accounts from before auto-topup pulled was a promise nothing kept.
+  autoTopupEnabled: item.autoTopupEnabled && item.autoTopupThreshold !== undefined,
+  autoTopupThreshold: item.autoTopupEnabled ? (item.autoTopupThreshold ?? null) : null,
   rateLimitPerSecond: item.rateLimitPerSecond ?? null,
   createdAt: item.createdAt,
 });
@@ -234,12 +239,8 @@ export async function findAccountByEmail(email: string): Promise<Account | null>
   return Item ? getAccount((Item as { accountId: string }).accountId) : null;
 }
 
-/** Updates an account's settings (auto-topup flag, rate limit) and returns the account. */
-export async function updateAccount(
-  accountId: string,
-  changes: { autoTopupEnabled?: boolean; rateLimitPerSecond?: number },
-  signal?: AbortSignal,
-): Promise<Account> {
+/** Updates an account's settings (its rate limit: the operator's) and returns the account. */
+export async function updateAccount(accountId: string, changes: { rateLimitPerSecond?: number }, signal?: AbortSignal): Promise<Account> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];

@@ -1,7 +1,11 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
+import type { AutoTopup } from "./auto-topup.js";
 import { documents } from "./dynamodb.js";
-import { PENDING_PARTITION, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, USAGE_PREFIX } from "./keys.js";
+import { AUTO_TOPUP_PARTITION, PENDING_PARTITION, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, USAGE_PREFIX } from "./keys.js";
+
+/** A pull in flight longer than this is a problem for an operator (a stuck transaction: docs/deploy.md). */
+const PULL_STUCK_MS = 15 * 60_000;
 
 // The ledger's invariants, checked over the whole table (`npm run admin -- reconcile --check`):
 //   - every account's balance = credits (top-ups, bonus) - charges not refunded, and >= 0, and its
@@ -9,7 +13,10 @@ import { PENDING_PARTITION, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, USA
 //   - every x402 settlement (a transfer) belongs to one request; every top-up credit names a top-up
 //     transfer, and every top-up transfer credits its own account exactly once (by transaction hash);
 //   - no charge older than the grace period is neither delivered nor refunded, and no settlement is
-//     left unconfirmed past its authorisation's validity and the grace period.
+//     left unconfirmed past its authorisation's validity and the grace period;
+//   - auto-topup: a month's total (credited pulls and the one in flight) is what its pulls add up to
+//     and within its cap; no pull stays in flight for long; the account's switch is on exactly when
+//     its auto-topup is active, with its threshold.
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 
@@ -39,7 +46,10 @@ async function scanAll(): Promise<Item[]> {
 export async function checkLedger(now: number, graceMs: number): Promise<LedgerReport> {
   const items = await scanAll();
   const problems: string[] = [];
-  const accounts = new Map<string, { balance: number; totalSpent: number; credited: number; charged: number }>();
+  const accounts = new Map<string, { balance: number; totalSpent: number; credited: number; charged: number; autoTopupThreshold?: number | null }>();
+  const autoTopups: AutoTopup[] = [];
+  // Credited auto-topup pulls, by account and month.
+  const pulled = new Map<string, number>();
   const account = (pk: string) => {
     let found = accounts.get(pk);
     if (!found) {
@@ -57,13 +67,21 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
   let unconfirmed = 0;
   for (const item of items) {
     if (item.pk.startsWith("ACCT#") && item.sk === "ACCT") {
-      Object.assign(account(item.pk), { balance: Number(item.balance), totalSpent: Number(item.totalSpent) });
+      Object.assign(account(item.pk), {
+        balance: Number(item.balance),
+        totalSpent: Number(item.totalSpent),
+        autoTopupThreshold: item.autoTopupEnabled && item.autoTopupThreshold !== undefined ? Number(item.autoTopupThreshold) : null,
+      });
     } else if (item.pk.startsWith("ACCT#") && item.sk.startsWith(USAGE_PREFIX)) {
       entries++;
       const amount = Number(item.amount);
       if (item.kind === "charge" && item.status === "charged") account(item.pk).charged += amount;
       if (item.status === "credited") account(item.pk).credited += amount;
-      if (item.kind === "topup" && item.endpoint === "topup") {
+      if (item.auto && item.status === "credited") {
+        const key = `${item.pk}@${String(item.createdAt).slice(0, 7)}`;
+        pulled.set(key, (pulled.get(key) ?? 0) + amount);
+      }
+      if (item.kind === "topup" && item.status === "credited" && (item.endpoint === "topup" || item.endpoint === "auto-topup")) {
         const transaction = String(item.transaction);
         credits.set(transaction, [...(credits.get(transaction) ?? []), item.pk]);
       }
@@ -74,6 +92,8 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
       pending++;
       if (item.sk < new Date(now - graceMs).toISOString())
         problems.push(`charge ${item.requestId} of ${item.accountId} is neither delivered nor refunded past the grace period`);
+    } else if (item.pk === AUTO_TOPUP_PARTITION) {
+      autoTopups.push(item as unknown as AutoTopup);
     } else if (item.pk === UNCONFIRMED_PARTITION) {
       unconfirmed++;
       if ((Number(item.validBefore) + UNCONFIRMED_SKEW_SECONDS) * 1000 + graceMs < now)
@@ -91,6 +111,18 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
       problems.push(`account ${id}: balance ${totals.balance} != credits ${totals.credited} - charges ${totals.charged}`);
     }
     if (totals.totalSpent !== totals.charged) problems.push(`account ${id}: total spent ${totals.totalSpent} != charges ${totals.charged}`);
+  }
+  for (const auto of autoTopups) {
+    const id = auto.accountId;
+    const inFlight = auto.inFlight;
+    const counted = (pulled.get(`ACCT#${id}@${auto.month}`) ?? 0) + (inFlight?.startedAt.startsWith(auto.month) ? inFlight.amount : 0);
+    if (counted !== auto.monthTotal) problems.push(`auto-topup of ${id}: ${auto.month}'s total ${auto.monthTotal} != its pulls ${counted}`);
+    if (auto.monthTotal > auto.monthlyCap) problems.push(`auto-topup of ${id}: ${auto.month}'s total ${auto.monthTotal} is over its cap ${auto.monthlyCap}`);
+    if (inFlight && now - Date.parse(inFlight.startedAt) > PULL_STUCK_MS)
+      problems.push(`auto-topup of ${id}: a pull (${inFlight.transaction ?? "not sent"}) is in flight since ${inFlight.startedAt}`);
+    const threshold = accounts.get(`ACCT#${id}`)?.autoTopupThreshold;
+    if (threshold !== (auto.status === "active" ? auto.threshold : null))
+      problems.push(`auto-topup of ${id} is ${auto.status}, but its account's switch says ${threshold === null ? "off" : `on at ${threshold}`}`);
   }
   for (const [requestId, count] of settlementsByRequest) if (count > 1) problems.push(`request ${requestId} has ${count} settlements`);
   for (const [transaction, credited] of credits) {

@@ -90,5 +90,11 @@ export const API_KEY_PREFIX = "APIKEY#";
 /** An API key in its account's list. */
 export const accountApiKeyKey = (accountId: string, keyId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: `${API_KEY_PREFIX}${keyId}` });
 
+/** The partition of every account's auto-topup item (the reconciler reads it whole). */
+export const AUTO_TOPUP_PARTITION = "AUTOTOPUP";
+
+/** An account's auto-topup configuration and state (lib/billing/auto-topup.ts). */
+export const autoTopupKey = (accountId: string): TableKey => ({ pk: AUTO_TOPUP_PARTITION, sk: accountId });
+
 /** A verification link's token, by its SHA-256 (the link itself is only in the mail). */
 export const verifyTokenKey = (tokenHash: string): TableKey => ({ pk: `VERIFY#${tokenHash}`, sk: "VERIFY" });

@@ -41,15 +41,28 @@ export interface UsageEntry {
   kind: "charge" | "topup" | "bonus";
   endpoint: string;
   amount_micro_usd: number;
-  status: "charged" | "refunded" | "credited";
+  /** "failed": an auto-topup pull that moved no money (`reason` says why). */
+  status: "charged" | "refunded" | "credited" | "failed";
   created_at: string;
+  /** An auto-topup pull (credited or failed). */
+  auto?: true;
+  reason?: string;
 }
 
 // DynamoDB's idempotency token (at most 36 characters): the same request id and purpose always give
 // the same token, so a retried invocation is applied once (within DynamoDB's 10-minute window).
 const token = (requestId: string, purpose: string) => createHash("sha256").update(`${purpose}:${requestId}`).digest("base64url").slice(0, 36);
 
-type UsageItem = TableKey & { kind: UsageEntry["kind"]; endpoint: string; amount: number; status: UsageEntry["status"]; requestId: string; createdAt: string };
+type UsageItem = TableKey & {
+  kind: UsageEntry["kind"];
+  endpoint: string;
+  amount: number;
+  status: UsageEntry["status"];
+  requestId: string;
+  createdAt: string;
+  auto?: boolean;
+  reason?: string;
+};
 
 /** A usage entry as stored: keyed by account, time and request, so the same request writes the same entry. */
 export function usageItem(accountId: string, at: Date, requestId: string, entry: Pick<UsageItem, "kind" | "endpoint" | "amount" | "status">): UsageItem {
@@ -243,6 +256,8 @@ export interface Transfer {
   readonly paymentId: string;
   /** A top-up credits this account; otherwise the transfer paid for a render. */
   readonly accountId: string | null;
+  /** An auto-topup pull (lib/payments/auto-topup.ts) rather than an x402 top-up. */
+  readonly auto?: boolean;
 }
 
 /**
@@ -252,7 +267,7 @@ export interface Transfer {
  * often, one transfer moves one balance once. False when it was recorded already (nothing written).
  */
 export async function recordTransfer(transfer: Transfer, also: TransactItem[] = []): Promise<boolean> {
-  const { transaction, accountId, amount, requestId, at, ...rest } = transfer;
+  const { transaction, accountId, amount, requestId, at, auto, ...rest } = transfer;
   const items: TransactItem[] = [
     {
       Put: {
@@ -272,7 +287,11 @@ export async function recordTransfer(transfer: Transfer, also: TransactItem[] = 
   ];
   if (accountId) {
     items.push(
-      ...creditItems(accountId, { ...usageItem(accountId, at, requestId, { kind: "topup", endpoint: "topup", amount, status: "credited" }), transaction }),
+      ...creditItems(accountId, {
+        ...usageItem(accountId, at, requestId, { kind: "topup", endpoint: auto ? "auto-topup" : "topup", amount, status: "credited" }),
+        transaction,
+        ...(auto ? { auto: true } : {}),
+      }),
     );
   }
   // No idempotency token: the request and the reconciler may record the same transfer with other
@@ -306,6 +325,8 @@ export async function recentUsage(accountId: string, signal?: AbortSignal, limit
     amount_micro_usd: item.amount,
     status: item.status,
     created_at: item.createdAt,
+    ...(item.auto ? { auto: true as const } : {}),
+    ...(item.reason ? { reason: item.reason } : {}),
   }));
 }
 

@@ -1,4 +1,5 @@
 import { getAccount } from "./accounts.js";
+import { autoTopupView, getAutoTopup } from "./auto-topup.js";
 import { recentUsage, type UsageEntry } from "./ledger.js";
 import { toCents } from "./money.js";
 
@@ -9,12 +10,13 @@ export interface UsageReport {
   total_spent_cents: number;
   total_spent_micro_usd: number;
   auto_topup_enabled: boolean;
+  auto_topup: ReturnType<typeof autoTopupView>;
   recent_usage: UsageEntry[];
 }
 
-/** The account's balance, spending, auto-topup flag and its 20 newest usage entries, read afresh. */
+/** The account's balance, spending, auto-topup and its 20 newest usage entries, read afresh. */
 export async function usageReport(accountId: string, signal?: AbortSignal): Promise<UsageReport> {
-  const [account, recent] = await Promise.all([getAccount(accountId, signal), recentUsage(accountId, signal)]);
+  const [account, recent, autoTopup] = await Promise.all([getAccount(accountId, signal), recentUsage(accountId, signal), getAutoTopup(accountId, signal)]);
   if (!account) throw new Error(`account ${accountId} vanished`);
   return {
     balance_cents: toCents(account.balance),
@@ -22,6 +24,7 @@ export async function usageReport(accountId: string, signal?: AbortSignal): Prom
     total_spent_cents: toCents(account.totalSpent),
     total_spent_micro_usd: account.totalSpent,
     auto_topup_enabled: account.autoTopupEnabled,
+    auto_topup: autoTopupView(autoTopup),
     recent_usage: recent,
   };
 }

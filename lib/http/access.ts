@@ -56,6 +56,8 @@ export interface AccessDependencies {
   closeCache(slot: CacheSlot): Promise<void>;
   /** The account a signed link (its raw query) is charged to, and its key's daily limit (lib/http/signed-links.ts); 403 when it is not validly signed. */
   signedAccount(query: string): Promise<{ readonly account: Account; readonly cap: SpendCap | null }>;
+  /** Hands an auto-topup pull for the account off to run beside the request (lib/payments/auto-topup-launch.ts); never rejects. */
+  launchAutoTopup(accountId: string): Promise<void>;
   /** The id of an x402 payment's payment-identifier extension, or null (lib/payments/x402.ts). */
   paymentIdentifierOf(headers: Readonly<Record<string, string>>): string | null;
   /** The first answer to an Idempotency-Key, kept for its retries (lib/http/kept-answers.ts), and sent again. */
@@ -101,6 +103,8 @@ export interface AccessGrant {
   readonly cache: CacheSlot | null;
   /** On a route that counts its limits while working: the count, still running; it rejects (429) over a limit. */
   readonly counting: Promise<void> | null;
+  /** An auto-topup pull this request's charge launched, being handed off (awaited before the answer; it never rejects). */
+  readonly topup?: Promise<void> | null;
 }
 
 /** A limit as this request counted against it: its policy's name, quota and window, and what is left. */
@@ -250,16 +254,17 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
     // A cache hit costs an API key nothing: looked up before the charge.
     const cache = await deps.openCache(cacheRequest(route, request, account.accountId));
     if (cache?.state === "hit") return { ...grant, account, payer, idempotency: claimed, cache };
+    const price = priceOf(route.price!, request.body);
+    // Auto-topup: a charge that leaves the balance under the account's threshold (as the key's read
+    // of it says; the pull reads it afresh) launches a pull, handed off while the work runs.
+    const low = account.autoTopupThreshold !== null && account.balance - price < account.autoTopupThreshold;
     try {
-      const charge = await deps.charge(
-        account.accountId,
-        priceOf(route.price!, request.body),
-        { requestId: request.requestId, endpoint: route.id, at: request.at },
-        cap,
-      );
-      return { ...grant, account, payer, charge, idempotency: claimed, cache };
+      const charge = await deps.charge(account.accountId, price, { requestId: request.requestId, endpoint: route.id, at: request.at }, cap);
+      return { ...grant, account, payer, charge, idempotency: claimed, cache, topup: low ? deps.launchAutoTopup(account.accountId) : null };
     } catch (error) {
       if (cache) await deps.closeCache(cache);
+      if (account.autoTopupThreshold !== null && error instanceof AppError && error.code === "INSUFFICIENT_BALANCE")
+        await deps.launchAutoTopup(account.accountId);
       throw error;
     }
   });

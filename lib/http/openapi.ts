@@ -4,6 +4,7 @@ import { PRICES, type Route, routes } from "../routes.js";
 import {
   apiKeyCreated,
   apiKeyList,
+  autoTopupResponse,
   errorBody,
   healthResponse,
   metadataResponse,
@@ -18,6 +19,7 @@ import {
 import {
   accountUpdateRequest,
   apiKeyRequest,
+  autoTopupRequest,
   htmlScreenshotRequest,
   metadataRequest,
   screenshotRequest,
@@ -285,6 +287,8 @@ const OPERATIONS: Record<string, Json> = {
   },
   account: {
     summary: "Account settings",
+    description:
+      "`auto_topup_enabled`: false turns auto-topup off; true turns a configuration back on (after a pause, or after it was turned off). Without a configuration, true is a 400 that says to PUT /api/v1/auto-topup.",
     requestBody: {
       required: true,
       content: { "application/json": { schema: schemaOf(accountUpdateRequest, "input"), example: { auto_topup_enabled: false } } },
@@ -294,6 +298,36 @@ const OPERATIONS: Record<string, Json> = {
       "400": error("Invalid body"),
       "401": error("A key is required"),
     },
+  },
+  "auto-topup-get": {
+    summary: "Auto-topup: the configuration and what to grant",
+    description:
+      "The account's auto-topup (null when off), and the top-up address (`spender`), USDC contract (`token`), network and chain id to grant an allowance on; `allowance_micro_usd` is what the chain shows for the configured payer.",
+    responses: { "200": { description: "The configuration", content: jsonContent(autoTopupResponse) }, "401": error("A key is required") },
+  },
+  "auto-topup-set": {
+    summary: "Auto-topup: turn on or change",
+    description:
+      "Whenever a charge leaves the balance below `threshold_cents`, the service pulls `amount_cents` (at least $5) of USDC from `payer` through the allowance it granted `spender`, never more than `monthly_cap_cents` in a calendar month (UTC). `permit` (EIP-2612, signed by `payer` for `spender`) is submitted on chain by the service, which pays the gas; without it, `payer` must already have approved `spender` for at least the amount. After 3 failed pulls in a row it pauses until it is set again.",
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(autoTopupRequest, "input"),
+          example: { threshold_cents: 100, amount_cents: 500, monthly_cap_cents: 2000, payer: "0x1111111111111111111111111111111111111111" },
+        },
+      },
+    },
+    responses: {
+      "200": { description: "On, as configured", content: jsonContent(autoTopupResponse) },
+      "400": error("Invalid settings, a permit that is expired, not the payer's or refused, or an allowance below the amount"),
+      "401": error("A key is required"),
+    },
+  },
+  "auto-topup-delete": {
+    summary: "Auto-topup: turn off",
+    description: "A pull already sent is still credited. The allowance stays on chain: revoking it there is the customer's final word.",
+    responses: { "200": { description: "Off", content: jsonContent(autoTopupResponse) }, "401": error("A key is required") },
   },
   topup: {
     summary: "Top up the balance with USDC (x402)",

@@ -4,6 +4,7 @@ import { chargeForRequest, markDelivered, refundCharge } from "../billing/ledger
 import { MICRO_PER_CENT } from "../billing/money.js";
 import { signingSecretOf } from "../billing/signing-keys.js";
 import { AppError } from "../errors.js";
+import { launchAutoTopup } from "../payments/auto-topup-launch.js";
 import { settlePayment } from "../payments/settlement.js";
 import { paymentIdentifierOf, releasePayment, verifyPayment } from "../payments/x402.js";
 import type { AccessDependencies } from "./access.js";
@@ -33,6 +34,7 @@ export const paidAccess: AccessDependencies = {
   openCache,
   publishCache,
   closeCache,
+  launchAutoTopup,
   signedAccount: async (query) => {
     const key = await linkKeyOf(query, signingSecretOf);
     const account = await getAccount(key.accountId);

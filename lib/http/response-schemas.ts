@@ -89,9 +89,27 @@ const usageEntry = z.object({
   kind: z.enum(["charge", "topup", "bonus"]),
   endpoint: z.string(),
   amount_micro_usd: z.number().int(),
-  status: z.enum(["charged", "refunded", "credited"]),
+  status: z.enum(["charged", "refunded", "credited", "failed"]),
   created_at: z.string(),
+  auto: z.literal(true).optional().describe("an auto-topup pull"),
+  reason: z.string().optional().describe("why an auto-topup pull failed"),
 });
+
+/** An account's auto-topup, as GET /api/v1/auto-topup and the usage report show it. */
+const autoTopupView = z
+  .object({
+    status: z.enum(["active", "paused"]),
+    threshold_cents: z.number().int(),
+    amount_cents: z.number().int(),
+    monthly_cap_cents: z.number().int(),
+    payer: z.string(),
+    month: z.string().describe("the calendar month (UTC) of month_total_cents"),
+    month_total_cents: z.number().int().describe("pulled this month, the one in flight included"),
+    in_flight: z.boolean(),
+    last_failure: z.object({ at: z.string(), reason: z.string() }).nullable(),
+    paused_reason: z.string().nullable(),
+  })
+  .nullable();
 
 /** GET /api/v1/usage (and PATCH /api/v1/account). */
 export const usageReport = z.object({
@@ -100,7 +118,19 @@ export const usageReport = z.object({
   total_spent_cents: z.number().int(),
   total_spent_micro_usd: z.number().int(),
   auto_topup_enabled: z.boolean(),
+  auto_topup: autoTopupView,
   recent_usage: z.array(usageEntry),
+});
+
+/** GET, PUT and DELETE /api/v1/auto-topup. */
+export const autoTopupResponse = z.object({
+  auto_topup: autoTopupView,
+  offered: z.boolean().describe("false: this deployment has no top-up address (the fields below are null)"),
+  spender: z.string().nullable().describe("the address to grant the USDC allowance to"),
+  token: z.string().nullable(),
+  network: z.string().nullable().describe("CAIP-2"),
+  chainId: z.number().int().nullable(),
+  allowance_micro_usd: z.number().int().nullable().describe("the payer's allowance for spender, as the chain shows it now"),
 });
 
 /** POST /api/v1/topup: the usage report and the top-up's state. */

@@ -420,6 +420,29 @@ export const MAX_TOPUP_CENTS = 1_000_000;
 /** Body of POST /api/v1/topup. */
 export const topupRequest = z.strictObject({ amount_cents: integer(MIN_TOPUP_CENTS, MAX_TOPUP_CENTS) });
 
+/** Body of PUT /api/v1/auto-topup (docs/api.md, "Auto-topup"). */
+export const autoTopupRequest = z
+  .strictObject({
+    threshold_cents: integer(0, MAX_TOPUP_CENTS),
+    amount_cents: integer(MIN_TOPUP_CENTS, MAX_TOPUP_CENTS),
+    monthly_cap_cents: integer(MIN_TOPUP_CENTS, 100 * MAX_TOPUP_CENTS),
+    payer: z
+      .string({ error: "must be an address (0x and 40 hex digits)" })
+      .regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be an address (0x and 40 hex digits)" }),
+    permit: z
+      .strictObject({
+        value: z.string({ error: "must be the allowance in USDC's smallest unit, as a string of digits" }).regex(/^[1-9]\d{0,29}$/, {
+          error: "must be the allowance in USDC's smallest unit, as a string of digits",
+        }),
+        deadline: z.number({ error: "must be the permit's deadline in unix seconds" }).int().positive(),
+        signature: z.string({ error: "must be the signature, 0x and 130 hex digits" }).regex(/^0x[0-9a-fA-F]{130}$/, {
+          error: "must be the signature, 0x and 130 hex digits",
+        }),
+      })
+      .optional(),
+  })
+  .refine((body) => body.monthly_cap_cents >= body.amount_cents, { path: ["monthly_cap_cents"], error: "must be at least amount_cents" });
+
 /** Body of POST /api/v1/signing-keys (optional): the most links signed with the key may be charged a UTC day, in cents (1 cent to $10,000). */
 export const signingKeyRequest = z.strictObject({ dailyLimitCents: integer(1, MAX_TOPUP_CENTS).optional() });
 

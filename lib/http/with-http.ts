@@ -311,12 +311,14 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
         steeringHeaders(route, grant, charged, deps, request.internal.balance),
       ]);
       const headers = { ...receipt, ...steering };
+      await grant.topup;
       request.response = { ...request.response, headers: { ...request.response?.headers, ...headers } };
       const answer = request.response;
       await keepForRetries(grant, answer, request.event.requestContext.requestId, deps);
     },
     onError: async ({ internal }) => {
       if (!internal.grant) return;
+      await internal.grant.topup;
       await undo(internal.grant, deps);
       internal.errorHeaders = await steeringHeaders(route, internal.grant, 0, deps, internal.balance);
     },

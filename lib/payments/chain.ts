@@ -32,10 +32,16 @@ export interface ExpectedTransfer {
 /** "paid": mined, to us, in full; "unused": not mined (yet); "elsewhere": the nonce was spent on a transfer that does not pay us. */
 export type TransferState = { readonly state: "paid"; readonly transaction: string } | { readonly state: "unused" | "elsewhere" };
 
-/** The chain's client and viem, loaded on first use (not at every cold start: lib/payments/facilitator.ts). */
-const chain = onceUntilFailure(async () => {
+/** The RPC endpoint of X402_NETWORK: X402_RPC_URL, or a public one for Base and Base Sepolia. */
+export function rpcUrl(): string {
   const url = config.X402_RPC_URL ?? PUBLIC_RPC[config.X402_NETWORK];
   if (!url) throw new Error(`no RPC endpoint for ${config.X402_NETWORK}: set X402_RPC_URL`);
+  return url;
+}
+
+/** The chain's client and viem, loaded on first use (not at every cold start: lib/payments/facilitator.ts). */
+const chain = onceUntilFailure(async () => {
+  const url = rpcUrl();
   const { createPublicClient, http, parseAbi, parseEventLogs } = await import("viem");
   return { rpc: createPublicClient({ transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 1 }) }), usdc: parseAbi(USDC), parseEventLogs };
 });

@@ -19,6 +19,7 @@ export const account = (over: Partial<Account> = {}): Account => ({
   balance: 1_000_000,
   totalSpent: 0,
   autoTopupEnabled: false,
+  autoTopupThreshold: null,
   rateLimitPerSecond: null,
   createdAt: "2026-01-01T00:00:00.000Z",
   ...over,
@@ -30,6 +31,9 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
   const calls: string[] = [];
   const claims = new Map<string, { fingerprint: string; answer?: string }>();
   const deps: AccessDependencies = {
+    async launchAutoTopup(accountId) {
+      calls.push(`auto-topup ${accountId}`);
+    },
     async authenticate(authorization) {
       calls.push("authenticate");
       if (authorization !== `Bearer ${KEY}`) throw unauthorized("This API key is not valid.");
