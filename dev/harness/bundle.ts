@@ -24,6 +24,8 @@ export async function synthesize(stage = "test"): Promise<string> {
   process.env.X402_PAY_TO ??= "0x000000000000000000000000000000000000bEEF";
   // And with signup verification mailed from an address verified in SES.
   process.env.SHOTLINE_MAIL_FROM ??= "signup@example.com";
+  // And auto-topup offered, with a top-up key (anvil's well-known account #4: never money).
+  process.env.SHOTLINE_AUTO_TOPUP_PRIVATE_KEY ??= "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a";
   // SST's test mode skips the bootstrap lookup in the AWS account (vitest sets it itself); nothing here talks to AWS.
   process.env.NODE_ENV ??= "test";
   process.env.AWS_ACCESS_KEY_ID ??= LOCAL_CREDENTIALS.accessKeyId;

@@ -21,9 +21,8 @@ export async function launchAutoTopup(accountId: string): Promise<void> {
   remember(launched, accountId, Date.now(), 10_000);
   try {
     if (config.AWS_LAMBDA_FUNCTION_NAME && config.AUTO_TOPUP_FUNCTION) {
-      const { InvokeCommand, LambdaClient } = await import("@aws-sdk/client-lambda");
-      client ??= new LambdaClient({ region: config.AWS_REGION });
-      await client.send(new InvokeCommand({ FunctionName: config.AUTO_TOPUP_FUNCTION, InvocationType: "Event", Payload: JSON.stringify({ accountId }) }));
+      const { invokeAsync } = await import("./invoke.js");
+      await invokeAsync(config.AUTO_TOPUP_FUNCTION, { accountId });
       return;
     }
     const { pullIfLow } = await import("./auto-topup.js");
@@ -32,5 +31,3 @@ export async function launchAutoTopup(accountId: string): Promise<void> {
     log.error("launching an auto-topup pull failed; the reconciler will start it", { accountId, error: describeError(error) });
   }
 }
-
-let client: import("@aws-sdk/client-lambda").LambdaClient | undefined;

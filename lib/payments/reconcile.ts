@@ -2,7 +2,7 @@ import { reconcileCharges } from "../billing/ledger.js";
 import { config } from "../config.js";
 import { log } from "../log.js";
 import { RECONCILER_METRICS } from "../packaging.js";
-import { reconcileAutoTopups } from "./auto-topup.js";
+import { reconcileAutoTopups } from "./auto-topup-reconcile.js";
 import { confirmSettlements } from "./settlement.js";
 
 /** What one pass of the reconciler did. */

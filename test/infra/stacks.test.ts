@@ -5,13 +5,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import path from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { getStack } from "sst/constructs";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { artifactOf, deploymentSize, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
 import { writingSystems } from "../../dev/harness/writing-systems.js";
 import { VERIFY_MAIL } from "../../lib/billing/verify-mail.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS, OUTPUT_RETENTION_DAYS } from "../../lib/packaging.js";
 import { FONT_CACHE_DIR, fontSet } from "../../lib/render/packaging/fonts.js";
-import { httpRoutes, jobs, routes } from "../../lib/routes.js";
+import { httpRoutes, jobs, routes, workers } from "../../lib/routes.js";
 import { Api, mailSettings } from "../../stacks/Api.js";
 import { awsActionsOf } from "../../stacks/bundles.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
@@ -42,7 +43,7 @@ beforeAll(async () => {
 
 type Resource = { Properties: Record<string, unknown> };
 /** Every deployed function's row: the routes' and the schedules'. */
-const allRows = [...routes, ...jobs];
+const allRows = [...routes, ...jobs, ...workers];
 const fn = (handler: string) => {
   const all = api.findResources("AWS::Lambda::Function", { Properties: { Handler: handler } }) as Record<string, Resource>;
   const entries = Object.values(all);
@@ -237,6 +238,34 @@ describe("Api stack", () => {
     }
   });
 
+  it("launches auto-topup pulls by invoking the worker, which alone (with the permit route and the reconciler) holds the top-up key", () => {
+    const env = (id: string) => (fn(`functions/${id}.handler`).Environment as { Variables: Record<string, unknown> }).Variables;
+    const key = process.env.SHOTLINE_AUTO_TOPUP_PRIVATE_KEY;
+    const holders = allRows.filter((row) => env(row.id).AUTO_TOPUP_PRIVATE_KEY !== undefined).map((row) => row.id);
+    expect(holders.sort()).toEqual(["auto-topup", "auto-topup-set", "reconcile"]);
+    for (const id of holders) expect(env(id).AUTO_TOPUP_PRIVATE_KEY).toBe(key);
+    expect(env("auto-topup-get").AUTO_TOPUP_ADDRESS).toBe(privateKeyToAccount(key as `0x${string}`).address);
+    // The functions that charge may invoke the worker (asynchronously), and nothing else of Lambda.
+    const [workerId] = Object.keys(api.findResources("AWS::Lambda::Function", { Properties: { Handler: "functions/auto-topup.handler" } }));
+    const invokers: string[] = [];
+    for (const policy of Object.values(api.findResources("AWS::IAM::Policy")) as Resource[])
+      for (const statement of (policy.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement)
+        if ([statement.Action].flat().some((a) => a.startsWith("lambda:"))) {
+          expect(statement.Action).toBe("lambda:InvokeFunction");
+          expect(JSON.stringify(statement.Resource)).toContain(workerId);
+          invokers.push(JSON.stringify(policy.Properties.Roles));
+        }
+    for (const id of ["screenshot", "html-to-screenshot", "signed-screenshot", "mcp", "auto-topup-set"]) {
+      const role = (fn(`functions/${id}.handler`).Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0];
+      expect(
+        invokers.some((roles) => roles.includes(role)),
+        id,
+      ).toBe(true);
+      expect(env(id).AUTO_TOPUP_FUNCTION, id).toEqual({ Ref: workerId });
+    }
+    expect(invokers).toHaveLength(5);
+  });
+
   it("passes the table and bucket names only to the functions that use them", () => {
     const env = (id: string) => (fn(`functions/${id}.handler`).Environment as { Variables: Record<string, unknown> }).Variables;
     expect(env("screenshot")).toHaveProperty("TABLE_NAME");
@@ -408,7 +437,8 @@ describe("Monitoring stack", () => {
     const alarms = Object.values(monitoring.findResources("AWS::CloudWatch::Alarm")) as Resource[];
     const named = (metric: string) => alarms.filter((a) => a.Properties.MetricName === metric);
     // Every route's function, the catch-all and the reconciler.
-    const functions = routes.length + 1;
+    // Every route's, the reconciler's and the auto-topup worker's.
+    const functions = routes.length + jobs.length + workers.length;
     expect(named("Errors")).toHaveLength(functions);
     expect(named("Throttles")).toHaveLength(functions);
     expect(named("UnconfirmedSettlements")).toEqual([
@@ -424,7 +454,7 @@ describe("Monitoring stack", () => {
 
   it("keeps a development stage's logs a week", () => {
     const retentions = Object.values(api.findResources("Custom::LogRetention")) as Resource[];
-    expect(retentions.length).toBe(routes.length + 1);
+    expect(retentions.length).toBe(routes.length + jobs.length + workers.length);
     for (const r of retentions) expect(r.Properties.RetentionInDays).toBe(7);
   });
 });

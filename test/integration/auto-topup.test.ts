@@ -20,7 +20,7 @@ const USDC_EXTRA = parseAbi(["function nonces(address owner) view returns (uint2
 
 let lib: {
   pullIfLow: typeof import("../../lib/payments/auto-topup.js").pullIfLow;
-  reconcileAutoTopups: typeof import("../../lib/payments/auto-topup.js").reconcileAutoTopups;
+  reconcileAutoTopups: typeof import("../../lib/payments/auto-topup-reconcile.js").reconcileAutoTopups;
   getAutoTopup: typeof import("../../lib/billing/auto-topup.js").getAutoTopup;
   claimPull: typeof import("../../lib/billing/auto-topup.js").claimPull;
   checkLedger: typeof import("../../lib/billing/invariants.js").checkLedger;
@@ -36,13 +36,14 @@ beforeAll(async () => {
     AUTO_TOPUP_PRIVATE_KEY: DEV_KEYS.topUp,
   });
   // Imported only now: lib/config.ts reads the environment once, as these modules load.
-  const [payments, billing, invariants, keys] = await Promise.all([
+  const [payments, reconciling, billing, invariants, keys] = await Promise.all([
     import("../../lib/payments/auto-topup.js"),
+    import("../../lib/payments/auto-topup-reconcile.js"),
     import("../../lib/billing/auto-topup.js"),
     import("../../lib/billing/invariants.js"),
     import("../../lib/billing/api-keys.js"),
   ]);
-  lib = { ...payments, ...billing, checkLedger: invariants.checkLedger, AUTH_CACHE_MS: keys.AUTH_CACHE_MS };
+  lib = { ...payments, ...reconciling, ...billing, checkLedger: invariants.checkLedger, AUTH_CACHE_MS: keys.AUTH_CACHE_MS };
 });
 
 type View = {

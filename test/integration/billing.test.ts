@@ -115,15 +115,17 @@ describe("signup and keys", () => {
     expect(invalid.status).toBe(400);
   });
 
-  it("sets auto-topup with PATCH /api/v1/account", async () => {
+  it("PATCH /api/v1/account turns auto-topup off, and on only with a configuration (test/integration/auto-topup.test.ts)", async () => {
     const { api_key: key } = await signup();
-    const res = await fetch(`${base()}/api/v1/account`, {
-      method: "PATCH",
-      headers: { "content-type": "application/json", ...auth(key) },
-      body: '{"auto_topup_enabled":true}',
-    });
-    expect(res.status).toBe(200);
-    expect((await usage(key)).auto_topup_enabled).toBe(true);
+    const patch = (enabled: boolean) =>
+      fetch(`${base()}/api/v1/account`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json", ...auth(key) },
+        body: JSON.stringify({ auto_topup_enabled: enabled }),
+      });
+    expect((await patch(false)).status).toBe(200);
+    expect((await patch(true)).status).toBe(400);
+    expect((await usage(key)).auto_topup_enabled).toBe(false);
   });
 });
 
