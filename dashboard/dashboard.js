@@ -199,7 +199,7 @@
     ].join("\n");
 
   // How credits read in the usage table; charges show the endpoint they paid for.
-  const ENDPOINT_LABELS = { bonus: "signup bonus", topup: "top-up" };
+  const ENDPOINT_LABELS = { bonus: "signup bonus", topup: "top-up", "auto-topup": "auto-topup" };
 
   function renderUsage(usage) {
     document.body.classList.remove("loading");
@@ -208,8 +208,7 @@
     $("balance-left").textContent =
       `${plural(Math.floor(balance / STANDARD_MICRO), "screenshot")} or ${plural(Math.floor(balance / MOCKUP_MICRO), "mockup")} left`;
     $("spent").textContent = dollars(usage.total_spent_micro_usd);
-    $("auto-topup").checked = usage.auto_topup_enabled;
-    $("auto-topup-text").textContent = usage.auto_topup_enabled ? "On" : "Off";
+    renderAutoTopup(usage.auto_topup);
     show("low-balance", balance < STANDARD_MICRO);
 
     const rows = $("usage-rows");
@@ -219,7 +218,7 @@
       const credit = entry.status === "credited";
       const cells = [
         new Date(entry.created_at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }),
-        ENDPOINT_LABELS[entry.kind] || ENDPOINT_LABELS[entry.endpoint] || entry.endpoint,
+        ENDPOINT_LABELS[entry.endpoint] || ENDPOINT_LABELS[entry.kind] || entry.endpoint,
         `${credit ? "+" : ""}${dollars(entry.amount_micro_usd)}`,
         entry.status,
       ];
@@ -246,6 +245,11 @@
   async function refresh() {
     try {
       renderUsage(await api("/usage"));
+      // The panel's allowance is the chain's: read again with the rest.
+      if (!$("auto-topup-card").hidden) {
+        const answer = await api("/auto-topup");
+        renderAutoTopup(answer.auto_topup, answer);
+      }
     } catch (error) {
       if (error.code === "UNAUTHORIZED") {
         sessionStorage.removeItem(KEY_STORAGE);
@@ -259,18 +263,152 @@
 
   $("refresh").addEventListener("click", () => busy($("refresh"), "Refreshing…", refresh));
 
+  // ---- auto-topup ---------------------------------------------------------------------------
+
+  /** The switch, its summary and the panel's facts, from an auto-topup view (null: off). */
+  function renderAutoTopup(view, answer) {
+    shownAutoTopup = view;
+    const on = view?.status === "active";
+    $("auto-topup").checked = on;
+    $("auto-topup-text").textContent = on ? "On" : view?.status === "paused" ? "Paused" : "Off";
+    $("auto-topup-summary").textContent = !view
+      ? "Top up from your wallet when the balance runs low."
+      : on
+        ? `Adds ${dollars(view.amount_cents * 1e4)} below ${dollars(view.threshold_cents * 1e4)}; ${dollars(view.month_total_cents * 1e4)} of ${dollars(view.monthly_cap_cents * 1e4)} this month.`
+        : view.paused_reason;
+    show("auto-topup-facts", Boolean(view));
+    show("auto-topup-off", Boolean(view));
+    if (!view) return;
+    $("at-status").textContent = on ? (view.in_flight ? "On: a top-up is on its way" : "On") : `Paused. ${view.paused_reason}`;
+    $("at-payer").textContent = view.payer;
+    $("at-month").textContent = `${dollars(view.month_total_cents * 1e4)} of ${dollars(view.monthly_cap_cents * 1e4)} (${view.month})`;
+    $("at-failure").textContent = view.last_failure ? `${new Date(view.last_failure.at).toLocaleString()}: ${view.last_failure.reason}` : "none";
+    if (answer)
+      $("at-allowance").textContent = answer.allowance_micro_usd === null ? "unknown (the chain did not answer)" : dollars(answer.allowance_micro_usd);
+    if (answer?.spender) $("at-spender").textContent = answer.spender;
+  }
+
+  /** The auto-topup last shown (null: off). */
+  let shownAutoTopup = null;
+
+  /** Opens the panel with the configuration the server has. */
+  async function openAutoTopup() {
+    show("auto-topup-card", true);
+    fieldError("auto-topup-error");
+    const answer = await api("/auto-topup");
+    if (!answer.offered) return fieldError("auto-topup-error", "Auto-topup is not offered by this server. Top up with your wallet above.");
+    const view = answer.auto_topup;
+    if (view) {
+      $("at-threshold").value = view.threshold_cents / 100;
+      $("at-amount").value = view.amount_cents / 100;
+      $("at-cap").value = view.monthly_cap_cents / 100;
+    }
+    renderAutoTopup(view, answer);
+    syncAllowanceNote();
+    $("auto-topup-card").scrollIntoView({ behavior: "smooth", block: "start" });
+  }
+
+  /** The allowance the permit grants: a year of the monthly cap (the most it may pull before you sign again). */
+  const allowanceDollars = () => 12 * Number($("at-cap").value);
+  const syncAllowanceNote = () =>
+    ($("at-allowance-note").textContent =
+      `Your wallet signs an allowance of ${dollars(allowanceDollars() * 1e6)} USDC (twelve months at the cap): the most Shotline can ever pull before you sign again.`);
+  $("at-cap").addEventListener("input", syncAllowanceNote);
+
+  $("auto-topup-open").addEventListener("click", () => openAutoTopup().catch((error) => notify(explain(error), "error")));
+  $("auto-topup-close").addEventListener("click", () => show("auto-topup-card", false));
+
+  // The switch turns it off, and back on after a pause; with nothing set up, it opens the panel.
   $("auto-topup").addEventListener("change", async (event) => {
     const wanted = event.target.checked;
+    if (wanted && !shownAutoTopup) {
+      event.target.checked = false;
+      return openAutoTopup().catch((error) => notify(explain(error), "error"));
+    }
     event.target.disabled = true;
     try {
       renderUsage(await api("/account", { method: "PATCH", body: { auto_topup_enabled: wanted } }));
-      notify(wanted ? "Auto-topup is on." : "Auto-topup is off.");
+      notify(wanted ? "Auto-topup is on again." : "Auto-topup is off.");
     } catch (error) {
       event.target.checked = !wanted;
       notify(`Auto-topup was not changed: ${explain(error)}`, "error");
     } finally {
       event.target.disabled = false;
     }
+  });
+
+  $("auto-topup-off").addEventListener("click", () =>
+    busy($("auto-topup-off"), "Turning off…", async () => {
+      const answer = await api("/auto-topup", { method: "DELETE" });
+      renderAutoTopup(answer.auto_topup, answer);
+      notify("Auto-topup is off. Your allowance stays on chain until you revoke it in your wallet.");
+    }).catch((error) => fieldError("auto-topup-error", explain(error))),
+  );
+
+  const PERMIT = [
+    { name: "owner", type: "address" },
+    { name: "spender", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "nonce", type: "uint256" },
+    { name: "deadline", type: "uint256" },
+  ];
+
+  $("auto-topup-card").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    fieldError("auto-topup-error");
+    const [threshold, amount, cap] = ["at-threshold", "at-amount", "at-cap"].map((id) => Number($(id).value));
+    if (!Number.isInteger(threshold) || threshold < 0) return fieldError("auto-topup-error", "The threshold is a whole number of dollars, 0 or more.");
+    if (!Number.isInteger(amount) || amount < MIN_TOPUP_DOLLARS)
+      return fieldError("auto-topup-error", `A top-up is a whole number of dollars, at least ${dollars(MIN_TOPUP_DOLLARS * 1e6)}.`);
+    if (!Number.isInteger(cap) || cap < amount) return fieldError("auto-topup-error", "The monthly cap is a whole number of dollars, at least one top-up.");
+    const wallet = window.ethereum;
+    if (!wallet || typeof wallet.request !== "function")
+      return fieldError(
+        "auto-topup-error",
+        "No browser wallet was found. Install one (for example MetaMask or Coinbase Wallet), or set auto-topup from a script: npm run pay -- --auto-topup.",
+      );
+    const status = (text) => ($("auto-topup-status").textContent = text);
+    await busy($("auto-topup-save"), "Waiting for your wallet…", async () => {
+      try {
+        const offer = await api("/auto-topup");
+        if (!offer.offered) throw new ApiError(400, "NOT_OFFERED", "Auto-topup is not offered by this server.");
+        status("Connect your wallet…");
+        const [owner] = await wallet.request({ method: "eth_requestAccounts" });
+        if (!owner) throw new Error("The wallet shared no account.");
+        const current = Number.parseInt(await wallet.request({ method: "eth_chainId" }), 16);
+        if (current !== offer.chainId) {
+          status("Switch your wallet's network…");
+          await wallet.request({ method: "wallet_switchEthereumChain", params: [{ chainId: `0x${offer.chainId.toString(16)}` }] });
+        }
+        // The permit's nonce: USDC's nonces(owner), read through the wallet's own node.
+        const nonce = BigInt(
+          await wallet.request({
+            method: "eth_call",
+            params: [{ to: offer.token, data: `0x7ecebe00${owner.slice(2).toLowerCase().padStart(64, "0")}` }, "latest"],
+          }),
+        ).toString();
+        const permit = { value: String(allowanceDollars() * 1e6), deadline: Math.floor(Date.now() / 1000) + 3600 };
+        status(`Sign the allowance of ${dollars(allowanceDollars() * 1e6)} USDC in your wallet…`);
+        const typedData = {
+          types: { EIP712Domain: EIP712_DOMAIN, Permit: PERMIT },
+          domain: { name: offer.tokenName, version: offer.tokenVersion, chainId: offer.chainId, verifyingContract: offer.token },
+          primaryType: "Permit",
+          message: { owner, spender: offer.spender, value: permit.value, nonce, deadline: String(permit.deadline) },
+        };
+        const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [owner, JSON.stringify(typedData)] });
+        status("Granting the allowance on chain…");
+        const answer = await api("/auto-topup", {
+          method: "PUT",
+          body: { threshold_cents: threshold * 100, amount_cents: amount * 100, monthly_cap_cents: cap * 100, payer: owner, permit: { ...permit, signature } },
+        });
+        status("");
+        renderAutoTopup(answer.auto_topup, answer);
+        notify(`Auto-topup is on: ${dollars(amount * 1e6)} whenever the balance is below ${dollars(threshold * 1e6)}, at most ${dollars(cap * 1e6)} a month.`);
+      } catch (error) {
+        status("");
+        fieldError("auto-topup-error", error instanceof ApiError ? explain(error) : explainWallet(error));
+      }
+    });
   });
 
   /** What Copy copies where it is not what the page shows (a command with the whole key in it). */
@@ -626,6 +764,7 @@
   // ---- start --------------------------------------------------------------------------------
 
   syncAmount();
+  syncAllowanceNote();
   if (sessionStorage.getItem(KEY_STORAGE)) {
     document.body.classList.add("loading");
     show("signed-in", true);

@@ -1,4 +1,5 @@
 import { autoTopupView, getAutoTopup } from "../billing/auto-topup.js";
+import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { allowanceOf, autoTopupOffer } from "../payments/auto-topup.js";
 
@@ -18,6 +19,9 @@ export async function autoTopupAnswer(accountId: string, signal?: AbortSignal) {
     offered: offer !== null,
     spender: offer?.spender ?? null,
     token: offer?.token ?? null,
+    // The token's EIP-712 domain, for signing a permit.
+    tokenName: offer ? config.X402_ASSET_NAME : null,
+    tokenVersion: offer ? config.X402_ASSET_VERSION : null,
     network: offer?.network ?? null,
     chainId: offer?.chainId ?? null,
     allowance_micro_usd: allowance,

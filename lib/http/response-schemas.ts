@@ -128,6 +128,8 @@ export const autoTopupResponse = z.object({
   offered: z.boolean().describe("false: this deployment has no top-up address (the fields below are null)"),
   spender: z.string().nullable().describe("the address to grant the USDC allowance to"),
   token: z.string().nullable(),
+  tokenName: z.string().nullable().describe("the token's EIP-712 domain name, for the permit"),
+  tokenVersion: z.string().nullable().describe("the token's EIP-712 domain version"),
   network: z.string().nullable().describe("CAIP-2"),
   chainId: z.number().int().nullable(),
   allowance_micro_usd: z.number().int().nullable().describe("the payer's allowance for spender, as the chain shows it now"),

@@ -44,6 +44,12 @@ async function openDashboard(options: { wallet: boolean; width?: number }): Prom
           return { result: [account.address] };
         case "eth_chainId":
           return { result: `0x${dev.info.chainId.toString(16)}` };
+        case "eth_call": {
+          // Reads go to the wallet's node: the local chain.
+          const [call] = params as [{ to: Hex; data: Hex }];
+          const { data } = await createPublicClient({ transport: http(dev.info.rpcUrl) }).call({ to: call.to, data: call.data });
+          return { result: data ?? "0x" };
+        }
         case "eth_signTypedData_v4": {
           const typed = JSON.parse(params[1] as string) as {
             types: Record<string, unknown>;
@@ -53,12 +59,10 @@ async function openDashboard(options: { wallet: boolean; width?: number }): Prom
           };
           // What a wallet does: EIP712Domain is implied by the domain; uint256 values as numbers.
           const { EIP712Domain: _domain, ...types } = typed.types;
-          const message = {
-            ...typed.message,
-            value: BigInt(typed.message.value!),
-            validAfter: BigInt(typed.message.validAfter!),
-            validBefore: BigInt(typed.message.validBefore!),
-          };
+          const fields = types[typed.primaryType] as { name: string; type: string }[];
+          const message = Object.fromEntries(
+            Object.entries(typed.message).map(([name, value]) => [name, fields.find((f) => f.name === name)?.type === "uint256" ? BigInt(value) : value]),
+          );
           const signature = await account.signTypedData({
             domain: typed.domain,
             types,
@@ -119,7 +123,7 @@ describe("dashboard", () => {
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet/);
   });
 
-  it("signs up, shows the key once, signs in with it, lists usage, toggles auto-topup and tops up $5 with a wallet", async () => {
+  it("signs up, shows the key once, signs in with it, lists usage, tops up $5 with a wallet, and sets up auto-topup with a permit", async () => {
     const page = await openDashboard({ wallet: true });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(String(error)));
@@ -166,11 +170,6 @@ describe("dashboard", () => {
     ]);
     expect(await textOf(page, "#balance")).toBe("$0.24");
 
-    // Auto-topup: the switch, then the API reports it.
-    await page.click(".switch");
-    await page.waitForFunction(() => document.getElementById("notice")!.textContent === "Auto-topup is on.");
-    expect((await usage(key)).auto_topup_enabled).toBe(true);
-
     // Top-up: $5 in USDC signed by the wallet, settled on the local chain, credited without a reload.
     const chain = createPublicClient({ transport: http(dev.info.rpcUrl) });
     const usdcOf = (address: string) =>
@@ -194,12 +193,60 @@ describe("dashboard", () => {
       ),
     ).toEqual(["top-up", "+$5.00", "credited"]);
 
+    // Auto-topup: the switch has nothing to turn on yet, so it opens the panel; the wallet signs a
+    // permit (no gas), the server submits it, and the balance ($5.24) is below the threshold ($6): a pull.
+    await page.click(".switch");
+    await visible(page, "#auto-topup-card");
+    expect(await page.$eval("#auto-topup", (el) => (el as HTMLInputElement).checked)).toBe(false);
+    expect(await textOf(page, "#at-allowance-note")).toBe(
+      "Your wallet signs an allowance of $240.00 USDC (twelve months at the cap): the most Shotline can ever pull before you sign again.",
+    );
+    await page.$eval("#at-threshold", (el) => ((el as HTMLInputElement).value = ""));
+    await page.type("#at-threshold", "6");
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "auto-topup-desktop.png"), fullPage: true });
+    const payerBeforePull = await usdcOf(payer);
+    await page.click("#auto-topup-save");
+    await page.waitForFunction(
+      () => document.getElementById("notice")!.textContent === "Auto-topup is on: $5.00 whenever the balance is below $6.00, at most $20.00 a month.",
+      { timeout: 30_000 },
+    );
+    expect(await textOf(page, "#at-allowance")).toMatch(/^\$2[34]\d\.00$/);
+    expect(await textOf(page, "#at-spender")).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    const pulled = await (async () => {
+      for (let i = 0; i < 120; i++) {
+        const report = await usage(key);
+        if (report.balance_micro_usd === before + 10_000_000) return report;
+        await sleep(250);
+      }
+      throw new Error("the auto-topup pull was not credited within 30 s");
+    })();
+    expect(pulled.auto_topup_enabled).toBe(true);
+    expect(await usdcOf(payer)).toBe(payerBeforePull - 5_000_000n);
+    await page.click("#refresh");
+    await page.waitForFunction(() => document.getElementById("balance")!.textContent === "$10.24");
+    expect(await textOf(page, "#auto-topup-summary")).toBe("Adds $5.00 below $6.00; $5.00 of $20.00 this month.");
+    expect(await textOf(page, "#at-month")).toMatch(/^\$5\.00 of \$20\.00 \(\d{4}-\d{2}\)$/);
+    expect(await textOf(page, "#at-failure")).toBe("none");
+    await page.waitForFunction(() => document.getElementById("at-allowance")!.textContent === "$235.00");
+    expect(
+      await page.$eval("#usage-rows tr", (tr) =>
+        Array.from(tr.querySelectorAll("td"))
+          .slice(1)
+          .map((td) => td.textContent),
+      ),
+    ).toEqual(["auto-topup", "+$5.00", "credited"]);
+
     // What a person sees, at desktop and phone width (looked at; see SCREENSHOT_DIR).
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-in-desktop.png"), fullPage: true });
     // (Changing isMobile would reload the page; the layout only depends on the width.)
     await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "signed-in-phone.png"), fullPage: true });
+    // Turned off from the panel: the switch follows, the allowance stays on chain.
+    await page.click("#auto-topup-off");
+    await page.waitForFunction(() => document.getElementById("notice")!.textContent!.startsWith("Auto-topup is off."));
+    expect(await page.$eval("#auto-topup", (el) => (el as HTMLInputElement).checked)).toBe(false);
+    expect((await usage(key)).auto_topup_enabled).toBe(false);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -139,6 +139,8 @@ describe("auto-topup", () => {
       offered: true,
       spender: privateKeyToAccount(DEV_KEYS.topUp).address,
       token: usdc,
+      tokenName: "USD Coin",
+      tokenVersion: "2",
       network: info.network,
       chainId: info.chainId,
       allowance_micro_usd: null,
