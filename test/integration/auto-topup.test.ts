@@ -308,6 +308,23 @@ describe("auto-topup", () => {
     expect(problems.filter((p) => p.includes(id) || p.includes(hash))).toEqual([]);
   }, 120_000);
 
+  it("npm run pay -- --auto-topup sets it up from a script (the demo payer signs the permit), and --auto-topup off stops it", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const { key } = await account();
+    const pay = (...args: string[]) =>
+      execFileSync(process.execPath, ["--import", "tsx", "dev/pay-cli.ts", ...args, "--key", key], {
+        env: { ...process.env, LOCAL_DIR: inject("localDir") },
+        encoding: "utf8",
+      });
+    // A threshold of 0: nothing is pulled from the demo payer, which other tests pay from.
+    const on = pay("--auto-topup", "--threshold", "0", "--amount", "500", "--cap", "1000");
+    const payer = privateKeyToAccount(info.payerPrivateKey as Hex).address;
+    expect(on).toBe(`auto-topup is on: $5.00 from ${payer} whenever the balance is below $0.00, at most $10.00 a month; allowance $120.00\n`);
+    expect((await offer(key)).auto_topup).toMatchObject({ status: "active", threshold_cents: 0, amount_cents: 500, monthly_cap_cents: 1000, payer });
+    expect(pay("--auto-topup", "off")).toMatch(/^auto-topup is off/);
+    expect((await offer(key)).auto_topup).toBeNull();
+  }, 60_000);
+
   it("refuses an expired permit, a forged one, and one not signed by the payer, with a clear 400 and nothing configured", async () => {
     const payerKey = await freshPayerKey(info, 1_000_000n);
     const payer = privateKeyToAccount(payerKey).address;
