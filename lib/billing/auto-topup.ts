@@ -231,6 +231,21 @@ export async function notePullSent(accountId: string, pull: PullInFlight, transa
   );
 }
 
+/** Records that a sent pull is stuck (its transaction unmined), as its last failure, without closing it. */
+export async function notePullStuck(accountId: string, pull: PullInFlight, reason: string, now = new Date()): Promise<void> {
+  await conditionHeld(
+    documents.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: autoTopupKey(accountId),
+        UpdateExpression: "SET lastFailure = :failure, updatedAt = :now",
+        ConditionExpression: "inFlight.pullId = :pullId",
+        ExpressionAttributeValues: { ":failure": { at: now.toISOString(), reason }, ":now": now.toISOString(), ":pullId": pull.pullId },
+      }),
+    ),
+  );
+}
+
 /** The items that close a credited pull, in the transaction that records its transfer (lib/payments/auto-topup.ts). */
 export const pullCreditedItems = (accountId: string, pull: PullInFlight, now = new Date()): TransactItem[] => [
   {

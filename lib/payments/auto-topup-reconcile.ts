@@ -1,10 +1,13 @@
-import { type AutoTopup, allAutoTopups, type PullInFlight, pullFailed } from "../billing/auto-topup.js";
+import { type AutoTopup, allAutoTopups, notePullStuck, type PullInFlight, pullFailed } from "../billing/auto-topup.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { autoTopupOffer, pullIfLow, settlePull, signer } from "./auto-topup.js";
 
 // The reconciler's round of auto-topup (lib/payments/reconcile.ts), apart from the pull itself so
 // that a function that launches pulls in process holds no scan of every account's auto-topup.
+
+/** A pull sent this long ago and still not mined is told to the customer as stuck. */
+const STUCK_AFTER_MS = 10 * 60_000;
 
 /** A pull claimed this long ago with no transaction noted is looked for on chain (a crash between sending and noting). */
 const UNNOTED_AFTER_MS = 2 * 60_000;
@@ -67,6 +70,14 @@ export async function reconcileAutoTopups(now: number): Promise<{ credited: numb
         const outcome = await settlePull(current, pull, transaction, 0);
         if (outcome === "credited") done.credited++;
         if (outcome === "failed") done.failed++;
+        // Stuck: not closed (it may yet be mined, and must then be credited), but the customer is told.
+        if (outcome === "pending" && now - Date.parse(pull.startedAt) > STUCK_AFTER_MS && !current.lastFailure?.reason.includes(transaction))
+          await notePullStuck(
+            current.accountId,
+            pull,
+            `the transfer ${transaction} is not mined after ${STUCK_AFTER_MS / 60_000} minutes; it is still followed, and no other pull is made meanwhile`,
+            new Date(now),
+          );
       } else if (!(await spenderHasPending())) {
         await pullFailed(current, pull, "the transfer was never sent (the pull was interrupted)", new Date(now));
         done.failed++;

@@ -23,6 +23,7 @@ let lib: {
   reconcileAutoTopups: typeof import("../../lib/payments/auto-topup-reconcile.js").reconcileAutoTopups;
   getAutoTopup: typeof import("../../lib/billing/auto-topup.js").getAutoTopup;
   claimPull: typeof import("../../lib/billing/auto-topup.js").claimPull;
+  pullFailed: typeof import("../../lib/billing/auto-topup.js").pullFailed;
   checkLedger: typeof import("../../lib/billing/invariants.js").checkLedger;
   AUTH_CACHE_MS: number;
 };
@@ -306,6 +307,26 @@ describe("auto-topup", () => {
     // The ledger's invariants hold for it (the credit names its transfer, once).
     const { problems } = await lib.checkLedger(Date.now(), 120_000);
     expect(problems.filter((p) => p.includes(id) || p.includes(hash))).toEqual([]);
+  }, 120_000);
+
+  it("a transfer that is never mined: the customer is told it is stuck, and no other pull is made while it is followed", async () => {
+    const { id, key } = await configured({ threshold_cents: 25, amount_cents: 500, monthly_cap_cents: 5000 });
+    const current = (await lib.getAutoTopup(id))!;
+    const pull = (await lib.claimPull(current, String(await chain.getBlockNumber())))!;
+    // Sent eleven minutes ago, and nowhere on chain since (a transaction the network dropped).
+    const transaction = `0x${"5e".repeat(32)}`;
+    await setAttribute("AUTOTOPUP", id, "inFlight", { ...pull, transaction, startedAt: new Date(Date.now() - 11 * 60_000).toISOString() });
+    await lib.reconcileAutoTopups(Date.now());
+    const report = await usage(key);
+    expect(report.auto_topup).toMatchObject({ status: "active", in_flight: true, month_total_cents: 500 });
+    expect(report.auto_topup!.last_failure!.reason).toBe(
+      `the transfer ${transaction} is not mined after 10 minutes; it is still followed, and no other pull is made meanwhile`,
+    );
+    expect(await lib.pullIfLow(id)).toBe("none");
+    expect(autoEntries(report)).toEqual([]);
+    // Closed here (as an operator would, once sure it will never be mined), so the ledger stays sound.
+    expect(await lib.pullFailed((await lib.getAutoTopup(id))!, pull, "closed by the test")).toBe(true);
+    expect((await usage(key)).auto_topup).toMatchObject({ in_flight: false, month_total_cents: 0 });
   }, 120_000);
 
   it("npm run pay -- --auto-topup sets it up from a script (the demo payer signs the permit), and --auto-topup off stops it", async () => {
