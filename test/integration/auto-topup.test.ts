@@ -10,13 +10,14 @@ import { DEV_KEYS } from "../../dev/chain.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
 import { useSharedStackInProcess } from "../helpers/in-process.js";
 import { setAttribute } from "../helpers/ledger.js";
+import { signPermit } from "../helpers/permit.js";
 import { freshPayerKey } from "../helpers/x402.js";
 
 const info = inject("devInfo");
 const base = inject("baseUrl");
 const usdc = info.usdcAddress as Hex;
 const chain = createPublicClient({ transport: http(info.rpcUrl) });
-const USDC_EXTRA = parseAbi(["function nonces(address owner) view returns (uint256)", "function approve(address spender, uint256 value) returns (bool)"]);
+const USDC_EXTRA = parseAbi(["function approve(address spender, uint256 value) returns (bool)"]);
 
 let lib: {
   pullIfLow: typeof import("../../lib/payments/auto-topup.js").pullIfLow;
@@ -85,27 +86,7 @@ const charge = (key: string) =>
   postJson("/api/v1/html-to-screenshot", { html: `<p>${counter++}</p>`, width: 320, height: 100, deviceScaleFactor: 1 }, { authorization: `Bearer ${key}` });
 const autoEntries = (report: Usage) => report.recent_usage.filter((e) => e.auto);
 
-/** An EIP-2612 permit for `spender`, signed by `key`'s address (or by `signer` instead, to forge one). */
-async function permit(key: Hex, spender: string, value: bigint, options: { deadline?: number; signer?: Hex } = {}) {
-  const owner = privateKeyToAccount(key).address;
-  const nonce = await chain.readContract({ address: usdc, abi: USDC_EXTRA, functionName: "nonces", args: [owner] });
-  const deadline = options.deadline ?? Math.floor(Date.now() / 1000) + 3600;
-  const signature = await privateKeyToAccount(options.signer ?? key).signTypedData({
-    domain: { name: "USD Coin", version: "2", chainId: info.chainId, verifyingContract: usdc },
-    types: {
-      Permit: [
-        { name: "owner", type: "address" },
-        { name: "spender", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "nonce", type: "uint256" },
-        { name: "deadline", type: "uint256" },
-      ],
-    },
-    primaryType: "Permit",
-    message: { owner, spender: spender as Hex, value, nonce, deadline: BigInt(deadline) },
-  });
-  return { value: String(value), deadline, signature };
-}
+const permit = (key: Hex, spender: string, value: bigint, options: { deadline?: number; signer?: Hex } = {}) => signPermit(info, key, spender, value, options);
 
 /** Waits until `check` holds (the pull runs beside the request), up to a wide bound. */
 async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string): Promise<T> {

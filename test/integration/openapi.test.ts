@@ -4,9 +4,12 @@
 // drift from the code. And /docs, the page made from it.
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, inject, it } from "vitest";
 import { httpRoutes } from "../../lib/routes.js";
 import { postJson } from "../helpers/api.js";
+import { signPermit } from "../helpers/permit.js";
+import { freshPayerKey } from "../helpers/x402.js";
 
 const base = () => inject("baseUrl");
 type Json = Record<string, any>;
@@ -34,6 +37,16 @@ async function drift(method: string, path: string, res: Response): Promise<strin
 }
 
 /** An example body with its URLs pointed at the fixture server (tests reach only loopback). */
+/** A payer and its permit for the stack's top-up address. */
+async function permitted() {
+  const info = inject("devInfo");
+  const key = await freshPayerKey(info, 1_000_000n);
+  const offer = (await (await fetch(`${base()}/api/v1/auto-topup`, { headers: { authorization: `Bearer ${inject("apiKey")}` } })).json()) as {
+    spender: string;
+  };
+  return { payer: privateKeyToAccount(key).address, permit: await signPermit(info, key, offer.spender, 20_000_000n) };
+}
+
 const local = (example: Json): Json =>
   Object.fromEntries(Object.entries(example).map(([key, value]) => [key, key === "url" ? `${inject("fixtureUrl")}/simple` : value]));
 
@@ -63,6 +76,8 @@ describe("the OpenAPI document", () => {
         for (const example of examples) {
           let body = local(example);
           if (op.operationId === "signup") body = { email: `openapi-${Date.now()}@example.com` };
+          // Auto-topup pulls from a wallet that granted an allowance: a payer of its own signs the permit.
+          if (op.operationId === "auto-topup-set") body = { ...body, ...(await permitted()) };
           const res = await fetch(`${base()}${path}`, {
             method: method.toUpperCase(),
             headers: { "content-type": "application/json", authorization: `Bearer ${inject("apiKey")}` },
@@ -75,6 +90,8 @@ describe("the OpenAPI document", () => {
         }
       }
     }
+    // The shared account's auto-topup, set by the example, turned off again.
+    await fetch(`${base()}/api/v1/auto-topup`, { method: "DELETE", headers: { authorization: `Bearer ${inject("apiKey")}` } });
     expect(problems).toEqual([]);
     expect(ran).toBeGreaterThanOrEqual(7);
   });
