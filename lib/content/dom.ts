@@ -1,0 +1,96 @@
+import type { AnyNode, ChildNode, Document, Element } from "domhandler";
+import { parseDocument } from "htmlparser2";
+
+// A page's DOM as htmlparser2 builds it (no browser: docs/api.md, "Content"), and the few questions
+// extraction asks of it.
+
+export type { AnyNode, ChildNode, Document, Element };
+
+/** Parses `html` leniently, as a browser would keep its text (entities decoded, tags lower-cased). */
+export const parseHtml = (html: string): Document => parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+
+export const isElement = (node: AnyNode): node is Element => node.type === "tag" || node.type === "script" || node.type === "style";
+
+/** Elements that start a new block of text (a line break before and after in text; a paragraph in markdown). */
+export const BLOCKS = new Set([
+  "address",
+  "article",
+  "aside",
+  "blockquote",
+  "body",
+  "dd",
+  "details",
+  "dialog",
+  "div",
+  "dl",
+  "dt",
+  "fieldset",
+  "figcaption",
+  "figure",
+  "footer",
+  "form",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "header",
+  "hr",
+  "li",
+  "main",
+  "nav",
+  "ol",
+  "p",
+  "pre",
+  "section",
+  "summary",
+  "table",
+  "tbody",
+  "td",
+  "tfoot",
+  "th",
+  "thead",
+  "tr",
+  "ul",
+]);
+
+/** Every element under `root` (depth first, document order), without recursion (pages nest deeply). */
+export function* elements(root: AnyNode): Generator<Element> {
+  const stack: AnyNode[] = [root];
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (isElement(node) && node !== root) yield node;
+    const children = (node as { children?: ChildNode[] }).children;
+    if (children) for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+  }
+}
+
+/** The text under `node`, as it is in the source (whitespace kept). */
+export function textOf(node: AnyNode): string {
+  let text = "";
+  const stack: AnyNode[] = [node];
+  while (stack.length) {
+    const current = stack.pop()!;
+    if (current.type === "text") text += (current as { data: string }).data;
+    else {
+      const children = (current as { children?: ChildNode[] }).children;
+      if (children && !(isElement(current) && (current.name === "script" || current.name === "style")))
+        for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+    }
+  }
+  return text;
+}
+
+/** Removes `node` from its parent. */
+export function remove(node: ChildNode): void {
+  const parent = node.parent as { children: ChildNode[] } | null;
+  if (!parent) return;
+  const index = parent.children.indexOf(node);
+  if (index >= 0) parent.children.splice(index, 1);
+  const prev = node.prev;
+  const next = node.next;
+  if (prev) prev.next = next;
+  if (next) next.prev = prev;
+  node.parent = null;
+}
