@@ -11,9 +11,10 @@ import path from "node:path";
 import { x402Client } from "@x402/core/client";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
-import { createPublicClient, http, parseAbi } from "viem";
+import { createPublicClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { formatUsd, MICRO_PER_CENT } from "../lib/billing/money.js";
+import { NONCES_ABI, PERMIT_TYPES } from "../lib/payments/permit.js";
 import { PRICES } from "../lib/routes.js";
 import type { DevInfo } from "./stack.js";
 
@@ -95,7 +96,7 @@ async function setAutoTopup(dev: DevInfo, key: string, option: (name: string) =>
   const payer = privateKeyToAccount(dev.payerPrivateKey as `0x${string}`);
   const nonce = await createPublicClient({ transport: http(dev.rpcUrl) }).readContract({
     address: offer.token as `0x${string}`,
-    abi: parseAbi(["function nonces(address owner) view returns (uint256)"]),
+    abi: NONCES_ABI,
     functionName: "nonces",
     args: [payer.address],
   });
@@ -103,15 +104,7 @@ async function setAutoTopup(dev: DevInfo, key: string, option: (name: string) =>
   const deadline = BigInt(Math.floor(Date.now() / 1000) + 3600);
   const signature = await payer.signTypedData({
     domain: { name: offer.tokenName!, version: offer.tokenVersion!, chainId: offer.chainId!, verifyingContract: offer.token as `0x${string}` },
-    types: {
-      Permit: [
-        { name: "owner", type: "address" },
-        { name: "spender", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "nonce", type: "uint256" },
-        { name: "deadline", type: "uint256" },
-      ],
-    },
+    types: PERMIT_TYPES,
     primaryType: "Permit",
     message: { owner: payer.address, spender: offer.spender as `0x${string}`, value, nonce, deadline },
   });

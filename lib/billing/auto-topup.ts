@@ -50,6 +50,12 @@ export interface AutoTopup {
   readonly monthTotal: number;
   readonly inFlight: PullInFlight | null;
   readonly updatedAt: string;
+  /**
+   * Counts the changes that decide whether a pull is due (settings, claims, credits, failures): a
+   * claim holds only against the version it was decided on, so a pull decided on a balance read
+   * before another pull's credit is never made.
+   */
+  readonly version: number;
 }
 
 /** The settings a customer gives (micro-USD). */
@@ -131,7 +137,7 @@ export async function saveAutoTopup(accountId: string, settings: AutoTopupSettin
           TableName: table,
           Key: autoTopupKey(accountId),
           UpdateExpression:
-            "SET accountId = :id, threshold = :threshold, amount = :amount, monthlyCap = :cap, payer = :payer, #status = :active, pausedReason = :null, failures = :zero, nextAttemptAt = :zero, lastFailure = if_not_exists(lastFailure, :null), #month = if_not_exists(#month, :month), monthTotal = if_not_exists(monthTotal, :zero), inFlight = if_not_exists(inFlight, :null), updatedAt = :now",
+            "SET accountId = :id, threshold = :threshold, amount = :amount, monthlyCap = :cap, payer = :payer, #status = :active, pausedReason = :null, failures = :zero, nextAttemptAt = :zero, lastFailure = if_not_exists(lastFailure, :null), #month = if_not_exists(#month, :month), monthTotal = if_not_exists(monthTotal, :zero), inFlight = if_not_exists(inFlight, :null), updatedAt = :now ADD version :one",
           ExpressionAttributeNames: { "#status": "status", "#month": "month" },
           ExpressionAttributeValues: {
             ":id": accountId,
@@ -144,6 +150,7 @@ export async function saveAutoTopup(accountId: string, settings: AutoTopupSettin
             ":zero": 0,
             ":month": monthOf(now),
             ":now": now.toISOString(),
+            ":one": 1,
           },
         },
       },
@@ -161,10 +168,10 @@ export async function turnOffAutoTopup(accountId: string, now = new Date()): Pro
           Update: {
             TableName: table,
             Key: autoTopupKey(accountId),
-            UpdateExpression: "SET #status = :off, updatedAt = :now",
+            UpdateExpression: "SET #status = :off, updatedAt = :now ADD version :one",
             ConditionExpression: "attribute_exists(pk)",
             ExpressionAttributeNames: { "#status": "status" },
-            ExpressionAttributeValues: { ":off": "off", ":now": now.toISOString() },
+            ExpressionAttributeValues: { ":off": "off", ":now": now.toISOString(), ":one": 1 },
           },
         },
         accountSwitch(accountId, null),
@@ -195,9 +202,9 @@ export async function claimPull(current: AutoTopup, fromBlock: string | null, no
         TableName: table,
         Key: autoTopupKey(current.accountId),
         UpdateExpression: sameMonth
-          ? "SET inFlight = :pull, monthTotal = monthTotal + :amount, updatedAt = :now"
-          : "SET inFlight = :pull, #month = :month, monthTotal = :amount, updatedAt = :now",
-        ConditionExpression: `#status = :active AND inFlight = :null AND nextAttemptAt <= :at AND amount = :amount AND ${
+          ? "SET inFlight = :pull, monthTotal = monthTotal + :amount, updatedAt = :now ADD version :one"
+          : "SET inFlight = :pull, #month = :month, monthTotal = :amount, updatedAt = :now ADD version :one",
+        ConditionExpression: `version = :version AND #status = :active AND inFlight = :null AND nextAttemptAt <= :at AND amount = :amount AND ${
           sameMonth ? "#month = :month AND monthTotal <= :room" : "#month <> :month AND :amount <= monthlyCap"
         }`,
         ExpressionAttributeNames: { "#status": "status", "#month": "month" },
@@ -209,6 +216,8 @@ export async function claimPull(current: AutoTopup, fromBlock: string | null, no
           ":active": "active",
           ":null": null,
           ":at": now.getTime(),
+          ":version": current.version,
+          ":one": 1,
           ...(sameMonth ? { ":room": current.monthlyCap - current.amount } : {}),
         },
       }),
@@ -252,9 +261,9 @@ export const pullCreditedItems = (accountId: string, pull: PullInFlight, now = n
     Update: {
       TableName: table,
       Key: autoTopupKey(accountId),
-      UpdateExpression: "SET inFlight = :null, failures = :zero, nextAttemptAt = :zero, updatedAt = :now",
+      UpdateExpression: "SET inFlight = :null, failures = :zero, nextAttemptAt = :zero, updatedAt = :now ADD version :one",
       ConditionExpression: "inFlight.pullId = :pullId",
-      ExpressionAttributeValues: { ":null": null, ":zero": 0, ":now": now.toISOString(), ":pullId": pull.pullId },
+      ExpressionAttributeValues: { ":null": null, ":zero": 0, ":now": now.toISOString(), ":pullId": pull.pullId, ":one": 1 },
     },
   },
 ];
@@ -280,7 +289,7 @@ export async function pullFailed(current: AutoTopup, pull: PullInFlight, reason:
           Update: {
             TableName: table,
             Key: autoTopupKey(current.accountId),
-            UpdateExpression: `SET ${sets.join(", ")}`,
+            UpdateExpression: `SET ${sets.join(", ")} ADD version :one`,
             ConditionExpression: "inFlight.pullId = :pullId",
             ...(pause ? { ExpressionAttributeNames: { "#status": "status" } } : {}),
             ExpressionAttributeValues: {
@@ -290,6 +299,7 @@ export async function pullFailed(current: AutoTopup, pull: PullInFlight, reason:
               ":failure": { at: now.toISOString(), reason },
               ":now": now.toISOString(),
               ":pullId": pull.pullId,
+              ":one": 1,
               ...(giveBack ? { ":amount": pull.amount } : {}),
               ...(pause ? { ":paused": "paused", ":reason": `Paused after ${MAX_FAILURES} failed top-ups in a row; the last: ${reason}` } : {}),
             },

@@ -1,5 +1,5 @@
 import { type AnyNode, BLOCKS, type ChildNode, type Element, isElement } from "./dom.js";
-import { toText } from "./text.js";
+import { preText, toText } from "./text.js";
 
 // Content as Markdown (CommonMark with GitHub's tables): headings, paragraphs, lists (nested and
 // numbered), tables, code blocks (with the language the page names), quotes, emphasis, inline code,
@@ -77,7 +77,7 @@ function inline(nodes: readonly ChildNode[], context: Context): string {
       case "code":
       case "kbd":
       case "samp": {
-        const code = textOf(item).replace(/\s+/g, " ");
+        const code = preText(item).replace(/\s+/g, " ");
         const fence = code.includes("`") ? "``" : "`";
         out += code ? `${fence}${code.includes("`") ? ` ${code} ` : code}${fence}` : "";
         break;
@@ -105,18 +105,6 @@ function inline(nodes: readonly ChildNode[], context: Context): string {
     .trim();
 }
 
-const textOf = (node: AnyNode): string => {
-  let text = "";
-  const stack: AnyNode[] = [node];
-  while (stack.length) {
-    const current = stack.pop()!;
-    if (current.type === "text") text += (current as { data: string }).data;
-    else if (isElement(current) && current.name === "br") text += "\n";
-    else for (let i = children(current).length - 1; i >= 0; i--) stack.push(children(current)[i]!);
-  }
-  return text;
-};
-
 /** The code block language a page names: class "language-x" or "lang-x" on the <pre> or its <code>. */
 function languageOf(pre: Element): string {
   const code = pre.children.find((c): c is Element => isElement(c) && c.name === "code");
@@ -128,7 +116,7 @@ function languageOf(pre: Element): string {
 }
 
 function codeBlock(pre: Element): string {
-  const code = textOf(pre).replace(/^\n+|\s+$/g, "");
+  const code = preText(pre);
   const longest = Math.max(2, ...(code.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(longest + 1);
   return `${fence}${languageOf(pre)}\n${code}\n${fence}`;

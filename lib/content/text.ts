@@ -46,8 +46,8 @@ export function toText(root: AnyNode): string {
   return lines.join("\n\n");
 }
 
-/** A <pre>'s text as it is, without its outer blank lines. */
-function preText(node: AnyNode): string {
+/** The text under `node` as it is (a <br> a line break), without its outer blank lines: a <pre>'s. */
+export function preText(node: AnyNode): string {
   let text = "";
   const stack: AnyNode[] = [node];
   while (stack.length) {

@@ -6,6 +6,7 @@ import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { onceUntilFailure } from "../once.js";
 import { rpcUrl } from "./chain.js";
+import { PERMIT_TYPES } from "./permit.js";
 
 // Auto-topup on chain (docs/api.md, "Auto-topup"): the customer grants the service's top-up address
 // (AUTO_TOPUP_PRIVATE_KEY's, which pays the gas and holds nothing else) an allowance on USDC, once,
@@ -118,16 +119,6 @@ export async function submitPermit(payer: string, permit: Permit, minimum: numbe
   }
 }
 
-const PERMIT_TYPES = {
-  Permit: [
-    { name: "owner", type: "address" },
-    { name: "spender", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "nonce", type: "uint256" },
-    { name: "deadline", type: "uint256" },
-  ],
-} as const;
-
 /** A pull that could not be sent: the reason, in words for the customer. */
 class PullRefused extends Error {}
 
@@ -163,6 +154,9 @@ export type PullOutcome = "credited" | "failed" | "pending" | "none";
  * The handler behind every launch (lib/payments/auto-topup-launch.ts) and the reconciler's round.
  */
 export async function pullIfLow(accountId: string): Promise<PullOutcome> {
+  // The configuration first, then the balance: a credit moves both in one transaction, so a balance
+  // read after this version of the configuration includes every credit the version knows; the
+  // claim holds only against this version (a pull credited meanwhile makes it fail).
   const current = await getAutoTopup(accountId);
   if (current?.status !== "active" || current.inFlight) return "none";
   const account = await getAccount(accountId);

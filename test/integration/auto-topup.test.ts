@@ -185,6 +185,7 @@ describe("auto-topup", () => {
     await setAttribute("AUTOTOPUP", id, "threshold", 1_000_000);
     await setAttribute(`ACCT#${id}`, "ACCT", "autoTopupThreshold", 1_000_000);
     const before = await usdcOf(payer);
+    const stale = (await lib.getAutoTopup(id))!;
     const outcomes = await Promise.all(Array.from({ length: 20 }, () => lib.pullIfLow(id)));
     // One of them (or the stack's own reconciler, which may run meanwhile) made the pull.
     expect(outcomes.filter((o) => o !== "none").length).toBeLessThanOrEqual(1);
@@ -195,6 +196,8 @@ describe("auto-topup", () => {
     );
     expect(report.balance_micro_usd).toBe(250_000 + 5_000_000);
     expect(before - (await usdcOf(payer))).toBe(5_000_000n);
+    // A pull decided on what was read before that credit (a slow launch) is never claimed.
+    expect(await lib.claimPull(stale, "0")).toBeNull();
   }, 120_000);
 
   it("the monthly cap: pulls stop once the month's total would pass it", async () => {
