@@ -35,6 +35,8 @@ export const PRICES = {
   screenshot: 5_000,
   /** A mockup (`style: "mockup"`): $0.01. */
   mockup: 10_000,
+  /** A page as content (POST /api/v1/content): $0.002. */
+  content: 2_000,
 } as const;
 
 /** How a priced route's price follows from its request body. */
@@ -122,6 +124,18 @@ const ROWS = [
     path: "/api/v1/html-to-screenshot",
     ...RENDER,
     ...PRICED,
+    uses: ["table", "bucket", "x402", "auto-topup-launch"],
+  },
+  // A page as content (docs/api.md, "Content"): static when it can be, a browser for script shells.
+  {
+    id: "content",
+    method: "POST",
+    path: "/api/v1/content",
+    ...RENDER,
+    access: "priced",
+    price: { standard: PRICES.content, mockup: PRICES.content },
+    limits: ["caller"],
+    cap: null,
     uses: ["table", "bucket", "x402", "auto-topup-launch"],
   },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.

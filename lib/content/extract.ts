@@ -25,17 +25,18 @@ const visible = (html: string): Document => {
 };
 
 /**
- * The content of the page `html` (found at `url`, which its relative links resolve against):
- * `scope` "main" keeps the main content as a reader view does, "page" the whole visible body.
+ * The content of the page `html` (found at `url`, which its relative links resolve against; null
+ * for a document with no address, whose relative links are no links): `scope` "main" keeps the
+ * main content as a reader view does, "page" the whole visible body.
  */
-export function extractContent(html: string, url: string, scope: "main" | "page"): PageContent {
+export function extractContent(html: string, url: string | null, scope: "main" | "page"): PageContent {
   const root = scope === "main" ? mainContent(() => visible(html)) : visible(html);
   if (!root) return { markdown: "", text: "", html: "", links: [] };
   const seen = new Map<string, string>();
   for (const element of elements(root)) {
     if (element.name !== "a" || !element.attribs.href) continue;
     try {
-      const link = new URL(element.attribs.href, url);
+      const link = url === null ? new URL(element.attribs.href) : new URL(element.attribs.href, url);
       link.hash = "";
       if ((link.protocol === "http:" || link.protocol === "https:") && !seen.has(link.href)) seen.set(link.href, toText(element).replace(/\s+/g, " ").trim());
     } catch {
@@ -51,4 +52,4 @@ export function extractContent(html: string, url: string, scope: "main" | "page"
 }
 
 /** The text of `html`'s main content; "" when it has none (the bench's quality measure: bench/content-quality.ts). */
-export const mainText = (html: string): string => extractContent(html, "https://example.invalid/", "main").text;
+export const mainText = (html: string): string => extractContent(html, null, "main").text;

@@ -6,14 +6,14 @@ import { preText, toText } from "./text.js";
 // links and images with absolute URLs. Only the page's own text is written: nothing is invented,
 // and Markdown's own characters in the text are escaped so that they stay text.
 
-/** The Markdown of `root`, whose relative links resolve against `base`. */
-export function toMarkdown(root: AnyNode, base: string): string {
+/** The Markdown of `root`, whose relative links resolve against `base` (none: only absolute links are links). */
+export function toMarkdown(root: AnyNode, base: string | null): string {
   const out = blocks(children(root), { base, depth: 0, level: 0 });
   return `${out.replace(/\n{3,}/g, "\n\n").trim()}\n`;
 }
 
 interface Context {
-  readonly base: string;
+  readonly base: string | null;
   /** List nesting. */
   readonly depth: number;
   /** Block nesting: past MAX_LEVEL, a block's content is written as plain text (no recursion on hostile nesting). */
@@ -24,10 +24,10 @@ const MAX_LEVEL = 64;
 
 const children = (node: AnyNode): ChildNode[] => (node as { children?: ChildNode[] }).children ?? [];
 
-const absolute = (href: string | undefined, base: string): string | null => {
+const absolute = (href: string | undefined, base: string | null): string | null => {
   if (!href) return null;
   try {
-    const url = new URL(href, base);
+    const url = base === null ? new URL(href) : new URL(href, base);
     return url.protocol === "http:" || url.protocol === "https:" || url.protocol === "mailto:" ? url.href : null;
   } catch {
     return null;

@@ -8,7 +8,7 @@ import { type Document, type Element, elements, remove } from "./dom.js";
 // what its computed styles hide (lib/content/browser.ts) with HIDDEN_MARK, removed here too.
 
 /** The attribute the browser path sets on elements whose computed style hides them. */
-const HIDDEN_MARK = "data-shotline-hidden";
+export const HIDDEN_MARK = "data-shotline-hidden";
 
 /** Elements that are never a reader's text. */
 const NEVER_TEXT = new Set([
@@ -92,10 +92,48 @@ function isHidden(element: Element): boolean {
   return a.style !== undefined && hidesByStyle(a.style);
 }
 
+/** A simple selector of a page's own stylesheet: `tag`, `.class`, `#id`, or `tag.class`. */
+type Simple = { readonly tag: string | null; readonly className: string | null; readonly id: string | null };
+
+/** Style rules at most read from a page's <style> blocks (a hostile page may hold millions). */
+const MAX_RULES = 5_000;
+
+/**
+ * The simple selectors that a page's own <style> blocks hide (by declarations hidesByStyle reads).
+ * Rules with combinators, pseudo-classes or attributes, and external stylesheets, are seen only by
+ * the browser path, whose computed styles see everything.
+ */
+function hiddenSelectors(document: Document): Simple[] {
+  const sheets: string[] = [];
+  for (const element of elements(document))
+    if (element.name === "style") for (const child of element.children) if (child.type === "text") sheets.push((child as { data: string }).data);
+  const found: Simple[] = [];
+  let rules = 0;
+  for (const sheet of sheets) {
+    for (const [, selectors, body] of sheet.replace(/\/\*[\s\S]*?\*\//g, "").matchAll(/([^{}@]+)\{([^{}]*)\}/g)) {
+      if (++rules > MAX_RULES) return found;
+      if (!hidesByStyle(body!)) continue;
+      for (const selector of selectors!.split(",")) {
+        const match = /^\s*([a-z][a-z0-9-]*)?(?:\.([\w-]+)|#([\w-]+))?\s*$/i.exec(selector);
+        if (match && (match[1] || match[2] || match[3]) && !(match[1] && !match[2] && !match[3] && ["html", "body"].includes(match[1].toLowerCase())))
+          found.push({ tag: match[1]?.toLowerCase() ?? null, className: match[2] ?? null, id: match[3] ?? null });
+      }
+    }
+  }
+  return found;
+}
+
+const matches = (element: Element, selector: Simple) =>
+  (selector.tag === null || element.name === selector.tag) &&
+  (selector.className === null || (element.attribs.class ?? "").split(/\s+/).includes(selector.className)) &&
+  (selector.id === null || element.attribs.id === selector.id);
+
 /** Removes from `document` everything a reader cannot see, and what is never a reader's text. */
 export function removeInvisible(document: Document): void {
+  const sheetHidden = hiddenSelectors(document);
   const doomed: Element[] = [];
-  for (const element of elements(document)) if (NEVER_TEXT.has(element.name) || isHidden(element)) doomed.push(element);
+  for (const element of elements(document))
+    if (NEVER_TEXT.has(element.name) || isHidden(element) || sheetHidden.some((selector) => matches(element, selector))) doomed.push(element);
   // Children of a removed element go with it; removing them first is harmless.
   for (const element of doomed) remove(element);
   // Comments and processing instructions are not text.

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Route } from "../routes.js";
 import { RENDER_EXAMPLE } from "./response-schemas.js";
-import { htmlScreenshotRequest, screenshotRequest } from "./schemas.js";
+import { contentRequest, htmlScreenshotRequest, screenshotRequest } from "./schemas.js";
 
 // How agents find and understand the paid routes (docs/agents.md): x402's `bazaar` discovery
 // extension in every 402 (v2, in the PAYMENT-REQUIRED header: kept compact), `outputSchema` with
@@ -36,7 +36,19 @@ interface Discoverable {
   readonly description: string;
   readonly schema: z.ZodType;
   readonly example: Record<string, unknown>;
+  /** An answer's example (a render's, unless said). */
+  readonly output?: Record<string, unknown>;
 }
+
+/** What POST /api/v1/content answers, for discovery. */
+const CONTENT_EXAMPLE = {
+  url: "https://example.com/",
+  title: "Example Domain",
+  markdown: "# Example Domain\n\nThis domain is for use in illustrative examples in documents.\n",
+  metadata: { title: "Example Domain", description: "", ogImage: null },
+  rendered: false,
+  tokens: 21,
+};
 
 const FORMS = "PNG, JPEG, WebP, AVIF or PDF, optionally framed as a mockup (browser, laptop, tablet or phone on a background)";
 const PRICES = "$0.005 a capture, $0.01 a mockup";
@@ -51,6 +63,13 @@ const DISCOVERABLE: Readonly<Record<string, Discoverable>> = {
     description: `Raw HTML rendered as ${FORMS}. ${PRICES}. Every field: /.well-known/x402.json.`,
     schema: htmlScreenshotRequest,
     example: { html: "<h1>Hello</h1>", width: 800, height: 400, format: "png", responseFormat: "json" },
+  },
+  content: {
+    description:
+      "A web page as content for agents: its main content (or whole body) as Markdown, text or cleaned HTML, with its metadata and links; hidden text left out; a browser only for script-rendered pages. $0.002.",
+    schema: contentRequest,
+    example: { url: "https://example.com", format: "markdown", links: true },
+    output: CONTENT_EXAMPLE,
   },
 };
 
@@ -72,6 +91,10 @@ const headlineSchema = (schema: z.ZodType): JsonSchema => {
 /** What a route's x402 resource says it is. */
 export const describe = (route: Pick<Route, "id" | "method" | "path">): string =>
   DISCOVERABLE[route.id]?.description ?? `Shotline ${route.id}${route.method ? ` (${route.method} ${route.path})` : ""}`;
+
+/** What a route answers: an image for a render, JSON for the rest (content included). */
+export const mimeTypeOf = (route: Pick<Route, "id" | "browser">): string =>
+  route.browser && !DISCOVERABLE[route.id]?.output ? "image/png" : "application/json";
 
 /** The discovery data of a route, or null when it is not a paid render. */
 export interface Discovery {
@@ -112,7 +135,8 @@ function routeDiscovery(route: Pick<Route, "id" | "method">): Discovery | null {
   const compact = headlineSchema(declared.schema);
   const full = bodySchema(declared.schema);
   const input = { type: "http", method: route.method, bodyType: "json", body: declared.example };
-  const output = { type: "json", example: RENDER_EXAMPLE };
+  const example = declared.output ?? RENDER_EXAMPLE;
+  const output = { type: "json", example };
   return {
     bazaar: {
       info: { input, output },
@@ -135,10 +159,10 @@ function routeDiscovery(route: Pick<Route, "id" | "method">): Discovery | null {
         bodyFields: full.properties,
         example: declared.example,
       },
-      output: RENDER_EXAMPLE,
+      output: example,
     },
     input: { method: route.method, bodyType: "json", body: declared.example, inputSchema: full },
-    output: { mimeType: "image/png", example: RENDER_EXAMPLE },
+    output: { mimeType: declared.output ? "application/json" : "image/png", example },
   };
 }
 
@@ -153,7 +177,7 @@ export function discoveryManifest(origin: string, routes: readonly Route[], requ
     if (!discovery || !route.price || !route.path) return [];
     return [
       {
-        resource: { url: `${origin}${route.path}`, description: describe(route), mimeType: "image/png", ...SERVICE },
+        resource: { url: `${origin}${route.path}`, description: describe(route), mimeType: mimeTypeOf(route), ...SERVICE },
         type: "http",
         accepts: [requirements(route.price.standard)],
         input: discovery.input,
@@ -201,6 +225,7 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 - POST ${origin}/api/v1/screenshot: {"url": "https://example.com", "fullPage": true, "format": "png"} -> the image ($0.005; $0.01 with "style": "mockup")
 - POST ${origin}/api/v1/html-to-screenshot: {"html": "<h1>Hi</h1>"} -> the image (same prices)
+- POST ${origin}/api/v1/content: {"url": "https://example.com", "format": "markdown"} -> the page's main content as Markdown (or "text", "html"; "scope": "page" for the whole body; "links": true adds its links), its metadata, whether a browser ran, and a token estimate ($0.002; hidden text is left out)
 - POST ${origin}/api/v1/metadata: {"url": "https://example.com"} -> title, description, social tags, favicon, logo, language, canonical URL, author, dates, feeds (free)
 - GET ${origin}/api/v1/usage: balance and recent usage (API key)
 - Add "responseFormat": "json" to get {image (base64), format, width, height, url, title, ...} instead of bytes.

@@ -5,6 +5,7 @@ import {
   apiKeyCreated,
   apiKeyList,
   autoTopupResponse,
+  contentResponse,
   errorBody,
   healthResponse,
   metadataResponse,
@@ -20,6 +21,7 @@ import {
   accountUpdateRequest,
   apiKeyRequest,
   autoTopupRequest,
+  contentRequest,
   htmlScreenshotRequest,
   metadataRequest,
   screenshotRequest,
@@ -103,6 +105,9 @@ const IDEMPOTENCY_KEY = {
 const PRICED = `${formatUsd(PRICES.screenshot)} a capture, ${formatUsd(PRICES.mockup)} with \`style: "mockup"\`; nothing when it fails`;
 
 /** Each route's operation, by route id (the fallback is not an operation). */
+/** A render's answers but the 303 of a large binary output (content answers JSON). */
+const { "303": _redirect, ...withoutRedirect } = renderResponses;
+
 const OPERATIONS: Record<string, Json> = {
   screenshot: {
     summary: "Screenshot a web page",
@@ -136,6 +141,29 @@ const OPERATIONS: Record<string, Json> = {
       },
     },
     responses: renderResponses,
+  },
+  content: {
+    summary: "A page as content (Markdown, text, HTML)",
+    description:
+      "The main content of a page (as a reader view keeps it: no navigation, footers, banners, ads or share bars) or its whole body, as Markdown, plain text or cleaned HTML, with its metadata and, with `links`, its links. Text a reader cannot see is left out. Static HTML when it holds the content, a browser when the page is a script shell (`render`). $0.002.",
+    parameters: [IDEMPOTENCY_KEY],
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(contentRequest, "input"),
+          examples: {
+            markdown: { value: { url: "https://example.com", format: "markdown" } },
+            links: { value: { url: "https://example.com", format: "text", scope: "page", links: true } },
+          },
+        },
+      },
+    },
+    responses: {
+      ...withoutRedirect,
+      "200": { description: "The content", content: jsonContent(contentResponse) },
+      "422": error("The page could not be loaded, or is not HTML (INVALID_URL)"),
+    },
   },
   "signed-screenshot": {
     summary: "Screenshot by signed link (for <img src>)",

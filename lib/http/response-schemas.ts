@@ -206,3 +206,16 @@ const schemasMatchTypes: Same<z.output<typeof usageReport>, UsageReport> &
   Same<z.output<typeof metadataResponse>, Metadata> &
   Same<(typeof ERROR_CODES)[number], ErrorCode> = true;
 void schemasMatchTypes;
+
+/** POST /api/v1/content: the page's content in the format asked for (one of markdown, text, html). */
+export const contentResponse = z.object({
+  url: z.string().nullable().describe("the final URL, after redirects; null for a document sent as html"),
+  title: z.string(),
+  markdown: z.string().optional(),
+  text: z.string().optional(),
+  html: z.string().optional().describe("the cleaned HTML of what was kept"),
+  metadata: metadataResponse,
+  links: z.array(z.object({ url: z.string(), text: z.string() })).optional(),
+  rendered: z.boolean().describe("whether a browser ran the page's scripts"),
+  tokens: z.number().int().describe("an estimate of the content's tokens (about 4 characters each)"),
+});

@@ -393,6 +393,27 @@ void schemasMatchRender;
 /** Body of POST /api/v1/metadata. */
 export const metadataRequest = z.strictObject({ url: httpUrl });
 
+/** Body of POST /api/v1/content (docs/api.md, "Content"): a page (`url`) or a document (`html`), and what to give of it. */
+export const contentRequest = z
+  .strictObject({
+    url: httpUrl.optional(),
+    html: z
+      .string({ error: "must be a string holding an HTML document" })
+      .min(1, { error: "must not be empty" })
+      .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
+        error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
+      })
+      .optional(),
+    format: z.enum(["markdown", "text", "html"], { error: 'must be one of "markdown", "text", "html"' }).default("markdown"),
+    scope: z.enum(["main", "page"], { error: 'must be "main" (the main content, as a reader view) or "page" (the whole body)' }).default("main"),
+    render: z.enum(["auto", "always", "never"], { error: 'must be one of "auto", "always", "never"' }).default("auto"),
+    links: boolean().default(false),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.url === undefined) === (body.html === undefined))
+      ctx.addIssue({ code: "custom", path: body.url === undefined ? ["url"] : ["html"], message: "give exactly one of url (a page) and html (a document)" });
+  });
+
 /** Body of POST /api/v1/signup. */
 export const signupRequest = z.strictObject({
   email: z

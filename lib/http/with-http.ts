@@ -20,7 +20,7 @@ import {
   undo,
 } from "./access.js";
 import { clientAddress } from "./client-address.js";
-import { type Discovery, describe, discoveryOf, SERVICE } from "./discovery.js";
+import { type Discovery, describe, discoveryOf, mimeTypeOf, SERVICE } from "./discovery.js";
 import { lowerCaseHeaders } from "./headers.js";
 import { publicOrigin } from "./hosts.js";
 import type { CacheSlot } from "./render-cache.js";
@@ -133,7 +133,7 @@ function resourceOf(event: APIGatewayProxyEventV2, headers: Readonly<Record<stri
   return {
     url: `${publicOrigin(headers, event.requestContext.domainName)}${event.rawPath}`,
     description: describe(route),
-    mimeType: route.browser ? "image/png" : "application/json",
+    mimeType: mimeTypeOf(route),
     ...SERVICE,
     discovery,
   };

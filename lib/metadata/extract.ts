@@ -305,13 +305,52 @@ async function renderedWithinBudget(url: string, deadline: Deadline): Promise<{ 
       return null;
     }
     try {
-      return await renderedHtml(url, { at, signal });
+      return await renderedHtml({ kind: "url", url }, { at, signal });
     } finally {
       release();
     }
   } finally {
     budget.clear();
   }
+}
+
+/** Bytes of a page read whole for its content (lib/content): more is cut off, as a reader would stop. */
+const MAX_PAGE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * The page at `url` read whole (at most MAX_PAGE_BYTES, decoded by its declared or sniffed
+ * encoding) within the page-load limit, as the metadata fetch reads it (the same guard, redirects
+ * and user agent): its final URL, and its HTML, or null for a resource that is not HTML.
+ */
+export async function readWholePage(url: string, deadline: Deadline): Promise<{ url: string; html: string | null }> {
+  return withinLimit(Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline.at - Date.now()), deadline, async (signal) => {
+    const response = await guardedFetch(url, "text/html, application/xhtml+xml;q=0.9, */*;q=0.1", signal);
+    if (!HTML_TYPES.has(response.mediaType)) {
+      response.body.destroy();
+      return { url: response.url, html: null };
+    }
+    const chunks: Buffer[] = [];
+    let read = 0;
+    try {
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        const piece = read + chunk.length > MAX_PAGE_BYTES ? chunk.subarray(0, MAX_PAGE_BYTES - read) : chunk;
+        chunks.push(piece);
+        read += piece.length;
+        if (read >= MAX_PAGE_BYTES) break;
+      }
+    } finally {
+      response.body.destroy();
+    }
+    const bytes = Buffer.concat(chunks);
+    const decoder = decoderFor(sniffEncoding(bytes.subarray(0, PRESCAN_BYTES), response.charset));
+    return { url: response.url, html: decoder.write(bytes) + (decoder.end() ?? "") };
+  });
+}
+
+/** The metadata endpoint's fields of HTML already read (or rendered) from `url`, without its further fetches (a manifest's theme colour). */
+export function metadataOf(html: string, url: string): Metadata {
+  const { manifest: _manifest, ...result } = applyFallbacks(collectHtml(html), url);
+  return result;
 }
 
 /**

@@ -3,7 +3,7 @@
 // official @x402/extensions validators, and the advertised example is run against the stack.
 import { extractDiscoveryInfoV1, isDiscoverableV1, validateDiscoveryExtension, validateDiscoveryExtensionSpec } from "@x402/extensions/bazaar";
 import { describe, expect, inject, it } from "vitest";
-import { htmlScreenshotRequest, screenshotRequest } from "../../lib/http/schemas.js";
+import { contentRequest, htmlScreenshotRequest, screenshotRequest } from "../../lib/http/schemas.js";
 import { validate } from "../../lib/http/validate.js";
 import { PRICES } from "../../lib/routes.js";
 import { postJson } from "../helpers/api.js";
@@ -11,23 +11,24 @@ import { decode } from "../helpers/x402.js";
 
 const base = () => inject("baseUrl");
 const PAID = [
-  ["/api/v1/screenshot", screenshotRequest],
-  ["/api/v1/html-to-screenshot", htmlScreenshotRequest],
+  ["/api/v1/screenshot", screenshotRequest, PRICES.screenshot, 40, "image/png", /\$0\.005/],
+  ["/api/v1/html-to-screenshot", htmlScreenshotRequest, PRICES.screenshot, 40, "image/png", /\$0\.005/],
+  ["/api/v1/content", contentRequest, PRICES.content, 5, "application/json", /\$0\.002/],
 ] as const;
 /** The 402 a valid request without Authorization gets. */
-const unpaid = (path: string) => postJson(path, path.endsWith("/screenshot") ? { url: `${inject("fixtureUrl")}/simple` } : { html: "<p>x</p>" }, {});
+const unpaid = (path: string) => postJson(path, path.endsWith("/html-to-screenshot") ? { html: "<p>x</p>" } : { url: `${inject("fixtureUrl")}/simple` }, {});
 
 describe("x402 discovery in the 402", () => {
-  it.each(PAID)("%s: the v2 header carries the bazaar extension and service metadata, under 8 KB", async (path, schema) => {
+  it.each(PAID)("%s: the v2 header carries the bazaar extension and service metadata, under 8 KB", async (path, schema, _price, _fields, mimeType, price) => {
     const res = await unpaid(path);
     expect(res.status).toBe(402);
     const header = res.headers.get("payment-required")!;
     console.log(`${path}: PAYMENT-REQUIRED is ${header.length} bytes`);
     expect(header.length).toBeLessThan(8 * 1024);
     const required = decode(header);
-    expect(required.resource).toMatchObject({ url: `${base()}${path}`, serviceName: "Shotline", mimeType: "image/png" });
+    expect(required.resource).toMatchObject({ url: `${base()}${path}`, serviceName: "Shotline", mimeType });
     expect(required.resource.tags).toContain("screenshot");
-    expect(required.resource.description).toMatch(/\$0\.005/);
+    expect(required.resource.description).toMatch(price);
     expect(required.resource.discovery).toBeUndefined();
     const bazaar = required.extensions.bazaar;
     expect(validateDiscoveryExtension(bazaar)).toEqual({ valid: true });
@@ -65,14 +66,14 @@ describe("the well-known manifest and /llms.txt", () => {
     expect(manifest.x402Version).toBe(2);
     expect(manifest.lastUpdated).toBeGreaterThan(1_700_000_000);
     expect(manifest.items.map((item) => item.resource.url)).toEqual(PAID.map(([path]) => `${base()}${path}`));
-    for (const [path, schema] of PAID) {
+    for (const [path, schema, price, fields] of PAID) {
       const item = manifest.items.find((i) => i.resource.url.endsWith(path))!;
       const live = decode((await unpaid(path)).headers.get("payment-required"));
       expect(item.accepts).toEqual(live.accepts);
-      expect(item.accepts[0].amount).toBe(String(PRICES.screenshot));
+      expect(item.accepts[0].amount).toBe(String(price));
       expect(item.type).toBe("http");
       expect(item.input).toMatchObject({ method: "POST", bodyType: "json" });
-      expect(Object.keys(item.input.inputSchema.properties).length).toBeGreaterThan(40);
+      expect(Object.keys(item.input.inputSchema.properties).length).toBeGreaterThan(fields);
       expect(() => validate(schema, item.input.body)).not.toThrow();
     }
   });

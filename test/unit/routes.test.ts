@@ -13,8 +13,10 @@ describe("the route table", () => {
   it("prices every priced route and no other", () => {
     for (const route of routes) {
       expect(route.price !== null, route.id).toBe(route.access === "priced" || route.access === "signed");
-      if (route.price) expect(route.price.mockup).toBeGreaterThan(route.price.standard);
+      // A mockup costs more; content has no mockup (one price).
+      if (route.price) expect(route.price.mockup, route.id).toBeGreaterThan(route.id === "content" ? route.price.standard - 1 : route.price.standard);
     }
+    expect(routeById("content").price).toEqual({ standard: 2_000, mockup: 2_000 });
   });
 
   it("limits every route that is not open, and no open one", () => {

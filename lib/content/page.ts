@@ -1,0 +1,60 @@
+import type { Deadline } from "../deadline.js";
+import { AppError } from "../errors.js";
+import { type Metadata, metadataOf, readWholePage } from "../metadata/extract.js";
+import { renderedHtml } from "../metadata/rendered.js";
+import { invalidUrl } from "../render/errors.js";
+import { extractContent, mainText, type PageContent } from "./extract.js";
+import { HIDDEN_MARK } from "./visible.js";
+
+// A page as content for agents (POST /api/v1/content; docs/api.md, "Content"): read without a
+// browser when the static HTML holds the content (the metadata fetch, under the network guard),
+// with one when the page is a script shell or the caller asks (the render pipeline's page load),
+// then extracted by lib/content.
+
+/** What to read and how. */
+export interface ContentRequest {
+  readonly url?: string;
+  readonly html?: string;
+  readonly scope: "main" | "page";
+  /** "auto": the browser only when the static HTML holds too little text. */
+  readonly render: "auto" | "always" | "never";
+}
+
+export interface PageRead extends PageContent {
+  /** The final URL (after redirects); null for a document sent as `html`. */
+  readonly url: string | null;
+  readonly title: string;
+  readonly metadata: Metadata;
+  /** Whether a browser ran the page's scripts. */
+  readonly rendered: boolean;
+}
+
+/** Under this many characters of main text, a page with scripts is rendered in `auto` (a script shell). */
+const SHELL_TEXT_CHARS = 200;
+
+/** Where the metadata of a document sent as HTML is read as being (its relative addresses are not used). */
+const NO_BASE = "https://document.invalid/";
+
+export async function readContent(request: ContentRequest, deadline: Deadline): Promise<PageRead> {
+  let url = request.url ?? null;
+  let html = request.html ?? null;
+  let rendered = false;
+  if (url !== null && request.render !== "always") {
+    const page = await readWholePage(url, deadline);
+    url = page.url;
+    html = page.html;
+    if (html === null) throw invalidUrl(`${page.url} is not an HTML page, so it has no text content to read`);
+  }
+  const shell = (text: string) => text.length < SHELL_TEXT_CHARS && /<script[\s>]/i.test(html ?? "");
+  if (request.render === "always" || (request.render === "auto" && html !== null && shell(mainText(html)))) {
+    const page = await renderedHtml(url !== null ? { kind: "url", url } : { kind: "html", html: html! }, deadline, HIDDEN_MARK);
+    html = page.html;
+    if (url !== null) url = page.url;
+    rendered = true;
+  }
+  if (html === null) throw new AppError("INTERNAL_ERROR", "The page could not be read.");
+  const content = extractContent(html, url, request.scope);
+  // A document sent as HTML has no address: no favicon is guessed for it.
+  const metadata = url === null ? { ...metadataOf(html, NO_BASE), favicon: "" } : metadataOf(html, url);
+  return { ...content, url, title: metadata.title, metadata, rendered };
+}
