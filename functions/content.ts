@@ -15,6 +15,7 @@ export const handler = withHttp({ route: "content", access: paidAccess, schema: 
     [body.format]: content,
     metadata: page.metadata,
     ...(body.links ? { links: page.links } : {}),
+    ...(page.data ? { data: page.data } : {}),
     rendered: page.rendered,
     // About four characters a token in English prose: an agent's budget, not a bill.
     tokens: Math.ceil(content.length / 4),

@@ -18,7 +18,7 @@ export interface PageContent {
 }
 
 /** The visible DOM of `html`: what a reader cannot see removed. */
-const visible = (html: string): Document => {
+export const visible = (html: string): Document => {
   const document = parseHtml(html);
   removeInvisible(document);
   return document;

@@ -3,7 +3,8 @@ import { AppError } from "../errors.js";
 import { type Metadata, metadataOf, readWholePage } from "../metadata/extract.js";
 import { renderedHtml } from "../metadata/rendered.js";
 import { invalidUrl } from "../render/errors.js";
-import { extractContent, mainText, type PageContent } from "./extract.js";
+import { extractContent, mainText, type PageContent, visible } from "./extract.js";
+import { extractFields, type FieldSpec, type FieldValue } from "./fields.js";
 import { HIDDEN_MARK } from "./visible.js";
 
 // A page as content for agents (POST /api/v1/content; docs/api.md, "Content"): read without a
@@ -18,6 +19,8 @@ export interface ContentRequest {
   readonly scope: "main" | "page";
   /** "auto": the browser only when the static HTML holds too little text. */
   readonly render: "auto" | "always" | "never";
+  /** Fields to scrape from the visible page (lib/content/fields.ts). */
+  readonly extract?: Readonly<Record<string, FieldSpec>>;
 }
 
 export interface PageRead extends PageContent {
@@ -27,6 +30,8 @@ export interface PageRead extends PageContent {
   readonly metadata: Metadata;
   /** Whether a browser ran the page's scripts. */
   readonly rendered: boolean;
+  /** The scraped fields, when asked. */
+  readonly data: Record<string, FieldValue> | null;
 }
 
 /** Under this many characters of main text, a page with scripts is rendered in `auto` (a script shell). */
@@ -56,5 +61,6 @@ export async function readContent(request: ContentRequest, deadline: Deadline): 
   const content = extractContent(html, url, request.scope);
   // A document sent as HTML has no address: no favicon is guessed for it.
   const metadata = url === null ? { ...metadataOf(html, NO_BASE), favicon: "" } : metadataOf(html, url);
-  return { ...content, url, title: metadata.title, metadata, rendered };
+  const data = request.extract ? extractFields(visible(html), request.extract) : null;
+  return { ...content, url, title: metadata.title, metadata, rendered, data };
 }

@@ -216,6 +216,10 @@ export const contentResponse = z.object({
   html: z.string().optional().describe("the cleaned HTML of what was kept"),
   metadata: metadataResponse,
   links: z.array(z.object({ url: z.string(), text: z.string() })).optional(),
+  data: z
+    .record(z.string(), z.union([z.string(), z.null(), z.array(z.union([z.string(), z.null()]))]))
+    .optional()
+    .describe("each extract field's text or attribute (null: nothing matched), or a list with all"),
   rendered: z.boolean().describe("whether a browser ran the page's scripts"),
   tokens: z.number().int().describe("an estimate of the content's tokens (about 4 characters each)"),
 });

@@ -1,3 +1,4 @@
+import { compile } from "css-select";
 import { z } from "zod";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "../render/mockup/backgrounds.js";
@@ -393,6 +394,20 @@ void schemasMatchRender;
 /** Body of POST /api/v1/metadata. */
 export const metadataRequest = z.strictObject({ url: httpUrl });
 
+/** A CSS selector the content extraction can run (css-select's dialect). */
+const scrapeSelector = () =>
+  cssSelector().refine(
+    (selector) => {
+      try {
+        compile(selector);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { error: "is not a CSS selector this service can read" },
+  );
+
 /** Body of POST /api/v1/content (docs/api.md, "Content"): a page (`url`) or a document (`html`), and what to give of it. */
 export const contentRequest = z
   .strictObject({
@@ -408,6 +423,23 @@ export const contentRequest = z
     scope: z.enum(["main", "page"], { error: 'must be "main" (the main content, as a reader view) or "page" (the whole body)' }).default("main"),
     render: z.enum(["auto", "always", "never"], { error: 'must be one of "auto", "always", "never"' }).default("auto"),
     links: boolean().default(false),
+    extract: z
+      .record(
+        z.string().regex(/^[A-Za-z_][\w-]{0,63}$/, { error: "a field's name is a letter or _, then up to 63 letters, digits, _ or -" }),
+        z.union([
+          scrapeSelector(),
+          z.strictObject({
+            selector: scrapeSelector(),
+            attribute: z
+              .string()
+              .regex(/^[A-Za-z_:][\w:.-]{0,63}$/, { error: "must be an attribute name" })
+              .optional(),
+            all: boolean().optional(),
+          }),
+        ]),
+      )
+      .refine((fields) => Object.keys(fields).length >= 1 && Object.keys(fields).length <= 20, { error: "must name 1 to 20 fields" })
+      .optional(),
   })
   .superRefine((body, ctx) => {
     if ((body.url === undefined) === (body.html === undefined))

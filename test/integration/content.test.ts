@@ -75,6 +75,31 @@ describe("POST /api/v1/content", () => {
     expect(html.body.html).not.toMatch(/<script|<nav|<footer|HIDDEN-DISPLAY/);
   });
 
+  it("scrapes fields: text, an attribute, every match; hidden elements are not scraped", async () => {
+    const { res, body } = await content({
+      url: fixture("/article"),
+      format: "text",
+      extract: {
+        headline: "h1",
+        links: { selector: "article a", attribute: "href", all: true },
+        cells: { selector: "td:first-child", all: true },
+        missing: ".nothing-here",
+        secret: ".sr-gone",
+      },
+    });
+    expect(res.status).toBe(200);
+    expect((body as unknown as { data: unknown }).data).toEqual({
+      headline: "The headline",
+      links: ["/docs/guide?x=1#part", "https://other.example/page", "/docs/guide?x=1"],
+      cells: ["alpha", "beta"],
+      missing: null,
+      secret: null,
+    });
+    const bad = await content({ url: fixture("/article"), extract: { a: "h1[" } });
+    expect(bad.res.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/extract\.a: is not a CSS selector this service can read/);
+  });
+
   it("reads a document sent as html (no address: relative links are left out)", async () => {
     const { res, body } = await content({
       html: `<html><head><title>Sent</title></head><body><article><h1>Sent</h1><p>A document sent as HTML, with commas, and enough words to count as the content of it, <a href="/relative">relative</a> and <a href="https://example.org/abs">absolute</a>.</p></article></body></html>`,
@@ -91,7 +116,8 @@ describe("POST /api/v1/content", () => {
       [{}, /give exactly one of url \(a page\) and html \(a document\)/],
       [{ url: fixture("/article"), html: "<p>x</p>" }, /give exactly one of url/],
       [{ url: fixture("/article"), format: "pdf" }, /format: must be one of "markdown", "text", "html"/],
-      [{ url: fixture("/article"), extract: { a: "h1" } }, /unknown field "extract"/],
+      [{ url: fixture("/article"), screenshot: true }, /unknown field "screenshot"/],
+      [{ url: fixture("/article"), extract: {} }, /extract: must name 1 to 20 fields/],
     ] as const) {
       const { res, body } = await content(request as Record<string, unknown>);
       expect(res.status, JSON.stringify(request)).toBe(400);
