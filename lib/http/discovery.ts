@@ -241,5 +241,5 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 - x402 discovery manifest (every paid endpoint, its price and JSON Schema): ${origin}/.well-known/x402.json
 - Every endpoint, field, rule and default (OpenAPI 3.1): ${origin}/openapi.json; for people: ${origin}/docs
-- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, metadata, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
+- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, read_page, scrape, metadata, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
 `;

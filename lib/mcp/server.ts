@@ -98,7 +98,7 @@ const listed = (tool: Tool) => ({
   title: tool.title,
   description: tool.description,
   inputSchema: tool.inputSchema(),
-  annotations: { title: tool.title, readOnlyHint: true, openWorldHint: tool.name !== "usage", idempotentHint: !tool.renders },
+  annotations: { title: tool.title, readOnlyHint: true, openWorldHint: tool.name !== "usage", idempotentHint: !tool.charges },
 });
 
 /**
@@ -187,7 +187,14 @@ function toolResult(tool: Tool, answer: APIGatewayProxyStructuredResultV2): Call
     ...(charged === undefined ? {} : { "shotline/charged-micro-usd": Number(charged) }),
     ...(balance === undefined ? {} : { "shotline/balance-micro-usd": Number(balance) }),
   };
-  const result = status >= 400 || !tool.renders ? structured(body, status >= 400) : rendered(body as Rendered);
+  const result =
+    status >= 400
+      ? structured(body, true)
+      : tool.renders
+        ? rendered(body as Rendered)
+        : tool.asText
+          ? { content: [{ type: "text" as const, text: tool.asText(body) }], structuredContent: body }
+          : structured(body, false);
   return Object.keys(meta).length ? { ...result, _meta: meta } : result;
 }
 

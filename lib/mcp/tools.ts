@@ -2,13 +2,14 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { z } from "zod";
 import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
+import { contentAnswer } from "../http/content.js";
 import { captureOptionsOf, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
 import { keyAccess } from "../http/key-access.js";
 import { paidAccess } from "../http/paid-access.js";
 import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
-import { htmlScreenshotRequest, metadataRequest, screenshotRequest } from "../http/schemas.js";
+import { contentRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest } from "../http/schemas.js";
 import { withHttp } from "../http/with-http.js";
 import { extractMetadata } from "../metadata/extract.js";
 import { capture } from "../render/capture.js";
@@ -32,8 +33,12 @@ export interface Tool {
   /** The HTTP method of its route, as the pipeline sees it. */
   readonly method: "GET" | "POST";
   readonly pipeline: Pipeline;
-  /** Renders and costs money: its answer carries an image or a link. */
+  /** Renders: its answer carries an image or a link. */
   readonly renders: boolean;
+  /** Costs money per call (a second call is charged again: not idempotent). */
+  readonly charges: boolean;
+  /** The text a model reads of a successful answer (the JSON itself when absent); the answer stays structured content. */
+  readonly asText?: (answer: Record<string, unknown>) => string;
 }
 
 /** The JSON Schema of a request body as a model sends it, without the fields a tool does not take. */
@@ -56,6 +61,7 @@ const screenshot: Tool = {
   inputSchema: () => argumentsSchema(screenshotRequest, ["responseFormat"]),
   method: "POST",
   renders: true,
+  charges: true,
   pipeline: withHttp(
     { route: "screenshot", schema: screenshotRequest, access: paidAccess, discovery: () => toolDiscoveryOf("screenshot", routeById("screenshot")) },
     async ({ body, deadline, cache, resource }) => {
@@ -73,6 +79,7 @@ const htmlToScreenshot: Tool = {
   inputSchema: () => argumentsSchema(htmlScreenshotRequest, ["responseFormat"]),
   method: "POST",
   renders: true,
+  charges: true,
   pipeline: withHttp(
     {
       route: "html-to-screenshot",
@@ -103,6 +110,7 @@ const metadata: Tool = {
   inputSchema: () => argumentsSchema(metadataRequest),
   method: "POST",
   renders: false,
+  charges: false,
   // In one of the MCP function's few places for free calls: its instances are there for paid renders.
   pipeline: withHttp({ route: "metadata", schema: metadataRequest, access: keyAccess }, async ({ body, deadline, requestId }) =>
     json(await inSlot(FREE_CALLS.pool, FREE_CALLS.size, requestId, deadline.at, () => extractMetadata(body.url, deadline))),
@@ -117,8 +125,54 @@ const usage: Tool = {
   inputSchema: () => ({ type: "object", properties: {}, additionalProperties: false }),
   method: "GET",
   renders: false,
+  charges: false,
   pipeline: withHttp({ route: "usage", access: keyAccess }, async ({ account, deadline }) => json(await usageReport(account.accountId, deadline.signal))),
 };
 
+const CONTENT_PRICE = `Costs $0.002, charged only when it succeeds: to the API key sent as Authorization: Bearer, or paid per call with x402 (the first call answers the payment requirements; retry with the payment in _meta["x402/payment"]).`;
+
+/** The content answer as a model reads it: the title and address, then the content itself (not JSON-escaped). */
+const contentText = (answer: Record<string, unknown>) => {
+  const content = (answer.markdown ?? answer.text ?? answer.html ?? "") as string;
+  const data = answer.data ? `\n\nFields: ${JSON.stringify(answer.data)}` : "";
+  return `${answer.title ? `${answer.title}\n` : ""}${answer.url ?? ""}\n\n${content}${data}`;
+};
+
+const readPage: Tool = {
+  name: "read_page",
+  title: "Read a web page",
+  description: `Reads a web page (url) or an HTML document (html) as a reader would: its main content without navigation, footers, cookie banners, ads or share bars (scope: "page" for everything), as Markdown by default (format: "text" or "html"), with its metadata; links: true adds its links. Text hidden from readers (a known trick to smuggle instructions to agents) is left out. A browser runs only for pages drawn by scripts (render: "always" to force it). ${CONTENT_PRICE}`,
+  inputSchema: () => argumentsSchema(contentRequest),
+  method: "POST",
+  renders: false,
+  charges: true,
+  asText: contentText,
+  pipeline: withHttp(
+    { route: "content", schema: contentRequest, access: paidAccess, discovery: () => toolDiscoveryOf("read_page", routeById("content")) },
+    async ({ body, deadline }) => contentAnswer(body, deadline),
+  ),
+};
+
+/** The content request with `extract` required: what scrape takes. */
+const scrapeRequest = contentRequest.refine((body) => body.extract !== undefined, { path: ["extract"], error: "is required: name the fields to scrape" });
+
+const scrape: Tool = {
+  name: "scrape",
+  title: "Scrape fields from a web page",
+  description: `Reads named fields from a web page (url) or HTML document (html) by CSS selector: extract: { "name": "selector" } for the first match's text, or { "name": { "selector", "attribute", "all": true } } for an attribute or every match. Answers data with each field (null when nothing matched), with the page's text and metadata. Hidden elements are not scraped. ${CONTENT_PRICE}`,
+  inputSchema: () => {
+    const schema = argumentsSchema(scrapeRequest) as { required?: string[] };
+    return { ...schema, required: [...(schema.required ?? []), "extract"] };
+  },
+  method: "POST",
+  renders: false,
+  charges: true,
+  asText: contentText,
+  pipeline: withHttp(
+    { route: "content", schema: scrapeRequest, access: paidAccess, discovery: () => toolDiscoveryOf("scrape", routeById("content")) },
+    async ({ body, deadline }) => contentAnswer(body, deadline),
+  ),
+};
+
 /** Every tool, in the order tools/list gives them. */
-export const tools: readonly Tool[] = [screenshot, htmlToScreenshot, metadata, usage];
+export const tools: readonly Tool[] = [screenshot, htmlToScreenshot, readPage, scrape, metadata, usage];

@@ -48,9 +48,12 @@ afterAll(async () => {
 });
 
 describe("tools/list", () => {
-  it("lists screenshot, html_to_screenshot, metadata and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
+  it("lists screenshot, html_to_screenshot, read_page, scrape, metadata and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
     const { tools } = await keyed.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "metadata", "usage"]);
+    expect(tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "read_page", "scrape", "metadata", "usage"]);
+    // Priced tools are not idempotent (a second call is charged again); free ones are.
+    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, true, true]);
+    expect(tools.find((t) => t.name === "scrape")!.inputSchema.required).toContain("extract");
     const screenshot = tools[0]!;
     const rest = z.toJSONSchema(screenshotRequest, { io: "input", unrepresentable: "any" }) as { properties: Record<string, unknown> };
     // Every render field, as the REST route takes it, but the REST-only answer format.
@@ -67,6 +70,30 @@ describe("tools/list", () => {
 });
 
 describe("tools/call with an API key", () => {
+  it("read_page: the page's main content as Markdown text for the model, the whole answer structured, charged $0.002; scrape answers its fields", async () => {
+    const before = await balance();
+    const result = (await keyed.callTool({ name: "read_page", arguments: { url: `${inject("fixtureUrl")}/content/article` } })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const [text] = ofType(result, "text");
+    expect(text!.text).toMatch(/^The article\nhttp:\/\/[^\n]+\/content\/article\n\n# The headline\n/);
+    expect(text!.text).not.toContain("HIDDEN-DISPLAY");
+    expect(result.structuredContent).toMatchObject({ title: "The article", rendered: false, markdown: expect.stringContaining("| alpha | 1 |") });
+    expect(result._meta).toMatchObject({ "shotline/charged-micro-usd": PRICES.content });
+    const scraped = (await keyed.callTool({
+      name: "scrape",
+      arguments: {
+        url: `${inject("fixtureUrl")}/content/article`,
+        format: "text",
+        extract: { headline: "h1", cells: { selector: "td:first-child", all: true } },
+      },
+    })) as CallToolResult;
+    expect(scraped.structuredContent).toMatchObject({ data: { headline: "The headline", cells: ["alpha", "beta"] } });
+    const without = (await keyed.callTool({ name: "scrape", arguments: { url: `${inject("fixtureUrl")}/content/article` } })) as CallToolResult;
+    expect(without.isError).toBe(true);
+    expect(JSON.stringify(without.structuredContent)).toMatch(/extract: is required/);
+    expect(await balance()).toBe(before - 2 * PRICES.content);
+  });
+
   it("screenshot: a JPEG preview at most 1024 px wide, a link to the full-resolution PNG, charged $0.005 like the REST call", async () => {
     const before = await balance();
     const result = (await keyed.callTool({ name: "screenshot", arguments: { url: fixture("/simple") } })) as CallToolResult;
@@ -284,7 +311,7 @@ describe("the HTTP endpoint", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("mcp-session-id")).toBeNull();
-    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(4);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(6);
     const get = await fetch(`${base}/mcp`, { headers: accept });
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");
