@@ -262,6 +262,24 @@ describe("auto-topup", () => {
     expect((await usage(key)).auto_topup_enabled).toBe(false);
   }, 120_000);
 
+  it("a payer drained of USDC: the pull is refused before any transaction (no gas spent), recorded, and charges go on", async () => {
+    const { id, key, payerKey } = await configured({ threshold_cents: 100_000, amount_cents: 500, monthly_cap_cents: 5000 }, 1_000_000n);
+    // $1 of USDC for a $5 pull: the PUT's own launch already failed on it, or this one does.
+    const outcome = await lib.pullIfLow(id);
+    expect(["failed", "none"]).toContain(outcome);
+    const report = await eventually(
+      () => usage(key),
+      (u) => u.auto_topup?.last_failure !== null,
+      "the failure recorded",
+    );
+    expect(report.auto_topup!.last_failure!.reason).toBe("the payer holds 1.00 USDC, less than the top-up (5.00 USDC)");
+    expect(report.auto_topup).toMatchObject({ in_flight: false, month_total_cents: 0 });
+    expect(autoEntries(report)).toEqual([expect.objectContaining({ status: "failed", amount_micro_usd: 5_000_000 })]);
+    // Nothing was sent from the top-up address for it: the payer still holds its dollar.
+    expect(await usdcOf(privateKeyToAccount(payerKey).address)).toBe(1_000_000n);
+    expect((await charge(key)).status).toBe(200);
+  }, 120_000);
+
   it("a pull sent and the process killed before it was noted: the reconciler finds the transfer and credits it once", async () => {
     const { id, key, payer } = await configured({ threshold_cents: 25, amount_cents: 500, monthly_cap_cents: 5000 });
     // What a pull does up to the moment it dies: claim, then send, and nothing more.
