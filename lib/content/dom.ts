@@ -66,13 +66,14 @@ export function* elements(root: AnyNode): Generator<Element> {
   }
 }
 
-/** The text under `node`, as it is in the source (whitespace kept). */
-export function textOf(node: AnyNode): string {
+/** The text under `node`, as it is in the source (whitespace kept; with `breaks`, a <br> as a line break). */
+export function textOf(node: AnyNode, breaks = false): string {
   let text = "";
   const stack: AnyNode[] = [node];
   while (stack.length) {
     const current = stack.pop()!;
     if (current.type === "text") text += (current as { data: string }).data;
+    else if (breaks && isElement(current) && current.name === "br") text += "\n";
     else {
       const children = (current as { children?: ChildNode[] }).children;
       if (children && !(isElement(current) && (current.name === "script" || current.name === "style")))

@@ -1,4 +1,4 @@
-import { type AnyNode, BLOCKS, type ChildNode, isElement } from "./dom.js";
+import { type AnyNode, BLOCKS, type ChildNode, isElement, textOf } from "./dom.js";
 
 // Content as plain text: each block on its own line (a blank line between paragraphs), whitespace
 // inside a block collapsed as a browser collapses it, preformatted text kept as it is.
@@ -47,17 +47,4 @@ export function toText(root: AnyNode): string {
 }
 
 /** The text under `node` as it is (a <br> a line break), without its outer blank lines: a <pre>'s. */
-export function preText(node: AnyNode): string {
-  let text = "";
-  const stack: AnyNode[] = [node];
-  while (stack.length) {
-    const current = stack.pop()!;
-    if (current.type === "text") text += (current as { data: string }).data;
-    else if (isElement(current) && current.name === "br") text += "\n";
-    else {
-      const children = (current as { children?: ChildNode[] }).children ?? [];
-      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
-    }
-  }
-  return text.replace(/^\n+|\s+$/g, "");
-}
+export const preText = (node: AnyNode): string => textOf(node, true).replace(/^\n+|\s+$/g, "");
