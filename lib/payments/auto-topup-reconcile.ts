@@ -16,8 +16,10 @@ const hex = (value: string) => value as `0x${string}`;
 
 /**
  * Finds a pull's transfer that was sent but never noted (the process died between the two): a
- * Transfer of exactly its amount from the payer to the pay-to address, since the block it was
- * claimed at, in a transaction the top-up address sent. Null when there is none (yet).
+ * Transfer of exactly its amount from the payer to the pay-to address, after the block it was
+ * claimed at, in a transaction the top-up address sent. Null when there is none (yet). An earlier
+ * pull's transfer is never taken for it: that one was mined, then credited, before this pull read
+ * the chain's block number (pullIfLow claims only once the earlier pull is closed).
  */
 async function unnotedTransfer(current: AutoTopup, pull: PullInFlight): Promise<string | null> {
   const { rpc, abi, account } = await signer();
@@ -25,7 +27,7 @@ async function unnotedTransfer(current: AutoTopup, pull: PullInFlight): Promise<
     address: hex(config.X402_ASSET),
     event: abi.find((item) => item.type === "event" && item.name === "Transfer") as never,
     args: { from: hex(current.payer), to: hex(config.X402_PAY_TO!) } as never,
-    fromBlock: BigInt(pull.fromBlock ?? "0"),
+    fromBlock: BigInt(pull.fromBlock ?? "0") + 1n,
     toBlock: "latest",
   });
   for (const entry of logs as unknown as { transactionHash: `0x${string}`; args: { value: bigint } }[]) {
