@@ -152,7 +152,9 @@ export async function createAccount(
 async function mailOnce(canonical: string, send: () => Promise<void>): Promise<boolean> {
   try {
     await enforceRateLimit(`verify-mail:${canonical}`, VERIFY_MAILS_PER_DAY, 86_400);
-  } catch {
+  } catch (error) {
+    // Past the day's mails: no mail, and the same answer. Anything else (the table) fails the signup.
+    if (!(error instanceof AppError && error.code === "RATE_LIMITED")) throw error;
     log.info("verification mail not sent: the address has had its mails for the day");
     return false;
   }
