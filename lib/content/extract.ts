@@ -1,5 +1,5 @@
 import render from "dom-serializer";
-import { type Document, elements, parseHtml } from "./dom.js";
+import { type AnyNode, type Document, elements, parseHtml } from "./dom.js";
 import { mainContent } from "./main.js";
 import { toMarkdown } from "./markdown.js";
 import { toText } from "./text.js";
@@ -7,14 +7,48 @@ import { removeInvisible } from "./visible.js";
 
 // Content extraction (docs/api.md, "Content"): a page's HTML in, what a reader of it gets out.
 
-/** What a page holds for a reader: its main content (or its whole body) as Markdown, text and cleaned HTML, and its links. */
-export interface PageContent {
-  readonly markdown: string;
-  readonly text: string;
+/**
+ * What a page holds for a reader: what was kept of it (its main content, or its whole visible body),
+ * as Markdown, text or cleaned HTML, and its links. Each is made when first asked for: an answer
+ * needs one format, and its links only when asked.
+ */
+export class PageContent {
+  #text: string | undefined;
+
+  constructor(
+    private readonly root: AnyNode | null,
+    private readonly url: string | null,
+  ) {}
+
+  get markdown(): string {
+    return this.root ? toMarkdown(this.root, this.url) : "";
+  }
+
+  get text(): string {
+    this.#text ??= this.root ? toText(this.root) : "";
+    return this.#text;
+  }
+
   /** The cleaned HTML of what was kept. */
-  readonly html: string;
+  get html(): string {
+    return this.root ? render(this.root, { decodeEntities: true }) : "";
+  }
+
   /** Absolute http(s) links of what was kept, with their text, each URL once (first text wins). */
-  readonly links: readonly { readonly url: string; readonly text: string }[];
+  get links(): { url: string; text: string }[] {
+    const seen = new Map<string, string>();
+    for (const element of this.root ? elements(this.root) : []) {
+      if (element.name !== "a" || !element.attribs.href) continue;
+      try {
+        const link = this.url === null ? new URL(element.attribs.href) : new URL(element.attribs.href, this.url);
+        link.hash = "";
+        if ((link.protocol === "http:" || link.protocol === "https:") && !seen.has(link.href)) seen.set(link.href, toText(element).replace(/\s+/g, " ").trim());
+      } catch {
+        // Not a URL: not a link a reader can follow.
+      }
+    }
+    return [...seen].map(([href, text]) => ({ url: href, text }));
+  }
 }
 
 /** The visible DOM of `html`: what a reader cannot see removed. */
@@ -29,27 +63,8 @@ export const visible = (html: string): Document => {
  * for a document with no address, whose relative links are no links): `scope` "main" keeps the
  * main content as a reader view does, "page" the whole visible body.
  */
-export function extractContent(html: string, url: string | null, scope: "main" | "page"): PageContent {
-  const root = scope === "main" ? mainContent(() => visible(html)) : visible(html);
-  if (!root) return { markdown: "", text: "", html: "", links: [] };
-  const seen = new Map<string, string>();
-  for (const element of elements(root)) {
-    if (element.name !== "a" || !element.attribs.href) continue;
-    try {
-      const link = url === null ? new URL(element.attribs.href) : new URL(element.attribs.href, url);
-      link.hash = "";
-      if ((link.protocol === "http:" || link.protocol === "https:") && !seen.has(link.href)) seen.set(link.href, toText(element).replace(/\s+/g, " ").trim());
-    } catch {
-      // Not a URL: not a link a reader can follow.
-    }
-  }
-  return {
-    markdown: toMarkdown(root, url),
-    text: toText(root),
-    html: render(root, { decodeEntities: true }),
-    links: [...seen].map(([href, text]) => ({ url: href, text })),
-  };
-}
+export const extractContent = (html: string, url: string | null, scope: "main" | "page"): PageContent =>
+  new PageContent(scope === "main" ? mainContent(() => visible(html)) : visible(html), url);
 
 /** The text of `html`'s main content; "" when it has none (the bench's quality measure: bench/content-quality.ts). */
 export const mainText = (html: string): string => extractContent(html, null, "main").text;

@@ -23,7 +23,9 @@ export interface ContentRequest {
   readonly extract?: Readonly<Record<string, FieldSpec>>;
 }
 
-export interface PageRead extends PageContent {
+export interface PageRead {
+  /** What was kept, in every format (each made when asked for). */
+  readonly content: PageContent;
   /** The final URL (after redirects); null for a document sent as `html`. */
   readonly url: string | null;
   readonly title: string;
@@ -50,17 +52,19 @@ export async function readContent(request: ContentRequest, deadline: Deadline): 
     html = page.html;
     if (html === null) throw invalidUrl(`${page.url} is not an HTML page, so it has no text content to read`);
   }
-  const shell = (text: string) => text.length < SHELL_TEXT_CHARS && /<script[\s>]/i.test(html ?? "");
-  if (request.render === "always" || (request.render === "auto" && html !== null && shell(mainText(html)))) {
+  // Read statically unless asked otherwise; a script shell (too little main text, and scripts) is rendered in auto.
+  let content = html !== null && request.render !== "always" ? extractContent(html, url, request.scope) : null;
+  const shell = () => /<script[\s>]/i.test(html!) && (request.scope === "main" ? content!.text : mainText(html!)).length < SHELL_TEXT_CHARS;
+  if (content === null || (request.render === "auto" && shell())) {
     const page = await renderedHtml(url !== null ? { kind: "url", url } : { kind: "html", html: html! }, deadline, HIDDEN_MARK);
     html = page.html;
     if (url !== null) url = page.url;
     rendered = true;
+    content = extractContent(html, url, request.scope);
   }
   if (html === null) throw new AppError("INTERNAL_ERROR", "The page could not be read.");
-  const content = extractContent(html, url, request.scope);
   // A document sent as HTML has no address: no favicon is guessed for it.
   const metadata = url === null ? { ...metadataOf(html, NO_BASE), favicon: "" } : metadataOf(html, url);
   const data = request.extract ? extractFields(visible(html), request.extract) : null;
-  return { ...content, url, title: metadata.title, metadata, rendered, data };
+  return { content, url, title: metadata.title, metadata, rendered, data };
 }
