@@ -1,4 +1,4 @@
-import { PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand, paginateScan } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { conditionHeld, documents } from "./dynamodb.js";
 import { canonicalEmail } from "./emails.js";
@@ -16,16 +16,11 @@ import { emailKey } from "./keys.js";
 export async function canonicalizeBonusReservations(): Promise<{ read: number; added: number }> {
   let read = 0;
   let added = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new ScanCommand({
-        TableName: config.TABLE_NAME,
-        FilterExpression: "begins_with(pk, :email)",
-        ExpressionAttributeValues: { ":email": "EMAIL#" },
-        ExclusiveStartKey: start,
-      }),
-    );
+  const pages = paginateScan(
+    { client: documents },
+    { TableName: config.TABLE_NAME, FilterExpression: "begins_with(pk, :email)", ExpressionAttributeValues: { ":email": "EMAIL#" } },
+  );
+  for await (const page of pages) {
     for (const item of (page.Items ?? []) as { pk: string; accountId: string }[]) {
       read++;
       const canonical = canonicalEmail(item.pk.slice("EMAIL#".length));
@@ -37,7 +32,6 @@ export async function canonicalizeBonusReservations(): Promise<{ read: number; a
       });
       if (await conditionHeld(documents.send(put))) added++;
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return { read, added };
 }

@@ -138,41 +138,43 @@ const contentText = (answer: Record<string, unknown>) => {
   return `${answer.title ? `${answer.title}\n` : ""}${answer.url ?? ""}\n\n${content}${data}`;
 };
 
-const readPage: Tool = {
-  name: "read_page",
-  title: "Read a web page",
-  description: `Reads a web page (url) or an HTML document (html) as a reader would: its main content without navigation, footers, cookie banners, ads or share bars (scope: "page" for everything), as Markdown by default (format: "text" or "html"), with its metadata; links: true adds its links. Text hidden from readers (a known trick to smuggle instructions to agents) is left out. A browser runs only for pages drawn by scripts (render: "always" to force it). ${CONTENT_PRICE}`,
-  inputSchema: () => argumentsSchema(contentRequest),
+/** A tool answering with the content route (lib/http/content.ts) under `name`, taking `schema`. */
+const contentTool = (name: string, title: string, description: string, schema: typeof contentRequest, inputSchema: () => Record<string, unknown>): Tool => ({
+  name,
+  title,
+  description: `${description} ${CONTENT_PRICE}`,
+  inputSchema,
   method: "POST",
   renders: false,
   charges: true,
   asText: contentText,
   pipeline: withHttp(
-    { route: "content", schema: contentRequest, access: paidAccess, discovery: () => toolDiscoveryOf("read_page", routeById("content")) },
+    { route: "content", schema, access: paidAccess, discovery: () => toolDiscoveryOf(name, routeById("content")) },
     async ({ body, deadline }) => contentAnswer(body, deadline),
   ),
-};
+});
+
+const readPage = contentTool(
+  "read_page",
+  "Read a web page",
+  'Reads a web page (url) or an HTML document (html) as a reader would: its main content without navigation, footers, cookie banners, ads or share bars (scope: "page" for everything), as Markdown by default (format: "text" or "html"), with its metadata; links: true adds its links. Text hidden from readers (a known trick to smuggle instructions to agents) is left out. A browser runs only for pages drawn by scripts (render: "always" to force it).',
+  contentRequest,
+  () => argumentsSchema(contentRequest),
+);
 
 /** The content request with `extract` required: what scrape takes. */
 const scrapeRequest = contentRequest.refine((body) => body.extract !== undefined, { path: ["extract"], error: "is required: name the fields to scrape" });
 
-const scrape: Tool = {
-  name: "scrape",
-  title: "Scrape fields from a web page",
-  description: `Reads named fields from a web page (url) or HTML document (html) by CSS selector: extract: { "name": "selector" } for the first match's text, or { "name": { "selector", "attribute", "all": true } } for an attribute or every match. Answers data with each field (null when nothing matched), with the page's text and metadata. Hidden elements are not scraped. ${CONTENT_PRICE}`,
-  inputSchema: () => {
+const scrape = contentTool(
+  "scrape",
+  "Scrape fields from a web page",
+  'Reads named fields from a web page (url) or HTML document (html) by CSS selector: extract: { "name": "selector" } for the first match\'s text, or { "name": { "selector", "attribute", "all": true } } for an attribute or every match. Answers data with each field (null when nothing matched), with the page\'s text and metadata. Hidden elements are not scraped.',
+  scrapeRequest,
+  () => {
     const schema = argumentsSchema(scrapeRequest) as { required?: string[] };
     return { ...schema, required: [...(schema.required ?? []), "extract"] };
   },
-  method: "POST",
-  renders: false,
-  charges: true,
-  asText: contentText,
-  pipeline: withHttp(
-    { route: "content", schema: scrapeRequest, access: paidAccess, discovery: () => toolDiscoveryOf("scrape", routeById("content")) },
-    async ({ body, deadline }) => contentAnswer(body, deadline),
-  ),
-};
+);
 
 /** Every tool, in the order tools/list gives them. */
 export const tools: readonly Tool[] = [screenshot, htmlToScreenshot, readPage, scrape, metadata, usage];

@@ -2,6 +2,7 @@ import { type AutoTopup, allAutoTopups, notePullStuck, type PullInFlight, pullFa
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { autoTopupOffer, pullIfLow, settlePull, signer } from "./auto-topup.js";
+import { hex } from "./chain.js";
 
 // The reconciler's round of auto-topup (lib/payments/reconcile.ts), apart from the pull itself so
 // that a function that launches pulls in process holds no scan of every account's auto-topup.
@@ -11,8 +12,6 @@ const STUCK_AFTER_MS = 10 * 60_000;
 
 /** A pull claimed this long ago with no transaction noted is looked for on chain (a crash between sending and noting). */
 const UNNOTED_AFTER_MS = 2 * 60_000;
-
-const hex = (value: string) => value as `0x${string}`;
 
 /**
  * Finds a pull's transfer that was sent but never noted (the process died between the two): a

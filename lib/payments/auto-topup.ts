@@ -5,7 +5,7 @@ import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { onceUntilFailure } from "../once.js";
-import { rpcUrl } from "./chain.js";
+import { hex, rpcUrl } from "./chain.js";
 import { PERMIT_TYPES } from "./permit.js";
 
 // Auto-topup on chain (docs/api.md, "Auto-topup"): the customer grants the service's top-up address
@@ -30,8 +30,6 @@ const RECEIPT_WAIT_MS = 60_000;
 const PERMIT_WAIT_MS = 20_000;
 /** One RPC call's time limit. */
 const RPC_TIMEOUT_MS = 10_000;
-
-const hex = (value: string) => value as `0x${string}`;
 
 /** Where the pull's money goes, and what the customer grants an allowance to: null when auto-topup is not offered. */
 export async function autoTopupOffer(): Promise<{ spender: string; token: string; network: string; chainId: number } | null> {

@@ -46,7 +46,8 @@ const chain = onceUntilFailure(async () => {
   return { rpc: createPublicClient({ transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 1 }) }), usdc: parseAbi(USDC), parseEventLogs };
 });
 
-const hex = (value: string) => value as `0x${string}`;
+/** A string the chain gave or checked as hex (an address, a hash), as viem types it. */
+export const hex = (value: string) => value as `0x${string}`;
 
 /** Where the transfer of `expected` stands on chain now. */
 export async function transferOf(expected: ExpectedTransfer): Promise<TransferState> {
