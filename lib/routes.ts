@@ -44,11 +44,16 @@ export interface PriceRule {
   readonly standard: number;
   /** Applies when the body says `style: "mockup"`. */
   readonly mockup: number;
+  /** Applies when the body asks for a `screenshot` too (a content snapshot): that screenshot's price, by its own fields. */
+  readonly withScreenshot?: PriceRule;
 }
 
 /** The price of a request to a route with `rule`, in micro-USD. */
-export const priceOf = (rule: PriceRule, body: unknown): number =>
-  (body as { style?: unknown } | undefined)?.style === "mockup" ? rule.mockup : rule.standard;
+export const priceOf = (rule: PriceRule, body: unknown): number => {
+  const { style, screenshot } = (typeof body === "object" && body !== null ? body : {}) as { style?: unknown; screenshot?: unknown };
+  if (rule.withScreenshot && screenshot !== undefined && screenshot !== false) return priceOf(rule.withScreenshot, screenshot);
+  return style === "mockup" ? rule.mockup : rule.standard;
+};
 
 /** One row of the table. */
 export interface Route {
@@ -128,14 +133,16 @@ const ROWS = [
     ...PRICED,
     uses: ["table", "bucket", "x402", "auto-topup-launch"],
   },
-  // A page as content (docs/api.md, "Content"): static when it can be, a browser for script shells.
+  // A page as content (docs/api.md, "Content"): static when it can be, a browser for script shells,
+  // page controls and snapshots.
   {
     id: "content",
     method: "POST",
     path: "/api/v1/content",
     ...RENDER,
     access: "priced",
-    price: { standard: PRICES.content, mockup: PRICES.content },
+    // With a screenshot, the screenshot's price: the content comes with it.
+    price: { standard: PRICES.content, mockup: PRICES.content, withScreenshot: RENDER_PRICE },
     limits: ["caller"],
     cap: null,
     uses: ["table", "bucket", "x402", "auto-topup-launch"],

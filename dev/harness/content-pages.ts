@@ -1,5 +1,7 @@
 // Fixture pages for POST /api/v1/content (test/integration/content.test.ts): an article among the
-// things a reader view leaves out, every hidden-text trick, a script shell, and hostile pages.
+// things a reader view leaves out, every hidden-text trick, a script shell, and hostile pages;
+// pages that show what a request carried and count their loads.
+import type { IncomingMessage } from "node:http";
 
 const paragraph = (n: number) =>
   `<p>Paragraph ${n} of the article goes on, with commas, clauses, and enough words to read as prose, the way a real story does, sentence after sentence.</p>`;
@@ -51,9 +53,41 @@ setTimeout(() => { document.title = "Drawn by script"; document.getElementById("
 const CHURN = `<!doctype html><html><body><article>${paragraph(1)}${paragraph(2)}${paragraph(3)}</article><div id="churn"></div><script>
 let n = 0; setInterval(() => { document.getElementById("churn").textContent = "tick " + n++; }, 1);</script></body></html>`;
 
-/** The content fixture at `path` (under /content/), or null. */
-export function contentPage(path: string): { body: string; type?: string; status?: number; headers?: Record<string, string> } | null {
+/** Page loads of /content/counted by id (a snapshot must load its page once). */
+const loads = new Map<string, number>();
+
+/** The content fixture at `path` (under /content/) for `request`, or null. */
+export function contentPage(
+  path: string,
+  query: URLSearchParams,
+  request: IncomingMessage,
+): { body: string; type?: string; status?: number; headers?: Record<string, string> } | null {
   switch (path) {
+    case "/echo": {
+      // What the request carried, as the article's text: the content answer shows what reached the page.
+      const said = (name: string) => `<li>${name}=[${String(request.headers[name] ?? "")}]</li>`;
+      return {
+        body: `<!doctype html><html><head><title>Echo</title></head><body><article><h1>Echo</h1>${paragraph(1)}<ul>${["user-agent", "accept-language", "cookie", "x-extra", "authorization"].map(said).join("")}</ul>${paragraph(2)}</article></body></html>`,
+      };
+    }
+    case "/echo-elsewhere":
+      // A redirect to the same page on another origin (localhost instead of 127.0.0.1).
+      return { body: "", status: 302, headers: { location: `http://localhost:${request.socket.localPort}/content/echo` } };
+    case "/counted": {
+      const id = query.get("id") ?? "";
+      const n = (loads.get(id) ?? 0) + 1;
+      loads.set(id, n);
+      return {
+        body: `<!doctype html><html><head><title>Counted</title></head><body><article><h1>Load ${n}</h1>${paragraph(1)}${paragraph(2)}</article></body></html>`,
+      };
+    }
+    case "/__loads":
+      return { body: String(loads.get(query.get("id") ?? "") ?? 0), type: "application/json" };
+    case "/hidden-only":
+      // Every trick a screen hides (aria-hidden hides from assistive technology only), on white.
+      return {
+        body: `<!doctype html><html><head><style>body{background:#fff;margin:0}.sr-gone{display:none}</style></head><body>${HIDDEN_TRICKS.filter((t) => !t.includes("aria-hidden") && !t.includes("late-gone")).join("")}</body></html>`,
+      };
     case "/article":
       return { body: ARTICLE };
     case "/shell":
@@ -63,6 +97,18 @@ export function contentPage(path: string): { body: string; type?: string; status
     case "/big-text":
       // 10 MB of text in one page: read to the limit, extracted within bounds.
       return { body: `<!doctype html><html><body><article>${`<p>${"word, ".repeat(2000)}</p>`.repeat(1000)}</article></body></html>` };
+    case "/deep":
+      // 100,000 elements nested in one another, the article at the bottom.
+      return {
+        body: `<!doctype html><html><body>${"<div>".repeat(100_000)}<article><h1>Deep down</h1>${paragraph(1)}${paragraph(2)}</article>${"</div>".repeat(100_000)}</body></html>`,
+      };
+    case "/endless":
+      // Endless scroll: every scroll appends more, for ever.
+      return {
+        body: `<!doctype html><html><body><article><h1>Endless</h1>${paragraph(1)}${paragraph(2)}<div id="more"></div></article><script>
+let n = 0; const more = () => { for (let i = 0; i < 20; i++) document.getElementById("more").insertAdjacentHTML("beforeend", "<p>More " + n++ + " of the endless feed, with commas, and words.</p>"); };
+more(); addEventListener("scroll", more); setInterval(more, 50);</script></body></html>`,
+      };
     case "/image":
       return { body: "not really a png", type: "image/png" };
     default:

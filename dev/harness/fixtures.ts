@@ -380,7 +380,7 @@ export async function startFixtures(): Promise<Fixtures> {
     const found = url.pathname.startsWith("/meta/")
       ? metadataPage(url.pathname.slice(5))
       : url.pathname.startsWith("/content/")
-        ? contentPage(url.pathname.slice(8))
+        ? contentPage(url.pathname.slice(8), url.searchParams, request)
         : page(url.pathname, url.searchParams, canaryUrl);
     if (found === "huge") {
       serveHugePage(response, url.searchParams, (bytes) => events.push(`huge-bytes=${bytes}`));

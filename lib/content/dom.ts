@@ -1,13 +1,33 @@
-import type { AnyNode, ChildNode, Document, Element } from "domhandler";
-import { parseDocument } from "htmlparser2";
+import { type AnyNode, type ChildNode, type Document, DomHandler, type Element } from "domhandler";
+import { Parser } from "htmlparser2";
 
 // A page's DOM as htmlparser2 builds it (no browser: docs/api.md, "Content"), and the few questions
 // extraction asks of it.
 
 export type { AnyNode, ChildNode, Document, Element };
 
-/** Parses `html` leniently, as a browser would keep its text (entities decoded, tags lower-cased). */
-export const parseHtml = (html: string): Document => parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+/**
+ * Chromium's HTML parser nests elements at most this deep (deeper ones become siblings there); so
+ * does ours: htmlparser2's open-element stack costs time in its depth for every tag, so a page
+ * nesting 100,000 elements took seconds, and a few MB of them hours.
+ */
+const MAX_DEPTH = 512;
+
+/** htmlparser2's parser, but an element opened at MAX_DEPTH first closes the innermost one (relies on its `stack` and `popElement`: the version is pinned). */
+class ShallowParser extends Parser {
+  override onopentagname(start: number, endIndex: number): void {
+    const self = this as unknown as { stack: string[]; popElement(implied: boolean): void };
+    if (self.stack.length >= MAX_DEPTH) self.popElement(true);
+    super.onopentagname(start, endIndex);
+  }
+}
+
+/** Parses `html` leniently, as a browser would keep its text (entities decoded, tags lower-cased), at most MAX_DEPTH deep. */
+export function parseHtml(html: string): Document {
+  const handler = new DomHandler();
+  new ShallowParser(handler, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true }).end(html);
+  return handler.root;
+}
 
 export const isElement = (node: AnyNode): node is Element => node.type === "tag" || node.type === "script" || node.type === "style";
 

@@ -141,6 +141,6 @@ export function removeInvisible(document: Document): void {
   while (stack.length) {
     const node = stack.pop()!;
     if (node.type === "comment" || node.type === "directive") remove(node);
-    else if ("children" in node) stack.push(...node.children);
+    else if ("children" in node) for (const child of node.children) stack.push(child);
   }
 }

@@ -47,6 +47,13 @@ export async function deliverCapture(
   return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelope }, 200, caching(true));
 }
 
+/** A content snapshot's screenshot (lib/http/content.ts): the JSON envelope with a presigned link to the output, whatever its size. */
+export async function deliverSnapshot(capture: Capture) {
+  const extension = EXTENSIONS[capture.format];
+  const stored = await downloadLink(await storeOutput(capture.body, capture.contentType, extension));
+  return { downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelopeOf(capture) };
+}
+
 /** A kept answer's presigned link must still work this long after the answer is last served from a cache. */
 const LINK_MARGIN_SECONDS = 300;
 

@@ -1,5 +1,6 @@
 import { compile } from "css-select";
 import { z } from "zod";
+import { browserControls } from "../content/controls.js";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "../render/mockup/backgrounds.js";
 import type { CaptureOptions } from "../render/options.js";
@@ -283,7 +284,44 @@ const renderFields = {
 };
 
 /** Fields of a render request that say how the answer is delivered, not what is rendered. */
-type DeliveryFields = "responseFormat" | "cacheTtl" | "cacheKey";
+const DELIVERY_FIELDS = ["responseFormat", "cacheTtl", "cacheKey"] as const;
+type DeliveryFields = (typeof DELIVERY_FIELDS)[number];
+
+/**
+ * Page controls: how a page is loaded and settled, whatever is made of it (a capture, or its
+ * content); the rest of a render's fields say what its image is.
+ */
+const PAGE_CONTROLS = [
+  "headers",
+  "cookies",
+  "httpAuth",
+  "userAgent",
+  "locale",
+  "timezone",
+  "geolocation",
+  "waitForSelector",
+  "waitUntil",
+  "delay",
+  "click",
+  "js",
+  "css",
+  "hideSelectors",
+  "removeSelectors",
+  "blockCookieBanners",
+  "blockAds",
+  "blockTrackers",
+  "blockRequests",
+  "blockResources",
+] as const satisfies readonly (keyof typeof renderFields)[];
+type PageControl = (typeof PAGE_CONTROLS)[number];
+type ImageField = Exclude<keyof typeof renderFields, PageControl | DeliveryFields>;
+
+const fieldsOf = <K extends keyof typeof renderFields>(keep: (field: keyof typeof renderFields) => boolean) =>
+  Object.fromEntries(Object.entries(renderFields).filter(([field]) => keep(field as keyof typeof renderFields))) as Pick<typeof renderFields, K>;
+const pageControlFields = fieldsOf<PageControl>((field) => (PAGE_CONTROLS as readonly string[]).includes(field));
+const imageFields = fieldsOf<ImageField>(
+  (field) => !(PAGE_CONTROLS as readonly string[]).includes(field) && !(DELIVERY_FIELDS as readonly string[]).includes(field),
+);
 
 type RenderFieldsIn = Pick<
   CaptureOptions,
@@ -344,20 +382,33 @@ const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
   }
 };
 
+/** A cookie goes to the target or a domain above it, never to a third party's. */
+const cookieRule = (body: { url: string; cookies: readonly { domain?: string | undefined }[] }, ctx: z.RefinementCtx) => {
+  const host = URL.canParse(body.url) ? new URL(body.url).hostname.toLowerCase() : "";
+  body.cookies.forEach((c, i) => {
+    const domain = c.domain?.replace(/^\./, "").toLowerCase();
+    if (domain !== undefined && host !== domain && !host.endsWith(`.${domain}`)) {
+      ctx.addIssue({ code: "custom", path: ["cookies", i, "domain"], message: `must be the URL's host (${host}) or a domain above it` });
+    }
+  });
+};
+
+/** A permission is granted to an origin, and credentials go to one: an HTML document has none. */
+const documentRule = (body: Pick<CaptureOptions, "geolocation" | "headers" | "cookies" | "httpAuth">, ctx: z.RefinementCtx) => {
+  if (body.geolocation) ctx.addIssue({ code: "custom", path: ["geolocation"], message: "needs a URL (an HTML document has no origin to grant it to)" });
+  for (const field of ["headers", "cookies", "httpAuth"] as const) {
+    const set = body[field];
+    if (set && (Array.isArray(set) ? set.length : Object.keys(set).length)) {
+      ctx.addIssue({ code: "custom", path: [field], message: "needs a URL (an HTML document has no origin to send it to)" });
+    }
+  }
+};
+
 /** Body of POST /api/v1/screenshot. */
 export const screenshotRequest = z
   .strictObject({ url: httpUrl, ...renderFields })
   .superRefine(renderRules)
-  .superRefine((body, ctx) => {
-    // A cookie goes to the target or a domain above it, never to a third party's.
-    const host = URL.canParse(body.url) ? new URL(body.url).hostname.toLowerCase() : "";
-    body.cookies.forEach((c, i) => {
-      const domain = c.domain?.replace(/^\./, "").toLowerCase();
-      if (domain !== undefined && host !== domain && !host.endsWith(`.${domain}`)) {
-        ctx.addIssue({ code: "custom", path: ["cookies", i, "domain"], message: `must be the URL's host (${host}) or a domain above it` });
-      }
-    });
-  });
+  .superRefine(cookieRule);
 type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 /** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */
@@ -372,16 +423,7 @@ export const htmlScreenshotRequest = z
     ...renderFields,
   })
   .superRefine(renderRules)
-  .superRefine((body, ctx) => {
-    // A permission is granted to an origin, and credentials go to one: an HTML document has none.
-    if (body.geolocation) ctx.addIssue({ code: "custom", path: ["geolocation"], message: "needs a URL (an HTML document has no origin to grant it to)" });
-    for (const field of ["headers", "cookies", "httpAuth"] as const) {
-      const set = body[field];
-      if (set && (Array.isArray(set) ? set.length : Object.keys(set).length)) {
-        ctx.addIssue({ code: "custom", path: [field], message: "needs a URL (an HTML document has no origin to send it to)" });
-      }
-    }
-  });
+  .superRefine(documentRule);
 type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
 
 // Render owns its options (lib/render/options.ts); the schemas must produce exactly what it takes.
@@ -408,43 +450,74 @@ const scrapeSelector = () =>
     { error: "is not a CSS selector this service can read" },
   );
 
-/** Body of POST /api/v1/content (docs/api.md, "Content"): a page (`url`) or a document (`html`), and what to give of it. */
-export const contentRequest = z
-  .strictObject({
-    url: httpUrl.optional(),
-    html: z
-      .string({ error: "must be a string holding an HTML document" })
-      .min(1, { error: "must not be empty" })
-      .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
-        error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
-      })
-      .optional(),
-    format: z.enum(["markdown", "text", "html"], { error: 'must be one of "markdown", "text", "html"' }).default("markdown"),
-    scope: z.enum(["main", "page"], { error: 'must be "main" (the main content, as a reader view) or "page" (the whole body)' }).default("main"),
-    render: z.enum(["auto", "always", "never"], { error: 'must be one of "auto", "always", "never"' }).default("auto"),
-    links: boolean().default(false),
-    extract: z
-      .record(
-        z.string().regex(/^[A-Za-z_][\w-]{0,63}$/, { error: "a field's name is a letter or _, then up to 63 letters, digits, _ or -" }),
-        z.union([
-          scrapeSelector(),
-          z.strictObject({
-            selector: scrapeSelector(),
-            attribute: z
-              .string()
-              .regex(/^[A-Za-z_:][\w:.-]{0,63}$/, { error: "must be an attribute name" })
-              .optional(),
-            all: boolean().optional(),
-          }),
-        ]),
-      )
-      .refine((fields) => Object.keys(fields).length >= 1 && Object.keys(fields).length <= 20, { error: "must name 1 to 20 fields" })
-      .optional(),
+/** A content snapshot's screenshot (docs/api.md, "Content"): a render's image fields; the page controls are the request's own. */
+const snapshotRequest = z
+  .strictObject(imageFields, {
+    error: "must be true or an object of screenshot fields (format, width, fullPage, style...; the page controls go at the top level)",
   })
-  .superRefine((body, ctx) => {
-    if ((body.url === undefined) === (body.html === undefined))
-      ctx.addIssue({ code: "custom", path: body.url === undefined ? ["url"] : ["html"], message: "give exactly one of url (a page) and html (a document)" });
-  });
+  .superRefine(renderRules);
+
+/** The screenshot fields a snapshot takes by default (`screenshot: true`). */
+const SNAPSHOT_DEFAULTS = snapshotRequest.parse({});
+
+const contentFields = z.strictObject({
+  url: httpUrl.optional(),
+  html: z
+    .string({ error: "must be a string holding an HTML document" })
+    .min(1, { error: "must not be empty" })
+    .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
+      error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
+    })
+    .optional(),
+  format: z.enum(["markdown", "text", "html"], { error: 'must be one of "markdown", "text", "html"' }).default("markdown"),
+  scope: z.enum(["main", "page"], { error: 'must be "main" (the main content, as a reader view) or "page" (the whole body)' }).default("main"),
+  render: z.enum(["auto", "always", "never"], { error: 'must be one of "auto", "always", "never"' }).default("auto"),
+  links: boolean().default(false),
+  extract: z
+    .record(
+      z.string().regex(/^[A-Za-z_][\w-]{0,63}$/, { error: "a field's name is a letter or _, then up to 63 letters, digits, _ or -" }),
+      z.union([
+        scrapeSelector(),
+        z.strictObject({
+          selector: scrapeSelector(),
+          attribute: z
+            .string()
+            .regex(/^[A-Za-z_:][\w:.-]{0,63}$/, { error: "must be an attribute name" })
+            .optional(),
+          all: boolean().optional(),
+        }),
+      ]),
+    )
+    .refine((fields) => Object.keys(fields).length >= 1 && Object.keys(fields).length <= 20, { error: "must name 1 to 20 fields" })
+    .optional(),
+  screenshot: z.union([boolean(), snapshotRequest], { error: "must be true or an object of screenshot fields" }).default(false),
+  ...pageControlFields,
+});
+type ContentFields = z.output<typeof contentFields>;
+
+const contentRules = (body: ContentFields, ctx: z.RefinementCtx) => {
+  if ((body.url === undefined) === (body.html === undefined))
+    ctx.addIssue({ code: "custom", path: body.url === undefined ? ["url"] : ["html"], message: "give exactly one of url (a page) and html (a document)" });
+  if (body.url !== undefined) cookieRule({ url: body.url, cookies: body.cookies }, ctx);
+  if (body.html !== undefined) documentRule(body, ctx);
+  if (body.render === "never") {
+    if (body.screenshot !== false) ctx.addIssue({ code: "custom", path: ["screenshot"], message: 'needs the browser: render "auto" or "always"' });
+    for (const field of browserControls(contentPageOptions(body)))
+      ctx.addIssue({ code: "custom", path: [field], message: 'acts only in a browser: render "auto" or "always" (never reads the static HTML)' });
+  }
+};
+
+/** Body of POST /api/v1/content (docs/api.md, "Content"): a page (`url`) or a document (`html`), what to give of it, and how to load it. */
+export const contentRequest = contentFields.superRefine(contentRules);
+
+/** What the MCP tools read_page and scrape take: the content request without a snapshot (the screenshot tool captures). */
+export const contentToolRequest = contentFields.omit({ screenshot: true }).superRefine((body, ctx) => contentRules({ ...body, screenshot: false }, ctx));
+
+/** The render options of a content request: its page controls, and for a snapshot its screenshot's fields. */
+export function contentPageOptions(body: Omit<ContentFields, "screenshot"> & { screenshot?: ContentFields["screenshot"] }): CaptureOptions {
+  const { url: _u, html: _h, format: _f, scope: _s, render: _r, links: _l, extract: _e, screenshot, ...controls } = body;
+  return { ...SNAPSHOT_DEFAULTS, ...(typeof screenshot === "object" ? screenshot : {}), ...controls };
+}
 
 /** Body of POST /api/v1/signup. */
 export const signupRequest = z.strictObject({

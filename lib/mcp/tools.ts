@@ -9,7 +9,7 @@ import { keyAccess } from "../http/key-access.js";
 import { paidAccess } from "../http/paid-access.js";
 import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
-import { contentRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest } from "../http/schemas.js";
+import { contentToolRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest } from "../http/schemas.js";
 import { withHttp } from "../http/with-http.js";
 import { extractMetadata } from "../metadata/extract.js";
 import { capture } from "../render/capture.js";
@@ -139,7 +139,13 @@ const contentText = (answer: Record<string, unknown>) => {
 };
 
 /** A tool answering with the content route (lib/http/content.ts) under `name`, taking `schema`. */
-const contentTool = (name: string, title: string, description: string, schema: typeof contentRequest, inputSchema: () => Record<string, unknown>): Tool => ({
+const contentTool = (
+  name: string,
+  title: string,
+  description: string,
+  schema: typeof contentToolRequest,
+  inputSchema: () => Record<string, unknown>,
+): Tool => ({
   name,
   title,
   description: `${description} ${CONTENT_PRICE}`,
@@ -158,12 +164,12 @@ const readPage = contentTool(
   "read_page",
   "Read a web page",
   'Reads a web page (url) or an HTML document (html) as a reader would: its main content without navigation, footers, cookie banners, ads or share bars (scope: "page" for everything), as Markdown by default (format: "text" or "html"), with its metadata; links: true adds its links. Text hidden from readers (a known trick to smuggle instructions to agents) is left out. A browser runs only for pages drawn by scripts (render: "always" to force it).',
-  contentRequest,
-  () => argumentsSchema(contentRequest),
+  contentToolRequest,
+  () => argumentsSchema(contentToolRequest),
 );
 
 /** The content request with `extract` required: what scrape takes. */
-const scrapeRequest = contentRequest.refine((body) => body.extract !== undefined, { path: ["extract"], error: "is required: name the fields to scrape" });
+const scrapeRequest = contentToolRequest.refine((body) => body.extract !== undefined, { path: ["extract"], error: "is required: name the fields to scrape" });
 
 const scrape = contentTool(
   "scrape",

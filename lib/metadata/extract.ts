@@ -133,7 +133,7 @@ function absolute(href: string | undefined, base: string): string | null {
 function iconSize(icon: IconLink): number {
   if (icon.sizes === "any" || icon.type === "image/svg+xml" || /\.svg(?:[?#]|$)/i.test(icon.href)) return 10_000;
   const declared = [...icon.sizes.matchAll(/(\d+)x(\d+)/g)].map((m) => Math.min(Number(m[1]), Number(m[2])));
-  if (declared.length) return Math.max(...declared);
+  if (declared.length) return declared.reduce((most, size) => Math.max(most, size), 0);
   // Undeclared: an apple-touch-icon is 180 px by Apple's convention; a plain icon is usually 16-32.
   return icon.apple ? 180 : 32;
 }
@@ -320,11 +320,16 @@ const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 /**
  * The page at `url` read whole (at most MAX_PAGE_BYTES, decoded by its declared or sniffed
  * encoding) within the page-load limit, as the metadata fetch reads it (the same guard, redirects
- * and user agent): its final URL, and its HTML, or null for a resource that is not HTML.
+ * and user agent, unless `headersFor` says otherwise): its final URL, and its HTML, or null for a
+ * resource that is not HTML.
  */
-export async function readWholePage(url: string, deadline: Deadline): Promise<{ url: string; html: string | null }> {
+export async function readWholePage(
+  url: string,
+  deadline: Deadline,
+  headersFor?: (hop: URL) => Record<string, string>,
+): Promise<{ url: string; html: string | null }> {
   return withinLimit(Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline.at - Date.now()), deadline, async (signal) => {
-    const response = await guardedFetch(url, "text/html, application/xhtml+xml;q=0.9, */*;q=0.1", signal);
+    const response = await guardedFetch(url, "text/html, application/xhtml+xml;q=0.9, */*;q=0.1", signal, headersFor);
     if (!HTML_TYPES.has(response.mediaType)) {
       response.body.destroy();
       return { url: response.url, html: null };

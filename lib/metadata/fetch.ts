@@ -65,7 +65,7 @@ function decode(response: http.IncomingMessage): Readable {
 }
 
 /** One request to `url`, connected to the checked address; no redirects followed. */
-async function requestOnce(url: URL, accept: string, signal: AbortSignal): Promise<http.IncomingMessage> {
+async function requestOnce(url: URL, accept: string, signal: AbortSignal, extra: Record<string, string>): Promise<http.IncomingMessage> {
   const secure = url.protocol === "https:";
   const port = Number(url.port || (secure ? 443 : 80));
   const target = await resolveTarget(url.hostname, port, config.privateHosts);
@@ -80,7 +80,7 @@ async function requestOnce(url: URL, accept: string, signal: AbortSignal): Promi
       path: `${url.pathname}${url.search}`,
       method: "GET",
       signal,
-      headers: { host: url.host, "user-agent": USER_AGENT, accept, "accept-language": "en;q=0.9, *;q=0.5", "accept-encoding": "gzip, deflate, br" },
+      headers: { host: url.host, "user-agent": USER_AGENT, accept, "accept-language": "en;q=0.9, *;q=0.5", "accept-encoding": "gzip, deflate, br", ...extra },
       // Host header, SNI and certificate check use the name; the socket goes to the checked address.
       lookup: (_hostname, options, callback) => {
         if ((options as { all?: boolean }).all)
@@ -105,12 +105,18 @@ async function requestOnce(url: URL, accept: string, signal: AbortSignal): Promi
 /**
  * GETs `url`, following up to MAX_REDIRECTS redirects, each checked like the first; answers with the
  * first non-redirect response. The caller reads (and destroys) `body`; `signal` aborts everything.
- * An HTTP error status is INVALID_URL; so is a refused or unreachable address.
+ * An HTTP error status is INVALID_URL; so is a refused or unreachable address. `headersFor` adds
+ * (or replaces) headers of each request by its URL.
  */
-export async function guardedFetch(url: string, accept: string, signal: AbortSignal): Promise<FetchedResponse> {
+export async function guardedFetch(
+  url: string,
+  accept: string,
+  signal: AbortSignal,
+  headersFor: (hop: URL) => Record<string, string> = () => ({}),
+): Promise<FetchedResponse> {
   let current = new URL(url);
   for (let hop = 0; ; hop++) {
-    const response = await requestOnce(current, accept, signal);
+    const response = await requestOnce(current, accept, signal, headersFor(current));
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
     if (status >= 300 && status < 400 && location) {

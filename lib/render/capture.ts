@@ -8,12 +8,12 @@ import { guardFailure, invalidUrl } from "./errors.js";
 import { applyRequestControls } from "./guard/requests.js";
 import { maxCaptureHeight } from "./limits.js";
 import type { CaptureOptions, Clip, OutputFormat, RenderSource } from "./options.js";
-import { withLoadedPage } from "./page-load.js";
+import { type LoadedPage, withLoadedPage } from "./page-load.js";
 import { isPaged } from "./pdf.js";
-import { settle, trackRequests } from "./settle.js";
+import { type Settled, settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
 import { tiledCaptureMs } from "./tiles.js";
-import { userAgentFor, viewportFor } from "./viewport.js";
+import { userAgentFor, type Viewport, viewportFor } from "./viewport.js";
 
 /** The page's title is cut to this many characters in answers (the final URL to MAX_URL_CHARS). */
 const MAX_TITLE_CHARS = 1_000;
@@ -38,11 +38,21 @@ export interface Capture {
   readonly renderMs: number;
 }
 
+/** A page loaded and settled as `options` ask, ready to be captured or read. */
+export interface SettledPage {
+  readonly loaded: LoadedPage;
+  readonly settled: Settled;
+  readonly viewport: Viewport;
+  /** When the render began (epoch ms). */
+  readonly started: number;
+}
+
 /**
- * Renders `source` with `options` and captures it before the deadline, in steps: the viewport
- * (decided once), preparing the page, loading it, settling it, then capture and encoding.
+ * Loads `source` with `options` and settles it, in steps: the viewport (decided once), preparing
+ * the page, loading it, settling it; then runs `fn` on it before the deadline (a capture, or a
+ * reading of its DOM: lib/content).
  */
-export async function capture(source: RenderSource, options: CaptureOptions, deadline: Deadline): Promise<Capture> {
+export async function withSettledPage<T>(source: RenderSource, options: CaptureOptions, deadline: Deadline, fn: (page: SettledPage) => Promise<T>): Promise<T> {
   const started = Date.now();
   const viewport = viewportFor(options);
   const paged = isPaged(options);
@@ -81,36 +91,45 @@ export async function capture(source: RenderSource, options: CaptureOptions, dea
         viewport.height,
         maxCaptureHeight(viewport, options.style === "mockup", options.format),
       );
-      const { page } = loaded;
       // A later navigation that failed (refused by the guard, unreachable) leaves Chromium's error page.
-      if (page.url().startsWith("chrome-error:")) {
+      if (loaded.page.url().startsWith("chrome-error:")) {
         const last = loaded.lastDocument();
         throw invalidUrl((last && guardFailure(last, loaded.guard)) ?? "the page navigated to an address that could not be loaded");
       }
-      const finalUrl = source.kind === "url" ? page.url() : null;
-      const title = cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS);
-      const clip = await loaded.settled(() => captureArea(loaded, options));
-      const area = clip ?? { x: 0, y: 0, width: viewport.width, height: settled.height };
-      const shot = await loaded.settled(
-        () => shoot(page, viewport, area, options, finalUrl ? new URL(finalUrl).host : null),
-        // Our own work that grows with the output: tiles and AVIF encoding.
-        tiledCaptureMs(area, viewport.deviceScaleFactor, options.style === "mockup") +
-          encodingMs((area.width * area.height * viewport.deviceScaleFactor ** 2) / 1e6, options.format),
-      );
-      return {
-        body: shot.body,
-        format: options.format,
-        contentType: CONTENT_TYPES[options.format],
-        width: shot.width,
-        height: shot.height,
-        url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
-        title,
-        pages: shot.pages,
-        truncated: paged ? shot.truncated === true : settled.truncated,
-        clip,
-        renderMs: Date.now() - started,
-      };
+      return fn({ loaded, settled, viewport, started });
     },
     options.waitUntil,
   );
 }
+
+/** Captures a settled page as `options` ask: the output, and what the answer says of it. */
+export async function captureSettled({ loaded, settled, viewport, started }: SettledPage, source: RenderSource, options: CaptureOptions): Promise<Capture> {
+  const { page } = loaded;
+  const finalUrl = source.kind === "url" ? page.url() : null;
+  const title = cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS);
+  const clip = await loaded.settled(() => captureArea(loaded, options));
+  const area = clip ?? { x: 0, y: 0, width: viewport.width, height: settled.height };
+  const shot = await loaded.settled(
+    () => shoot(page, viewport, area, options, finalUrl ? new URL(finalUrl).host : null),
+    // Our own work that grows with the output: tiles and AVIF encoding.
+    tiledCaptureMs(area, viewport.deviceScaleFactor, options.style === "mockup") +
+      encodingMs((area.width * area.height * viewport.deviceScaleFactor ** 2) / 1e6, options.format),
+  );
+  return {
+    body: shot.body,
+    format: options.format,
+    contentType: CONTENT_TYPES[options.format],
+    width: shot.width,
+    height: shot.height,
+    url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
+    title,
+    pages: shot.pages,
+    truncated: isPaged(options) ? shot.truncated === true : settled.truncated,
+    clip,
+    renderMs: Date.now() - started,
+  };
+}
+
+/** Renders `source` with `options` and captures it before the deadline. */
+export const capture = (source: RenderSource, options: CaptureOptions, deadline: Deadline): Promise<Capture> =>
+  withSettledPage(source, options, deadline, (page) => captureSettled(page, source, options));

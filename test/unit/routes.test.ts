@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { withHttp } from "../../lib/http/with-http.js";
-import { httpRoutes, jobs, matchRoute, pathParams, type RouteId, routeById, routes, workers } from "../../lib/routes.js";
+import { httpRoutes, jobs, matchRoute, pathParams, priceOf, type RouteId, routeById, routes, workers } from "../../lib/routes.js";
 
 describe("the route table", () => {
   it("has unique ids and unique method + path pairs, and exactly one catch-all", () => {
@@ -16,7 +16,18 @@ describe("the route table", () => {
       // A mockup costs more; content has no mockup (one price).
       if (route.price) expect(route.price.mockup, route.id).toBeGreaterThan(route.id === "content" ? route.price.standard - 1 : route.price.standard);
     }
-    expect(routeById("content").price).toEqual({ standard: 2_000, mockup: 2_000 });
+    const content = routeById("content").price!;
+    expect(content).toMatchObject({ standard: 2_000, mockup: 2_000 });
+    // A snapshot costs its screenshot's price: the content comes with it.
+    expect(priceOf(content, { url: "u" })).toBe(2_000);
+    expect(priceOf(content, { url: "u", screenshot: false })).toBe(2_000);
+    expect(priceOf(content, { url: "u", screenshot: true })).toBe(5_000);
+    expect(priceOf(content, { url: "u", screenshot: { format: "webp" } })).toBe(5_000);
+    expect(priceOf(content, { url: "u", screenshot: { style: "mockup" } })).toBe(10_000);
+    // The top-level style of a content request is not a screenshot's (the schema refuses it).
+    expect(priceOf(content, { url: "u", style: "mockup" })).toBe(2_000);
+    expect(priceOf(routeById("screenshot").price!, { url: "u", screenshot: { style: "mockup" } })).toBe(5_000);
+    for (const odd of [null, "text", 5, []]) expect(priceOf(content, odd)).toBe(2_000);
   });
 
   it("limits every route that is not open, and no open one", () => {

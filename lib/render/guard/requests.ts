@@ -48,9 +48,33 @@ export async function applyRequestControls(page: Page, options: CaptureOptions, 
   if (options.cookies.length) {
     await page.setCookie(...options.cookies.map(({ domain, path, ...cookie }) => ({ ...cookie, domain: domain ?? target.hostname, path: path ?? "/" })));
   }
+  return intercept(page, options, target.origin, credentialHeaders(options));
+}
+
+/** The extra headers and basic auth a request sends to its target's origin. */
+function credentialHeaders(options: CaptureOptions): Record<string, string> {
   const extra: Record<string, string> = { ...options.headers };
   if (options.httpAuth) extra.authorization = `Basic ${Buffer.from(`${options.httpAuth.username}:${options.httpAuth.password}`).toString("base64")}`;
-  return intercept(page, options, target.origin, extra);
+  return extra;
+}
+
+/**
+ * The same controls for a fetch without a browser (lib/content's static path), as the headers of
+ * each request of a redirect chain: the user agent and locale on every hop, the extra headers, basic
+ * auth and cookies only on the target's origin (a cookie also by its path and `secure`).
+ */
+export function fetchHeadersFor(options: CaptureOptions, target: string): (hop: URL) => Record<string, string> {
+  const { origin } = new URL(target);
+  const everywhere: Record<string, string> = {
+    ...(options.userAgent ? { "user-agent": options.userAgent } : {}),
+    ...(options.locale ? { "accept-language": options.locale } : {}),
+  };
+  const credentials = credentialHeaders(options);
+  return (hop) => {
+    if (hop.origin !== origin) return everywhere;
+    const cookies = options.cookies.filter((c) => (!c.secure || hop.protocol === "https:") && hop.pathname.startsWith(c.path ?? "/"));
+    return { ...everywhere, ...credentials, ...(cookies.length ? { cookie: cookies.map((c) => `${c.name}=${c.value}`).join("; ") } : {}) };
+  };
 }
 
 /** A transparent 1x1 GIF. */

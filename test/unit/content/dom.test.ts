@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { type AnyNode, type ChildNode, parseHtml } from "../../../lib/content/dom.js";
+import { extractContent } from "../../../lib/content/extract.js";
+
+// Hostile markup the parser must survive in time linear in the page: nesting it caps (as Chromium
+// does, at 512), and lists too long to spread into a call.
+
+/** The deepest element under `root`, counted without recursion. */
+function depthOf(root: AnyNode): number {
+  let deepest = 0;
+  const stack: [AnyNode, number][] = [[root, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    deepest = Math.max(deepest, depth);
+    for (const child of (node as { children?: ChildNode[] }).children ?? []) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+describe("parsing hostile markup", () => {
+  it("nests at most 512 deep and keeps the text below: 300,000 nested elements (uncapped, parsing alone took ~20 s)", { timeout: 20_000 }, () => {
+    const html = `<body>${"<div>".repeat(300_000)}<p>Deep down, the text.</p>${"</div>".repeat(300_000)}<p>After.</p></body>`;
+    const document = parseHtml(html);
+    expect(depthOf(document)).toBeLessThanOrEqual(515);
+    const text = extractContent(html, null, "page").text;
+    expect(text).toContain("Deep down, the text.");
+    expect(text).toContain("After.");
+  });
+
+  it("mismatched end tags under deep nesting, and 1,000,000 unclosed links: parsed, and read", { timeout: 20_000 }, () => {
+    expect(depthOf(parseHtml(`${"<div>".repeat(200_000)}${"</span>".repeat(200_000)}x`))).toBeLessThanOrEqual(515);
+    const links = `<body><p>Before.</p>${"<a>".repeat(1_000_000)}</body>`;
+    expect(extractContent(links, null, "page").text).toContain("Before.");
+  });
+
+  it("a table of 200,000 rows becomes Markdown (its width is not found by spreading the rows into a call)", { timeout: 20_000 }, () => {
+    const html = `<body><table>${"<tr><td>cell</td><td>two</td></tr>".repeat(200_000)}</table></body>`;
+    const markdown = extractContent(html, null, "page").markdown;
+    expect(markdown.split("\n").length).toBeGreaterThan(200_000);
+    expect(markdown).toContain("| cell | two |");
+  });
+});
