@@ -46,36 +46,52 @@ const httpUrl = z
       return (protocol === "http:" || protocol === "https:") && hostname.length > 0;
     },
     { error: "must be an absolute URL starting with http:// or https://" },
-  );
+  )
+  .meta({ format: "uri", pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]", examples: ["https://example.com"] });
 
 const cssSelector = () =>
   z
     .string({ error: "must be a CSS selector string" })
     .trim()
     .min(1, { error: "must be a non-empty CSS selector" })
-    .max(1024, { error: "must be at most 1024 characters" });
+    .max(1024, { error: "must be at most 1024 characters" })
+    .meta({ pattern: "\\S", examples: ["h1", "#main", ".cookie-banner", "article p:first-of-type", "a[href^='/docs']"] });
 
 const MAX_SELECTORS = 50;
 const selectorList = () =>
   z.array(cssSelector(), { error: "must be a list of CSS selectors" }).max(MAX_SELECTORS, { error: `must hold at most ${MAX_SELECTORS} selectors` });
+
+/**
+ * A bound in UTF-8 bytes as JSON Schema can state it: a string of this many characters (UTF-16
+ * code units, at most 3 bytes each) always fits; the description says the real rule.
+ */
+const utf8Bytes = (bytes: number) => ({
+  maxLength: Math.floor(bytes / 3),
+  description: `At most ${bytes / 1024} KB as UTF-8 (${Math.floor(bytes / 3)} characters always fit).`,
+});
 
 /** Largest `css` and `js`, in UTF-8 bytes. */
 const MAX_INJECTED_BYTES = 100 * 1024;
 const injected = (what: string) =>
   z
     .string({ error: `must be a string of ${what}` })
-    .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_INJECTED_BYTES, { error: `must be at most ${MAX_INJECTED_BYTES / 1024} KB` });
+    .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_INJECTED_BYTES, { error: `must be at most ${MAX_INJECTED_BYTES / 1024} KB` })
+    .meta(utf8Bytes(MAX_INJECTED_BYTES));
 
 const TIME_ZONES = new Set([...Intl.supportedValuesOf("timeZone"), "UTC"]);
+// A BCP 47 tag as the documents state it: language, then optional script, region and variants.
+const LOCALE = /^[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$/;
 const isLocale = (value: string) => {
   try {
-    return /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/.test(value) && Intl.getCanonicalLocales(value).length === 1;
+    return LOCALE.test(value) && Intl.getCanonicalLocales(value).length === 1;
   } catch {
     return false;
   }
 };
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** `word` as a pattern that matches it in any case ("te" -> "[Tt][Ee]"). */
+const caseless = (word: string) => [...word].map((c) => (/[a-z]/.test(c) ? `[${c.toUpperCase()}${c}]` : c)).join("");
 const HEADER_VALUE = /^[\x20-\x7e\t]*$/;
 // Headers the browser or the HTTP layer owns, or that another field sets.
 const FORBIDDEN_HEADERS = new Set([
@@ -108,6 +124,14 @@ const headers = z
   .refine((h) => Object.keys(h).every((name) => TOKEN.test(name) && name.length <= 256), { error: "names must be HTTP header names (at most 256 characters)" })
   .refine((h) => !Object.keys(h).some((name) => FORBIDDEN_HEADERS.has(name.toLowerCase()) || name.toLowerCase().startsWith("proxy-")), {
     error: `may not set ${[...FORBIDDEN_HEADERS].join(", ")} or proxy-* (use cookies and httpAuth)`,
+  })
+  .meta({
+    maxProperties: MAX_HEADERS,
+    // A header name, but none of the forbidden ones in any case (JSON Schema's patterns have no flags).
+    propertyNames: {
+      maxLength: 256,
+      pattern: `^(?!(?:${[...FORBIDDEN_HEADERS].map(caseless).join("|")})$)(?!${caseless("proxy-")})${TOKEN.source.slice(1)}`,
+    },
   });
 
 const cookie = z.strictObject(
@@ -116,8 +140,8 @@ const cookie = z.strictObject(
     value: z
       .string({ error: "must be a string" })
       .max(4096, { error: "must be at most 4096 characters" })
-      .regex(/^[\x21-\x7e\x20]*$/, { error: "must be printable ASCII" })
-      .refine((v) => !v.includes(";"), { error: 'must not contain ";"' }),
+      .regex(/^[\x20-\x7e]*$/, { error: "must be printable ASCII" })
+      .regex(/^[^;]*$/, { error: 'must not contain ";"' }),
     domain: z
       .string()
       .min(1)
@@ -133,54 +157,61 @@ const cookie = z.strictObject(
   { error: "must be {name, value, domain?, path?, secure?, httpOnly?, sameSite?, expires?}" },
 );
 
-// A print margin: a CSS length Chromium takes, at most 50 mm (so the paper keeps room for the page).
-const PRINT_LENGTH = /^(?:0|(\d{1,4}(?:\.\d{1,4})?)(px|in|cm|mm))$/;
-const MM_PER_UNIT: Record<string, number> = { px: 25.4 / 96, in: 25.4, cm: 10, mm: 1 };
-const MAX_MARGIN_MM = 50;
-const printLength = z.string({ error: 'must be a length like "10mm", "0.5in", "1cm" or "24px"' }).refine(
-  (v) => {
-    const [, amount, unit] = PRINT_LENGTH.exec(v) ?? [];
-    return v === "0" || (amount !== undefined && Number(amount) * MM_PER_UNIT[unit!]! <= MAX_MARGIN_MM);
-  },
-  { error: `must be a length like "10mm", "0.5in", "1cm" or "24px", at most ${MAX_MARGIN_MM} mm` },
+// A print margin: a CSS length Chromium takes, at most 50 mm (5 cm, 2 in, 192 px), so the paper
+// keeps room for the page. One pattern is the whole rule, so the documents state it exactly.
+const PRINT_LENGTH = new RegExp(
+  `^(?:0|${[
+    "(?:50(?:\\.0{1,4})?|[1-4]?\\d(?:\\.\\d{1,4})?)mm",
+    "(?:5(?:\\.0{1,4})?|[0-4](?:\\.\\d{1,4})?)cm",
+    "(?:2(?:\\.0{1,4})?|[01](?:\\.\\d{1,4})?)in",
+    "(?:192(?:\\.0{1,4})?|(?:1[0-8]\\d|19[01]|\\d{1,2})(?:\\.\\d{1,4})?)px",
+  ].join("|")})$`,
 );
+const printLength = z
+  .string({ error: 'must be a length like "10mm", "0.5in", "1cm" or "24px"' })
+  .regex(PRINT_LENGTH, { error: 'must be a length like "10mm", "0.5in", "1cm" or "24px", at most 50 mm (5 cm, 2 in, 192 px)' });
 
-// "1-5, 8, 11-13": pages from 1 to MAX_PDF_PAGES, each range low to high.
+// "1-5, 8, 11-13": pages from 1 to MAX_PDF_PAGES; a range written high to low is read low to high.
+// The pattern is the whole rule (numbers spelled out), so the documents state it exactly.
+const PAGE = `(?:${Array.from({ length: MAX_PDF_PAGES }, (_, i) => MAX_PDF_PAGES - i).join("|")})`;
+const PAGE_RANGES = new RegExp(`^\\s*${PAGE}(?:\\s*-\\s*${PAGE})?\\s*(?:,\\s*${PAGE}(?:\\s*-\\s*${PAGE})?\\s*)*$`);
 const pageRanges = z
   .string({ error: 'must be page ranges like "1-5, 8, 11-13"' })
   .max(200, { error: "must be at most 200 characters" })
-  .refine(
-    (v) =>
-      v.split(",").every((range) => {
-        const match = /^\s*(\d{1,3})(?:\s*-\s*(\d{1,3}))?\s*$/.exec(range);
-        if (!match) return false;
-        const [first, last = first] = [Number(match[1]), match[2] === undefined ? undefined : Number(match[2])];
-        return first >= 1 && first <= last && last <= MAX_PDF_PAGES;
-      }),
-    { error: `must be page ranges like "1-5, 8, 11-13", pages 1 to ${MAX_PDF_PAGES}, each range low to high` },
+  .regex(PAGE_RANGES, { error: `must be page ranges like "1-5, 8, 11-13", pages 1 to ${MAX_PDF_PAGES}` })
+  .overwrite((v) =>
+    v
+      .split(",")
+      .map((range) => {
+        const [first, last = first] = range.split("-").map((page) => Number(page.trim()));
+        return first! <= last! ? range.trim() : `${last}-${first}`;
+      })
+      .join(", "),
   );
 
-const pdfOptions = z.strictObject(
-  {
-    paper: oneOf(["A4", "A3", "A5", "Letter", "Legal", "Tabloid"]).optional(),
-    landscape: boolean().optional(),
-    margin: z
-      .union(
-        [
-          printLength,
-          z.strictObject({ top: printLength.optional(), right: printLength.optional(), bottom: printLength.optional(), left: printLength.optional() }),
-        ],
-        {
-          error: 'must be a length like "10mm" or {top?, right?, bottom?, left?}',
-        },
-      )
-      .optional(),
-    scale: number(0.1, 2).optional(),
-    printBackground: boolean().optional(),
-    pageRanges: pageRanges.optional(),
-  },
-  { error: "must be {paper?, landscape?, margin?, scale?, printBackground?, pageRanges?}" },
-);
+const pdfOptions = z
+  .strictObject(
+    {
+      paper: oneOf(["A4", "A3", "A5", "Letter", "Legal", "Tabloid"]).optional(),
+      landscape: boolean().optional(),
+      margin: z
+        .union(
+          [
+            printLength,
+            z.strictObject({ top: printLength.optional(), right: printLength.optional(), bottom: printLength.optional(), left: printLength.optional() }),
+          ],
+          {
+            error: 'must be a length like "10mm" or {top?, right?, bottom?, left?}',
+          },
+        )
+        .optional(),
+      scale: number(0.1, 2).optional(),
+      printBackground: boolean().optional(),
+      pageRanges: pageRanges.optional(),
+    },
+    { error: "must be {paper?, landscape?, margin?, scale?, printBackground?, pageRanges?}" },
+  )
+  .meta({ dependentRequired: { landscape: ["paper"], margin: ["paper"], scale: ["paper"], pageRanges: ["paper"] } });
 
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
@@ -201,6 +232,7 @@ const renderFields = {
   background: z
     .string({ error: BACKGROUND_RULE })
     .refine((v) => isBackgroundPreset(v) || HEX_COLOUR.test(v), { error: BACKGROUND_RULE })
+    .meta({ pattern: `^(?:${Object.keys(BACKGROUND_PRESETS).join("|")}|#[0-9A-Fa-f]{3}|#[0-9A-Fa-f]{6})$` })
     .default("gradient"),
   padding: integer(0, 512).default(64),
   borderRadius: integer(0, 256).default(12),
@@ -224,11 +256,13 @@ const renderFields = {
   timezone: z
     .string({ error: 'must be an IANA time zone like "Europe/Paris"' })
     .refine((v) => TIME_ZONES.has(v), { error: 'must be an IANA time zone like "Europe/Paris"' })
+    .meta({ enum: [...TIME_ZONES].sort() })
     .optional(),
   locale: z
     .string({ error: 'must be a locale like "fr-FR"' })
     .max(35, { error: "must be at most 35 characters" })
     .refine(isLocale, { error: 'must be a locale like "fr-FR"' })
+    .meta({ pattern: LOCALE.source, examples: ["fr-FR", "en", "zh-Hant-TW", "es-419"] })
     .optional(),
   geolocation: z
     .strictObject(
@@ -259,7 +293,7 @@ const renderFields = {
         username: z
           .string()
           .max(256)
-          .refine((v) => !v.includes(":"), { error: 'must not contain ":"' }),
+          .regex(/^[^:]*$/, { error: 'must not contain ":"' }),
         password: z.string().max(256),
       },
       { error: "must be {username, password}" },
@@ -404,11 +438,35 @@ const documentRule = (body: Pick<CaptureOptions, "geolocation" | "headers" | "co
   }
 };
 
+// The rules across fields above, as JSON Schema states them (OpenAPI, MCP, x402 discovery), so a
+// client that writes requests from the published schema writes valid ones. Two cannot be stated:
+// the output-pixel cap (a product of fields) and a cookie's domain against the URL's host; the
+// descriptions say them (CROSS_FIELD_PROSE).
+// biome-ignore lint/suspicious/noThenProperty: JSON Schema's keyword, in a document that is never awaited.
+const implies = (condition: object, consequence: object) => ({ if: condition, then: consequence });
+const present = (...fields: string[]) => ({ anyOf: fields.map((field) => ({ required: [field] })) });
+const equals = (field: string, value: unknown) => ({ required: [field], properties: { [field]: { const: value } } });
+const IMAGE_FORMAT = { enum: ["png", "jpeg", "webp", "avif"] };
+const RENDER_RULES_SCHEMA = [
+  implies(equals("style", "mockup"), { properties: { format: IMAGE_FORMAT } }),
+  { not: { required: ["selector", "clip"] } },
+  implies(present("selector", "clip"), { properties: { fullPage: { const: false }, style: { not: { const: "mockup" } }, format: IMAGE_FORMAT } }),
+  implies(equals("omitBackground", true), { properties: { format: { enum: ["png", "webp", "avif"] } } }),
+  implies(present("imageWidth", "imageHeight"), { properties: { format: IMAGE_FORMAT } }),
+  implies({ required: ["fit"] }, present("imageWidth", "imageHeight")),
+  implies({ required: ["pdf"] }, equals("format", "pdf")),
+];
+const PIXEL_CAP_PROSE = `Also: width x deviceScaleFactor x height x deviceScaleFactor at most ${MAX_OUTPUT_PIXELS / 1e6} Mpx (a mockup counts twice; without height, 10/16 of the width).`;
+const COOKIE_PROSE = "A cookie's domain must be the URL's host or a domain above it.";
+/** An HTML document has no origin: what needs one is absent or empty. */
+const DOCUMENT_RULE_SCHEMA = { not: present("geolocation", "httpAuth"), properties: { headers: { maxProperties: 0 }, cookies: { maxItems: 0 } } };
+
 /** Body of POST /api/v1/screenshot. */
 export const screenshotRequest = z
   .strictObject({ url: httpUrl, ...renderFields })
   .superRefine(renderRules)
-  .superRefine(cookieRule);
+  .superRefine(cookieRule)
+  .meta({ allOf: RENDER_RULES_SCHEMA, description: `${PIXEL_CAP_PROSE} ${COOKIE_PROSE}` });
 type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 /** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */
@@ -419,11 +477,13 @@ export const htmlScreenshotRequest = z
       .min(1, { error: "must not be empty" })
       .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
         error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
-      }),
+      })
+      .meta(utf8Bytes(MAX_HTML_BYTES)),
     ...renderFields,
   })
   .superRefine(renderRules)
-  .superRefine(documentRule);
+  .superRefine(documentRule)
+  .meta({ allOf: [...RENDER_RULES_SCHEMA, DOCUMENT_RULE_SCHEMA], description: PIXEL_CAP_PROSE });
 type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
 
 // Render owns its options (lib/render/options.ts); the schemas must produce exactly what it takes.
@@ -455,7 +515,8 @@ const snapshotRequest = z
   .strictObject(imageFields, {
     error: "must be true or an object of screenshot fields (format, width, fullPage, style...; the page controls go at the top level)",
   })
-  .superRefine(renderRules);
+  .superRefine(renderRules)
+  .meta({ allOf: RENDER_RULES_SCHEMA, description: PIXEL_CAP_PROSE });
 
 /** The screenshot fields a snapshot takes by default (`screenshot: true`). */
 const SNAPSHOT_DEFAULTS = snapshotRequest.parse({});
@@ -468,6 +529,7 @@ const contentFields = z.strictObject({
     .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
       error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
     })
+    .meta(utf8Bytes(MAX_HTML_BYTES))
     .optional(),
   format: z.enum(["markdown", "text", "html"], { error: 'must be one of "markdown", "text", "html"' }).default("markdown"),
   scope: z.enum(["main", "page"], { error: 'must be "main" (the main content, as a reader view) or "page" (the whole body)' }).default("main"),
@@ -489,6 +551,7 @@ const contentFields = z.strictObject({
       ]),
     )
     .refine((fields) => Object.keys(fields).length >= 1 && Object.keys(fields).length <= 20, { error: "must name 1 to 20 fields" })
+    .meta({ minProperties: 1, maxProperties: 20 })
     .optional(),
   screenshot: z.union([boolean(), snapshotRequest], { error: "must be true or an object of screenshot fields" }).default(false),
   ...pageControlFields,
@@ -507,11 +570,34 @@ const contentRules = (body: ContentFields, ctx: z.RefinementCtx) => {
   }
 };
 
+/** contentRules as JSON Schema. */
+const CONTENT_RULES_SCHEMA = {
+  allOf: [
+    { oneOf: [{ required: ["url"] }, { required: ["html"] }] },
+    implies({ required: ["html"] }, DOCUMENT_RULE_SCHEMA),
+    implies(equals("render", "never"), {
+      properties: {
+        screenshot: { const: false },
+        delay: { const: 0 },
+        waitUntil: { const: "load" },
+        hideSelectors: { maxItems: 0 },
+        removeSelectors: { maxItems: 0 },
+        blockCookieBanners: { const: false },
+      },
+      not: present("timezone", "geolocation", "waitForSelector", "click", "js", "css"),
+    }),
+  ],
+  description: COOKIE_PROSE,
+};
+
 /** Body of POST /api/v1/content (docs/api.md, "Content"): a page (`url`) or a document (`html`), what to give of it, and how to load it. */
-export const contentRequest = contentFields.superRefine(contentRules);
+export const contentRequest = contentFields.superRefine(contentRules).meta(CONTENT_RULES_SCHEMA);
 
 /** What the MCP tools read_page and scrape take: the content request without a snapshot (the screenshot tool captures). */
-export const contentToolRequest = contentFields.omit({ screenshot: true }).superRefine((body, ctx) => contentRules({ ...body, screenshot: false }, ctx));
+export const contentToolRequest = contentFields
+  .omit({ screenshot: true })
+  .superRefine((body, ctx) => contentRules({ ...body, screenshot: false }, ctx))
+  .meta(CONTENT_RULES_SCHEMA);
 
 /** The render options of a content request: its page controls, and for a snapshot its screenshot's fields. */
 export function contentPageOptions(body: Omit<ContentFields, "screenshot"> & { screenshot?: ContentFields["screenshot"] }): CaptureOptions {
@@ -525,7 +611,8 @@ export const signupRequest = z.strictObject({
     .string({ error: "must be an email address" })
     .trim()
     .max(254, { error: "must be at most 254 characters" })
-    .pipe(z.email({ error: "must be a valid email address" })),
+    .pipe(z.email({ error: "must be a valid email address" }))
+    .meta({ examples: ["ada@example.com"] }),
 });
 
 /** Query of GET /api/v1/verify-email: the token of a mailed link. */
