@@ -12,7 +12,7 @@ import { mainText } from "../lib/content/extract.js";
 const CORPUS = path.join(path.dirname(fileURLToPath(import.meta.url)), "corpus", "article-extraction-benchmark");
 
 /** The corpus: each page's HTML, URL and true article body. */
-function loadCorpus(): { id: string; url: string; html: string; body: string }[] {
+export function loadCorpus(): { id: string; url: string; html: string; body: string }[] {
   const truth = JSON.parse(readFileSync(path.join(CORPUS, "ground-truth.json"), "utf8")) as Record<string, { articleBody: string; url: string }>;
   return readdirSync(path.join(CORPUS, "html"))
     .filter((file) => file.endsWith(".html.gz"))

@@ -8,7 +8,8 @@
 // Then the filter engines' cold cost (bench/filter-lists.ts), output forms (bench/outputs.ts: WebP and
 // AVIF vs PNG, a full page in tiles vs one under the limit), metadata (bench/metadata.ts): our
 // extraction vs metascraper and open-graph-scraper, the render cache (bench/cache.ts), MCP vs REST
-// (bench/mcp.ts), main-content quality on real pages (bench/content-quality.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
+// (bench/mcp.ts), main-content quality on real pages (bench/content-quality.ts) and content speed vs jsdom +
+// Readability + turndown and vs metadata through HTTP (bench/content-speed.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
 // Lambda cold start of the bundled render function vs @sparticuz/chromium's own (bench/cold-start.ts).
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
 import puppeteer from "puppeteer-core";
@@ -18,6 +19,7 @@ import { startFixtures } from "../dev/harness/fixtures.js";
 import { benchCache } from "./cache.js";
 import { benchColdStart } from "./cold-start.js";
 import { benchContentQuality } from "./content-quality.js";
+import { benchContentSpeed } from "./content-speed.js";
 import { benchFilterLists } from "./filter-lists.js";
 import { benchMcp } from "./mcp.js";
 import { benchMetadata } from "./metadata.js";
@@ -143,6 +145,9 @@ async function main() {
   // Main-content quality on real pages with their true article bodies (bench/content-quality.ts).
   const content = benchContentQuality();
   Object.assign(results.ratios, content.ratios);
+  // Content speed: the usual Node pipeline on the same pages, and content vs metadata through HTTP (bench/content-speed.ts).
+  const contentSpeed = await benchContentSpeed({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
+  Object.assign(results.ratios, contentSpeed.ratios);
   const cache = await benchCache({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, cache.ratios);
   const mcp = await benchMcp({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
@@ -157,6 +162,7 @@ async function main() {
     outputs: outputs.results,
     metadata: metadata.results,
     content: content.results,
+    content_speed: contentSpeed.results,
     mcp: mcp.results,
     cache: cache.results,
     throughput: throughput.results,
@@ -183,6 +189,7 @@ async function main() {
   console.log(
     `content: main-text F1 ${content.results.f1} (precision ${content.results.precision}, recall ${content.results.recall}) on ${content.results.pages} real pages with their true article bodies (target >= 0.96), ${content.results.ms_per_page} ms a page`,
   );
+  contentSpeed.print();
   cache.print();
   mcp.print();
   throughput.print();

@@ -1,0 +1,93 @@
+import { Readability } from "@mozilla/readability";
+import { JSDOM, VirtualConsole } from "jsdom";
+import TurndownService from "turndown";
+import { extractContent } from "../lib/content/extract.js";
+import { loadCorpus } from "./content-quality.js";
+import { type Sample, stats } from "./stats.js";
+
+// Content speed in `npm run bench`, as ratios measured in the same run:
+//   peer_vs_content   p50 per real page (the article-extraction corpus, in memory) of the usual
+//                     Node pipeline (jsdom + @mozilla/readability + turndown) over ours (lib/content:
+//                     htmlparser2, visible text, main content, Markdown); target >= 5
+//   content_vs_metadata_http  p50 of a static POST /api/v1/content (render: "never") over a POST
+//                     /api/v1/metadata of the same fixture page, both through the local stack with a
+//                     key; target <= 2
+
+/** The usual Node pipeline: a DOM, Readability's article, turndown's Markdown. */
+function peerMarkdown(turndown: TurndownService, html: string, url: string): string {
+  // A console of its own: jsdom reports each stylesheet it cannot parse.
+  const dom = new JSDOM(html, { url, virtualConsole: new VirtualConsole() });
+  const article = new Readability(dom.window.document).parse();
+  dom.window.close();
+  return article?.content ? turndown.turndown(article.content) : "";
+}
+
+/** A page of the sizes real pages have, read statically by both routes. */
+const HTTP_PAGE = "/meta/news";
+
+export async function benchContentSpeed(options: { fixturesUrl: string; serviceUrl: string; apiKey: string; rounds: number }) {
+  const corpus = loadCorpus();
+  const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced" });
+  const ours: Sample = [];
+  const peer: Sample = [];
+  // Warm-up (JIT) on a few pages, not recorded; then each page once by each, alternating who goes first.
+  for (const page of corpus.slice(0, 5)) {
+    extractContent(page.html, page.url, "main").markdown;
+    peerMarkdown(turndown, page.html, page.url);
+  }
+  corpus.forEach((page, i) => {
+    const runs = [
+      () => {
+        const started = performance.now();
+        extractContent(page.html, page.url, "main").markdown;
+        ours.push(performance.now() - started);
+      },
+      () => {
+        const started = performance.now();
+        peerMarkdown(turndown, page.html, page.url);
+        peer.push(performance.now() - started);
+      },
+    ];
+    for (const run of i % 2 ? runs.reverse() : runs) run();
+  });
+
+  const post = async (path: string, body: unknown) => {
+    const started = performance.now();
+    const res = await fetch(`${options.serviceUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${options.apiKey}` },
+      body: JSON.stringify(body),
+    });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
+    return performance.now() - started;
+  };
+  const url = `${options.fixturesUrl}${HTTP_PAGE}`;
+  const http = { content: [] as Sample, metadata: [] as Sample };
+  await post("/api/v1/content", { url, render: "never" });
+  await post("/api/v1/metadata", { url });
+  for (let round = 0; round < options.rounds; round++) {
+    http.content.push(await post("/api/v1/content", { url, render: "never" }));
+    http.metadata.push(await post("/api/v1/metadata", { url }));
+  }
+
+  const results = {
+    pages: corpus.length,
+    ours: stats(ours, 1),
+    readability_turndown: stats(peer, 1),
+    http_content: stats(http.content, 1),
+    http_metadata: stats(http.metadata, 1),
+  };
+  const ratios = {
+    peer_vs_content: Number((results.readability_turndown.p50_ms / results.ours.p50_ms).toFixed(2)),
+    content_vs_metadata_http: Number((results.http_content.p50_ms / results.http_metadata.p50_ms).toFixed(2)),
+  };
+  return {
+    ratios,
+    results,
+    print: () =>
+      console.log(
+        `content speed: Markdown p50 ${results.ours.p50_ms} ms a real page vs jsdom + Readability + turndown ${results.readability_turndown.p50_ms} ms: peer_vs_content ${ratios.peer_vs_content} (target >= 5); through HTTP, content p50 ${results.http_content.p50_ms} ms vs metadata ${results.http_metadata.p50_ms} ms on ${HTTP_PAGE}: content_vs_metadata_http ${ratios.content_vs_metadata_http} (target <= 2)`,
+      ),
+  };
+}
