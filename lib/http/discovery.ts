@@ -66,7 +66,7 @@ const DISCOVERABLE: Readonly<Record<string, Discoverable>> = {
   },
   content: {
     description:
-      "A web page as content for agents: its main content (or whole body) as Markdown, text or cleaned HTML, with its metadata and links; hidden text left out; a browser only for script-rendered pages. $0.002.",
+      "A web page as content for agents: its main content (or whole body) as Markdown, text or cleaned HTML, with its metadata and links; hidden text left out; a browser only for script-rendered pages or page controls. $0.002; with screenshot (content and image of one page load) the screenshot's price.",
     schema: contentRequest,
     example: { url: "https://example.com", format: "markdown", links: true },
     output: CONTENT_EXAMPLE,
@@ -81,11 +81,18 @@ const bodySchema = (schema: z.ZodType): JsonSchema => {
   return rest;
 };
 
-/** The compact schema of the 402 header: the headline fields, others allowed. */
+/** The compact schema of the 402 header: the headline fields and the rules across fields, others allowed. */
 const headlineSchema = (schema: z.ZodType): JsonSchema => {
   const full = bodySchema(schema);
   const properties = Object.fromEntries(Object.entries(full.properties ?? {}).filter(([name]) => HEADLINE_FIELDS.includes(name)));
-  return { type: "object", properties, ...(full.required ? { required: full.required } : {}), additionalProperties: true };
+  // The rules across fields too: a client writing from the compact schema still writes valid bodies.
+  return {
+    type: "object",
+    properties,
+    ...(full.required ? { required: full.required } : {}),
+    ...(full.allOf ? { allOf: full.allOf } : {}),
+    additionalProperties: true,
+  };
 };
 
 /** What a route's x402 resource says it is. */
@@ -225,7 +232,7 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 - POST ${origin}/api/v1/screenshot: {"url": "https://example.com", "fullPage": true, "format": "png"} -> the image ($0.005; $0.01 with "style": "mockup")
 - POST ${origin}/api/v1/html-to-screenshot: {"html": "<h1>Hi</h1>"} -> the image (same prices)
-- POST ${origin}/api/v1/content: {"url": "https://example.com", "format": "markdown"} -> the page's main content as Markdown (or "text", "html"; "scope": "page" for the whole body; "links": true adds its links), its metadata, whether a browser ran, and a token estimate ($0.002; hidden text is left out)
+- POST ${origin}/api/v1/content: {"url": "https://example.com", "format": "markdown"} -> the page's main content as Markdown (or "text", "html"; "scope": "page" for the whole body; "links": true adds its links), its metadata, whether a browser ran, and a token estimate ($0.002; hidden text is left out); "screenshot": true (or screenshot fields) adds an image of the same page load for a screenshot's price ($0.005, $0.01 as a mockup); the page controls of a screenshot apply
 - POST ${origin}/api/v1/metadata: {"url": "https://example.com"} -> title, description, social tags, favicon, logo, language, canonical URL, author, dates, feeds (free)
 - GET ${origin}/api/v1/usage: balance and recent usage (API key)
 - Add "responseFormat": "json" to get {image (base64), format, width, height, url, title, ...} instead of bytes.

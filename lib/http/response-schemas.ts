@@ -220,6 +220,10 @@ export const contentResponse = z.object({
     .record(z.string(), z.union([z.string(), z.null(), z.array(z.union([z.string(), z.null()]))]))
     .optional()
     .describe("each extract field's text or attribute (null: nothing matched), or a list with all"),
+  screenshot: z
+    .object({ downloadUrl: z.string(), expiresAt: z.string(), ...envelope })
+    .optional()
+    .describe("with screenshot: the render's JSON envelope, its output behind a presigned link"),
   rendered: z.boolean().describe("whether a browser ran the page's scripts"),
   tokens: z.number().int().describe("an estimate of the content's tokens (about 4 characters each)"),
 });

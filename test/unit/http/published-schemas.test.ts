@@ -10,7 +10,7 @@ import { routeById } from "../../../lib/routes.js";
 import { arbitraryOf } from "../../helpers/schema-bodies.js";
 
 // The documents describe what the service takes: bodies written from each published request schema
-// (OpenAPI, the x402 discovery manifest, MCP tools' inputSchema) are accepted by the service's own
+// (OpenAPI, the x402 discovery manifest and the 402's bazaar extension, MCP tools' inputSchema) are accepted by the service's own
 // validation, but for the two rules JSON Schema cannot state, which the documents say in words
 // (the output-pixel cap, a product of fields; a cookie's domain against the URL's host).
 
@@ -62,7 +62,10 @@ describe("published request schemas", () => {
       ["html-to-screenshot", htmlScreenshotRequest],
       ["content", contentRequest],
     ] as const) {
-      expectTaken(`discovery ${id}`, discoveryOf(routeById(id))!.input.inputSchema as Json, schema);
+      const discovery = discoveryOf(routeById(id))!;
+      expectTaken(`discovery ${id}`, discovery.input.inputSchema as Json, schema);
+      // The compact schema of the 402's bazaar extension: the headline fields and the rules across fields.
+      expectTaken(`bazaar ${id}`, (discovery.bazaar.schema as Json).properties.input.properties.body, schema);
     }
     const tool = (name: string) => tools.find((t) => t.name === name)!.inputSchema() as Json;
     expectTaken("mcp screenshot", tool("screenshot"), screenshotRequest);
