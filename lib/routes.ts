@@ -273,13 +273,13 @@ const ROWS = [
 export type FunctionRow = Pick<Route, "id" | "memoryMB" | "timeoutSeconds" | "browser" | "uses">;
 
 /** A scheduled function: not an HTTP route, but deployed and bundled the same way (functions/<id>.ts). */
-export interface Job extends FunctionRow {
+export interface Schedule extends FunctionRow {
   /** An EventBridge schedule expression. */
   readonly schedule: `rate(${string})`;
 }
 
 /** Scheduled functions. The reconciler refunds charges whose request died before answering (docs/api.md, "Accounts and billing"). */
-export const jobs: readonly Job[] = [
+export const schedules: readonly Schedule[] = [
   {
     id: "reconcile",
     schedule: "rate(1 minute)",

@@ -7,7 +7,7 @@ import { Cron, Function as DeployedFunction, type FunctionProps, Api as HttpApi,
 import { privateKeyToAccount } from "viem/accounts";
 import { VERIFY_MAIL } from "../lib/billing/verify-mail.js";
 import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
-import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, jobs, type Use, workers } from "../lib/routes.js";
+import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, schedules, type Use, workers } from "../lib/routes.js";
 import { awsActionsOf, leanDynamoDbDocuments } from "./bundles.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
@@ -219,7 +219,7 @@ export function Api({ stack, app }: StackContext) {
 
   // Scheduled functions (the reconciler): packaged like the routes' functions.
   const scheduled = Object.fromEntries(
-    jobs.map((job) => [job.id, new Cron(stack, `Job-${job.id}`, { schedule: job.schedule, job: { function: functionFor(job) } }).jobFunction] as const),
+    schedules.map((row) => [row.id, new Cron(stack, `Schedule-${row.id}`, { schedule: row.schedule, job: { function: functionFor(row) } }).jobFunction] as const),
   );
   // Every function by its row's id, for its grants (above) and the alarms (stacks/Monitoring.ts).
   Object.assign(functions, scheduled, { fallback: api.getFunction("$default")! });

@@ -23,7 +23,7 @@ export interface ReconcilerPass {
  * The reconciler's pass at `now`: refunds charges neither delivered nor refunded after the grace
  * period, then confirms pending x402 settlements on chain, then follows auto-topup pulls (and starts
  * those a launch missed). Idempotent; two passes at once are safe.
- * The stack schedules it every minute (lib/routes.ts, jobs); `npm run dev` runs it on a timer.
+ * The stack schedules it every minute (lib/routes.ts, schedules); `npm run dev` runs it on a timer.
  */
 export async function reconcile(now: number): Promise<ReconcilerPass> {
   const refunded = await reconcileCharges(now, config.RECONCILE_GRACE_SECONDS * 1000);

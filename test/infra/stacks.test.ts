@@ -12,7 +12,7 @@ import { writingSystems } from "../../dev/harness/writing-systems.js";
 import { VERIFY_MAIL } from "../../lib/billing/verify-mail.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS, OUTPUT_RETENTION_DAYS } from "../../lib/packaging.js";
 import { FONT_CACHE_DIR, fontSet } from "../../lib/render/packaging/fonts.js";
-import { httpRoutes, jobs, routes, workers } from "../../lib/routes.js";
+import { httpRoutes, routes, schedules, workers } from "../../lib/routes.js";
 import { Api, mailSettings } from "../../stacks/Api.js";
 import { awsActionsOf } from "../../stacks/bundles.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
@@ -43,7 +43,7 @@ beforeAll(async () => {
 
 type Resource = { Properties: Record<string, unknown> };
 /** Every deployed function's row: the routes' and the schedules'. */
-const allRows = [...routes, ...jobs, ...workers];
+const allRows = [...routes, ...schedules, ...workers];
 const fn = (handler: string) => {
   const all = api.findResources("AWS::Lambda::Function", { Properties: { Handler: handler } }) as Record<string, Resource>;
   const entries = Object.values(all);
@@ -438,7 +438,7 @@ describe("Monitoring stack", () => {
     const named = (metric: string) => alarms.filter((a) => a.Properties.MetricName === metric);
     // Every route's function, the catch-all and the reconciler.
     // Every route's, the reconciler's and the auto-topup worker's.
-    const functions = routes.length + jobs.length + workers.length;
+    const functions = routes.length + schedules.length + workers.length;
     expect(named("Errors")).toHaveLength(functions);
     expect(named("Throttles")).toHaveLength(functions);
     expect(named("UnconfirmedSettlements")).toEqual([
@@ -454,7 +454,7 @@ describe("Monitoring stack", () => {
 
   it("keeps a development stage's logs a week", () => {
     const retentions = Object.values(api.findResources("Custom::LogRetention")) as Resource[];
-    expect(retentions.length).toBe(routes.length + jobs.length + workers.length);
+    expect(retentions.length).toBe(routes.length + schedules.length + workers.length);
     for (const r of retentions) expect(r.Properties.RetentionInDays).toBe(7);
   });
 });
