@@ -117,7 +117,7 @@ function languageOf(pre: Element): string {
 
 function codeBlock(pre: Element): string {
   const code = preText(pre);
-  const longest = Math.max(2, ...(code.match(/`+/g) ?? []).map((run) => run.length));
+  const longest = (code.match(/`+/g) ?? []).reduce((most, run) => Math.max(most, run.length), 2);
   const fence = "`".repeat(longest + 1);
   return `${fence}${languageOf(pre)}\n${code}\n${fence}`;
 }

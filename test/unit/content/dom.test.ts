@@ -39,4 +39,10 @@ describe("parsing hostile markup", () => {
     expect(markdown.split("\n").length).toBeGreaterThan(200_000);
     expect(markdown).toContain("| cell | two |");
   });
+
+  it("a code block of 200,000 backtick runs becomes a fenced block longer than its longest run", { timeout: 20_000 }, () => {
+    const html = `<body><pre><code>${"`a".repeat(200_000)}\`\`\`\`</code></pre></body>`;
+    const markdown = extractContent(html, null, "page").markdown;
+    expect(markdown.startsWith("`````\n")).toBe(true);
+  });
 });
