@@ -219,7 +219,9 @@ export function Api({ stack, app }: StackContext) {
 
   // Scheduled functions (the reconciler): packaged like the routes' functions.
   const scheduled = Object.fromEntries(
-    schedules.map((row) => [row.id, new Cron(stack, `Schedule-${row.id}`, { schedule: row.schedule, job: { function: functionFor(row) } }).jobFunction] as const),
+    schedules.map(
+      (row) => [row.id, new Cron(stack, `Schedule-${row.id}`, { schedule: row.schedule, job: { function: functionFor(row) } }).jobFunction] as const,
+    ),
   );
   // Every function by its row's id, for its grants (above) and the alarms (stacks/Monitoring.ts).
   Object.assign(functions, scheduled, { fallback: api.getFunction("$default")! });
