@@ -6,9 +6,11 @@ import { packageVersion } from "../lib/packaging.js";
 import { PRICES } from "../lib/routes.js";
 import { startLocalChain } from "./chain.js";
 import { checkJava, startDynamoDbLocal } from "./dynamodb-local.js";
+import { createJobsQueue } from "./jobs-local.js";
 import { startMailLocal } from "./mail-local.js";
 import { freePort, LOCAL_CREDENTIALS, LocalStackError } from "./ports.js";
 import { startS3Local } from "./s3-local.js";
+import { startSqsLocal } from "./sqs-local.js";
 
 const localDefaults = async (): Promise<Record<string, string>> => ({
   STAGE: "local",
@@ -39,6 +41,7 @@ async function main() {
     chain: Awaited<ReturnType<typeof startLocalChain>>;
     dynamodb: Awaited<ReturnType<typeof startDynamoDbLocal>>;
     s3: Awaited<ReturnType<typeof startS3Local>>;
+    sqs: Awaited<ReturnType<typeof startSqsLocal>>;
     mail: Awaited<ReturnType<typeof startMailLocal>> | null;
   };
   // SIGNUP_VERIFICATION=on: signup bonuses wait for a mailed link, and the mail goes to a local SES
@@ -49,18 +52,25 @@ async function main() {
     const chain = await begin(startLocalChain(await freePort()));
     const dynamodb = await begin(startDynamoDbLocal({ dbPath: process.env.LOCAL_EPHEMERAL === "1" ? null : path.join(localDir, "dynamodb") }));
     const s3 = await begin(startS3Local({ directory: path.join(localDir, "s3") }));
+    // The jobs queue (docs/api.md, "Jobs"): in memory, like Lambda's SQS source it feeds the worker in process.
+    const sqs = await begin(startSqsLocal());
     if (catchMail) process.env.VERIFY_EMAIL_TEMPLATE ??= "shotline-verify-email";
     const mail = catchMail ? await begin(startMailLocal(process.env.VERIFY_EMAIL_TEMPLATE!)) : null;
-    services = { chain, dynamodb, s3, mail };
+    services = { chain, dynamodb, s3, sqs, mail };
   } catch (error) {
     for (const service of ready.reverse()) await service.stop().catch(() => undefined);
     throw error;
   }
-  const { chain, dynamodb, s3, mail } = services;
+  const { chain, dynamodb, s3, sqs, mail } = services;
+  // A message whose worker did not finish comes back after this: the stack's is 6 x the worker's
+  // timeout (15 min); locally a minute, unless JOBS_VISIBILITY_SECONDS says otherwise (tests).
+  const jobsQueue = await createJobsQueue(sqs.endpoint, Number(process.env.JOBS_VISIBILITY_SECONDS ?? 60));
   if (mail) Object.assign(process.env, { SES_ENDPOINT: mail.endpoint, MAIL_FROM: process.env.MAIL_FROM ?? "signup@shotline.test" });
   Object.assign(process.env, {
     DYNAMODB_ENDPOINT: dynamodb.endpoint,
     S3_ENDPOINT: s3.endpoint,
+    SQS_ENDPOINT: sqs.endpoint,
+    JOBS_QUEUE_URL: jobsQueue.queueUrl,
     X402_NETWORK: `eip155:${chain.chainId}`,
     X402_V1_NETWORK: "base-sepolia",
     X402_ASSET: chain.usdcAddress,
@@ -70,7 +80,7 @@ async function main() {
     AUTO_TOPUP_PRIVATE_KEY: chain.topUpPrivateKey,
   });
   const { startLocalStack } = await import("./stack.js");
-  const stack = await startLocalStack({ chain, dynamodb, s3, mail });
+  const stack = await startLocalStack({ chain, dynamodb, s3, sqs, jobsQueue, mail });
   const { baseUrl } = stack.info;
   console.log(
     [

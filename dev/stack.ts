@@ -9,13 +9,16 @@ import { describeError, log } from "../lib/log.js";
 import { TABLE } from "../lib/packaging.js";
 import { reconcile } from "../lib/payments/reconcile.js";
 import { closeBrowser, warmUp } from "../lib/render/browser.js";
+import { consumers } from "../lib/routes.js";
 import { s3 } from "../lib/storage/s3.js";
 import type { LocalChain } from "./chain.js";
 import type { DynamoDbLocal } from "./dynamodb-local.js";
+import { type JobsQueue, pollJobs } from "./jobs-local.js";
 import type { MailLocal } from "./mail-local.js";
 import { ensurePortFree } from "./ports.js";
 import type { S3Local } from "./s3-local.js";
 import { startLocalServer } from "./server.js";
+import type { SqsLocal } from "./sqs-local.js";
 
 /** What `npm run dev` writes to .local/dev.json for scripts and tests. */
 export interface DevInfo {
@@ -82,9 +85,16 @@ async function ensureBucket(): Promise<void> {
  * must be in the environment before lib/config.ts is read): the table and bucket, Chromium, then
  * the API serving the route table. Stops everything, those services included, if any step fails.
  */
-export async function startLocalStack(services: { chain: LocalChain; dynamodb: DynamoDbLocal; s3: S3Local; mail: MailLocal | null }): Promise<LocalStack> {
-  const { chain, dynamodb: ddb, s3: s3Local, mail } = services;
-  const stops: (() => Promise<void>)[] = [chain.stop, ddb.stop, s3Local.stop, ...(mail ? [mail.stop] : [])];
+export async function startLocalStack(services: {
+  chain: LocalChain;
+  dynamodb: DynamoDbLocal;
+  s3: S3Local;
+  sqs: SqsLocal;
+  jobsQueue: JobsQueue;
+  mail: MailLocal | null;
+}): Promise<LocalStack> {
+  const { chain, dynamodb: ddb, s3: s3Local, sqs, jobsQueue, mail } = services;
+  const stops: (() => Promise<void>)[] = [chain.stop, ddb.stop, s3Local.stop, sqs.stop, ...(mail ? [mail.stop] : [])];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     stops.length = 0;
@@ -107,6 +117,11 @@ export async function startLocalStack(services: { chain: LocalChain; dynamodb: D
       Math.min(60_000, graceMs / 2),
     );
     stops.push(async () => clearInterval(reconciler));
+    // The jobs worker, fed by the local queue as Lambda's event source feeds it: as many at once as
+    // the browser renders (its reserved concurrency on AWS is the consumer row's).
+    const { handler: jobWorker } = await import("../functions/job-worker.js");
+    const pollers = pollJobs(sqs.endpoint, jobsQueue, jobWorker, Math.min(consumers[0]!.concurrency, config.RENDER_CONCURRENCY));
+    stops.push(pollers.stop);
     const server = await startLocalServer(config.PORT);
     stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
     stops.push(async () => server.closeAllConnections());

@@ -31,6 +31,10 @@ const envSchema = z.object({
   VERIFY_EMAIL_TEMPLATE: z.string().min(1).default("shotline-verify-email"),
   // Set only locally: an SES endpoint (aws-ses-v2-local, the mail catcher dev/dev.ts starts); unset on AWS.
   SES_ENDPOINT: z.url().optional(),
+  // Jobs (docs/api.md, "Jobs"): the queue their items go through (set by the stack, or by dev/dev.ts
+  // for the local SQS), and set only locally, that SQS's endpoint.
+  JOBS_QUEUE_URL: z.url().optional(),
+  SQS_ENDPOINT: z.url().optional(),
   // Failed authentications (a wrong API key) per client IP per minute; past it, 429 for the rest of the minute.
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).

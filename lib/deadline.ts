@@ -64,4 +64,9 @@ export interface Deadline {
   /** Epoch ms. */
   readonly at: number;
   readonly signal: AbortSignal;
+  /** The page-load limit of this work when it is not the configured one (a job item's `timeout`). */
+  readonly pageLoadMs?: number;
 }
+
+/** The page-load limit of work under `deadline`. */
+export const pageLoadLimit = (deadline: Pick<Deadline, "pageLoadMs">, configured: number): number => deadline.pageLoadMs ?? configured;

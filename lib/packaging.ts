@@ -50,6 +50,15 @@ export const packageVersion = (): string => (JSON.parse(readFileSync(new URL("..
 /** Days the bucket keeps a stored output (`outputs/`) and a kept answer's body (`answers/`) before its lifecycle rule deletes them. */
 export const OUTPUT_RETENTION_DAYS = 1;
 
+/** Days a job, its items' requests, results and outputs are kept (`jobs/` in the bucket, the job's items in the table). */
+export const JOB_RETENTION_DAYS = 7;
+
+/** Deliveries of a job item's message before it goes to the dead-letter queue (its redrive policy); the last fails the item rather than the message (lib/jobs/run.ts). */
+export const JOB_MAX_RECEIVES = 3;
+
+/** Where a job's requests, results and outputs are in the bucket: `jobs/<job id>/...`. */
+export const JOBS_PREFIX = "jobs/";
+
 /**
  * The render cache's objects (lib/storage/outputs.ts): under `cache/d<N>/`, deleted by a lifecycle rule
  * N + 1 days after they were written (stacks/Storage.ts), N the smallest class that covers the

@@ -25,9 +25,9 @@ export type RateLimit = "caller" | "signup-ip";
  * What a function uses besides its code, each granted by the stack (stacks/Api.ts): the table, the
  * bucket, x402's settings, the dashboard's files, the verification mail; and for auto-topup
  * (lib/payments/auto-topup.ts) its offer (the top-up address), its launch (invoking the worker) and
- * its key (the secret that sends pulls and permits).
+ * its key (the secret that sends pulls and permits); the jobs queue (sending a job's items: lib/jobs).
  */
-export type Use = "table" | "bucket" | "x402" | "dashboard-files" | "mail" | "auto-topup-offer" | "auto-topup-launch" | "auto-topup-key";
+export type Use = "table" | "bucket" | "x402" | "dashboard-files" | "mail" | "auto-topup-offer" | "auto-topup-launch" | "auto-topup-key" | "jobs-queue";
 
 /** Prices in micro-USD (1 USD = 1,000,000 = USDC atomic units), the one place they are written. */
 export const PRICES = {
@@ -104,6 +104,9 @@ const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
 const FALLBACK_CAP: Cap = { concurrency: 2, rate: 20, burst: 40 };
 // An account's keys and auto-topup: set up now and then, by a person or a script.
 const MANAGE_CAP: Cap = { concurrency: 2, rate: 5, burst: 10 };
+// Jobs (docs/api.md, "Jobs"): submitted and read by scripts; listing and cancelling are rarer.
+const JOBS_CAP: Cap = { concurrency: 2, rate: 10, burst: 20 };
+const JOBS_MINOR_CAP: Cap = { concurrency: 1, rate: 5, burst: 10 };
 const METADATA_CAP: Cap = { concurrency: 10, rate: 10, burst: 20 };
 const SIGNUP_CAP: Cap = { concurrency: 2, rate: 2, burst: 5 };
 // MCP renders in its own function: its tools' calls are charged as their routes', and it keeps a
@@ -250,6 +253,12 @@ const ROWS = [
     ...MANAGE,
     uses: ["table"],
   },
+  // Jobs (docs/api.md, "Jobs"): work that does not fit in one request, queued item by item; each
+  // item is charged when it starts, by the worker (the `consumers` below).
+  { id: "jobs-create", method: "POST", path: "/api/v1/jobs", ...MANAGE, timeoutSeconds: 30, cap: JOBS_CAP, uses: ["table", "bucket", "jobs-queue"] },
+  { id: "jobs-list", method: "GET", path: "/api/v1/jobs", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
+  { id: "jobs-get", method: "GET", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_CAP, uses: ["table", "bucket"] },
+  { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
   // A stored output by the name an MCP tool links to (lib/http/deliver.ts): a redirect to storage, so
   // that a client that sends its key with every request of its own still drops it on the way out.
@@ -294,6 +303,20 @@ export const schedules: readonly Schedule[] = [
 export const workers: readonly FunctionRow[] = [
   // A pull waits up to a minute for its receipt, then leaves it to the reconciler.
   { id: "auto-topup", memoryMB: 256, timeoutSeconds: 90, browser: false, uses: ["table", "x402", "auto-topup-offer", "auto-topup-key"] },
+];
+
+/**
+ * A function fed by a queue (Lambda's SQS event source): the jobs worker runs one item a message
+ * (lib/jobs/run.ts), longer than a request may last (an item's page-load limit is up to 90 s), at
+ * most `concurrency` at once, so that jobs cannot take the capacity of synchronous requests.
+ */
+export interface Consumer extends FunctionRow {
+  readonly queue: "jobs";
+  readonly concurrency: number;
+}
+
+export const consumers: readonly Consumer[] = [
+  { id: "job-worker", queue: "jobs", memoryMB: 2048, timeoutSeconds: 150, browser: true, concurrency: 20, uses: ["table", "bucket"] },
 ];
 
 /** Every endpoint, once. */

@@ -1,13 +1,16 @@
+import { Duration } from "aws-cdk-lib";
 import { CfnRoute, type CfnStage } from "aws-cdk-lib/aws-apigatewayv2";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { CfnTemplate } from "aws-cdk-lib/aws-ses";
+import { Queue } from "aws-cdk-lib/aws-sqs";
 import type { Function as Fn } from "sst/constructs";
 import { Cron, Function as DeployedFunction, type FunctionProps, Api as HttpApi, type StackContext, use } from "sst/constructs";
 import { privateKeyToAccount } from "viem/accounts";
 import { VERIFY_MAIL } from "../lib/billing/verify-mail.js";
-import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
-import { type Cap, type FunctionRow, fallbackRoute, httpRoutes, schedules, type Use, workers } from "../lib/routes.js";
+import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, JOB_MAX_RECEIVES, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
+import { type Cap, consumers, type FunctionRow, fallbackRoute, httpRoutes, schedules, type Use, workers } from "../lib/routes.js";
 import { awsActionsOf, leanDynamoDbDocuments } from "./bundles.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
@@ -94,6 +97,19 @@ export function Api({ stack, app }: StackContext) {
     : [];
   mailResources.push(stack.formatArn({ service: "ses", resource: "template", resourceName: template }));
 
+  // The jobs queue (docs/api.md, "Jobs"): a message per item, delivered to the worker (consumers in
+  // lib/routes.ts) one at a time. A message comes back when its worker did not finish it, after six
+  // times the worker's timeout (as Lambda advises for SQS sources), and past JOB_MAX_RECEIVES
+  // deliveries goes to the dead-letter queue, kept 14 days for the operator to look into.
+  const workerTimeout = Math.max(...consumers.map((c) => c.timeoutSeconds));
+  const deadLetters = new Queue(stack, "JobsDeadLetters", { retentionPeriod: Duration.days(14), enforceSSL: true });
+  const jobsQueue = new Queue(stack, "Jobs", {
+    visibilityTimeout: Duration.seconds(6 * workerTimeout),
+    retentionPeriod: Duration.days(4),
+    enforceSSL: true,
+    deadLetterQueue: { queue: deadLetters, maxReceiveCount: JOB_MAX_RECEIVES },
+  });
+
   const topUp = autoTopupKey();
   // The auto-topup worker, invoked asynchronously by the functions that charge (lib/payments/auto-topup-launch.ts).
   let worker: Fn | undefined;
@@ -118,6 +134,7 @@ export function Api({ stack, app }: StackContext) {
       permissions: [],
       copyFiles: [],
     },
+    "jobs-queue": { environment: { JOBS_QUEUE_URL: jobsQueue.queueUrl }, permissions: [], copyFiles: [] },
     "dashboard-files": {
       environment: { DASHBOARD_DIR: copiedDir("dashboard") },
       permissions: [],
@@ -143,12 +160,13 @@ export function Api({ stack, app }: StackContext) {
   // A row that uses one of them and calls nothing of it, or the reverse, fails the build.
   const functions: Record<string, Fn> = {};
   const grantCalls = (row: FunctionRow) => async (_props: FunctionProps, out: string) => {
-    const { dynamodb, s3, ses, lambda } = awsActionsOf(out);
+    const { dynamodb, s3, ses, lambda, sqs } = awsActionsOf(out);
     for (const [use, actions] of [
       ["table", dynamodb],
       ["bucket", s3],
       ["mail", ses],
       ["auto-topup-launch", lambda],
+      ["jobs-queue", sqs],
     ] as const)
       if (row.uses.includes(use) !== actions.length > 0)
         throw new Error(
@@ -159,6 +177,7 @@ export function Api({ stack, app }: StackContext) {
       ...(s3.length ? [new PolicyStatement({ actions: s3, resources: [`${outputs.bucketArn}/*`] })] : []),
       ...(ses.length && mail ? [new PolicyStatement({ actions: ses, resources: mailResources })] : []),
       ...(lambda.length ? [new PolicyStatement({ actions: lambda, resources: [worker!.functionArn] })] : []),
+      ...(sqs.length ? [new PolicyStatement({ actions: sqs, resources: [jobsQueue.queueArn] })] : []),
     ]);
   };
 
@@ -199,6 +218,15 @@ export function Api({ stack, app }: StackContext) {
 
   for (const row of workers) functions[row.id] = new DeployedFunction(stack, `Worker-${row.id}`, functionFor(row));
   worker = functions["auto-topup"];
+  // Queue consumers: at most `concurrency` at once (reserved, and the event source's own cap), one message a call.
+  for (const row of consumers) {
+    const fn = new DeployedFunction(stack, `Consumer-${row.id}`, {
+      ...functionFor(row),
+      ...(reserveConcurrency() ? { reservedConcurrentExecutions: row.concurrency } : {}),
+    });
+    fn.addEventSource(new SqsEventSource(jobsQueue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: row.concurrency }));
+    functions[row.id] = fn;
+  }
 
   const api = new HttpApi(stack, "Api", {
     routes: {
@@ -227,6 +255,6 @@ export function Api({ stack, app }: StackContext) {
   Object.assign(functions, scheduled, { fallback: api.getFunction("$default")! });
   for (const route of httpRoutes) functions[route.id] = api.getFunction(`${route.method} ${route.path}`)!;
 
-  stack.addOutputs({ ApiUrl: api.url });
-  return { api, functions, edgeSecret };
+  stack.addOutputs({ ApiUrl: api.url, JobsDeadLetterQueue: deadLetters.queueUrl });
+  return { api, functions, edgeSecret, jobsQueue, deadLetters };
 }

@@ -6,9 +6,9 @@ import type { FunctionProps } from "sst/constructs";
 // function's role exactly these actions, on the stack's own table, bucket and mail (docs/deploy.md,
 // "Permissions"). A call the code adds is granted with it; one it drops is no longer allowed.
 
-type Service = "dynamodb" | "s3" | "ses" | "lambda";
+type Service = "dynamodb" | "s3" | "ses" | "lambda" | "sqs";
 
-/** DynamoDB, S3 and SES operations our code sends, and the IAM actions each needs. */
+/** DynamoDB, S3, SES, Lambda and SQS operations our code sends, and the IAM actions each needs. */
 const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly actions: readonly string[] }>> = {
   GetItem: { service: "dynamodb", actions: ["dynamodb:GetItem"] },
   PutItem: { service: "dynamodb", actions: ["dynamodb:PutItem"] },
@@ -16,6 +16,7 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   DeleteItem: { service: "dynamodb", actions: ["dynamodb:DeleteItem"] },
   Query: { service: "dynamodb", actions: ["dynamodb:Query"] },
   Scan: { service: "dynamodb", actions: ["dynamodb:Scan"] },
+  BatchWriteItem: { service: "dynamodb", actions: ["dynamodb:BatchWriteItem"] },
   // IAM checks each item of a transaction as its own action: lib/billing's transactions put, update
   // and delete items (never ConditionCheck).
   TransactWriteItems: { service: "dynamodb", actions: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"] },
@@ -26,6 +27,8 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   SendEmail: { service: "ses", actions: ["ses:SendEmail"] },
   // An asynchronous invocation of the auto-topup worker (lib/payments/auto-topup-launch.ts).
   Invoke: { service: "lambda", actions: ["lambda:InvokeFunction"] },
+  // A job's items, sent to the jobs queue (lib/jobs/queue.ts).
+  SendMessageBatch: { service: "sqs", actions: ["sqs:SendMessage"] },
 };
 
 /**
@@ -50,6 +53,7 @@ const NOT_OURS = new Set([
   "Update",
   "Delete",
   "TransactWrite",
+  "BatchWrite",
 ]);
 
 /** A command class as the bundle names it: SST bundles with esbuild's keepNames, which keeps `class GetItemCommand` as `x(this,"GetItemCommand")`. */
@@ -60,6 +64,7 @@ const CLIENTS: Readonly<Record<Service, string>> = {
   s3: '"AmazonS3"',
   ses: '"SimpleEmailService_v2"',
   lambda: '"AWSGirApiService"',
+  sqs: '"AmazonSQS"',
 };
 
 /** The code files of a built function (its own, not the packages copied beside it: sharp). */
@@ -73,7 +78,7 @@ function codeFiles(dir: string): string[] {
 
 /** The IAM actions a built function (its folder) may need, by service, sorted; throws on a command this file does not know. */
 export function awsActionsOf(dir: string): Record<Service, string[]> {
-  const found: Record<Service, Set<string>> = { dynamodb: new Set(), s3: new Set(), ses: new Set(), lambda: new Set() };
+  const found: Record<Service, Set<string>> = { dynamodb: new Set(), s3: new Set(), ses: new Set(), lambda: new Set(), sqs: new Set() };
   const clients = new Set<string>();
   for (const file of codeFiles(dir)) {
     const code = readFileSync(file, "utf8");
@@ -87,7 +92,7 @@ export function awsActionsOf(dir: string): Record<Service, string[]> {
   }
   // A client without a command found would be a bundle this reading no longer understands: an empty grant would fail only on AWS.
   for (const service of clients) if (!found[service as Service].size) throw new Error(`${dir} holds the ${service} client but no command this file can read`);
-  return { dynamodb: [...found.dynamodb].sort(), s3: [...found.s3].sort(), ses: [...found.ses].sort(), lambda: [...found.lambda].sort() };
+  return Object.fromEntries(Object.entries(found).map(([service, actions]) => [service, [...actions].sort()])) as Record<Service, string[]>;
 }
 
 /**

@@ -399,8 +399,8 @@ export async function startFixtures(): Promise<Fixtures> {
     }
     const answer = () =>
       response.writeHead(found.status ?? 200, { "content-type": found.type ?? "text/html; charset=utf-8", ...found.headers }).end(found.body);
-    // ?ttfb=N: the answer begins after N ms (at most 2 s), as a real origin's does over the internet.
-    const ttfb = Math.min(2_000, Number(url.searchParams.get("ttfb") ?? 0) || 0);
+    // ?ttfb=N: the answer begins after N ms (at most 10 s), as a real origin's does over the internet.
+    const ttfb = Math.min(10_000, Number(url.searchParams.get("ttfb") ?? 0) || 0);
     if (ttfb > 0) setTimeout(answer, ttfb);
     else answer();
   });

@@ -15,6 +15,9 @@
 //                SIGNKEY#<key id>   SPEND#<UTC day>    (what links signed with it were charged that day: its daily limit; expiresAt: TTL)
 //   render cache CACHE#<sha256(scope, route, request)>  CACHE   (expiresAt: TTL; where a cached output is, or who renders it)
 //   slot         SLOT#<pool>        <n>        (who holds it, until when: a bounded share of a function's instances)
+//   job          JOB#<id>           JOB        (its account, endpoint, items; expiresAt: TTL)
+//                JOB#<id>           ITEM#<nnn> (an item's state, charge and result)
+//                ACCT#<id>          JOB#<ISO time>#<job id>   (the account's list of its jobs)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -98,3 +101,21 @@ export const autoTopupKey = (accountId: string): TableKey => ({ pk: AUTO_TOPUP_P
 
 /** A verification link's token, by its SHA-256 (the link itself is only in the mail). */
 export const verifyTokenKey = (tokenHash: string): TableKey => ({ pk: `VERIFY#${tokenHash}`, sk: "VERIFY" });
+
+/** A job (lib/jobs/store.ts). */
+export const jobKey = (jobId: string): TableKey => ({ pk: `JOB#${jobId}`, sk: "JOB" });
+
+/** Sort-key prefix of a job's items in its partition. */
+export const JOB_ITEM_PREFIX = "ITEM#";
+
+/** Item `index` of a job (zero-padded: the items sort in order). */
+export const jobItemKey = (jobId: string, index: number): TableKey => ({ pk: `JOB#${jobId}`, sk: `${JOB_ITEM_PREFIX}${String(index).padStart(3, "0")}` });
+
+/** Sort-key prefix of an account's list of its jobs (newest last in key order). */
+export const ACCOUNT_JOB_PREFIX = "JOB#";
+
+/** A job in its account's list. */
+export const accountJobKey = (accountId: string, createdAt: string, jobId: string): TableKey => ({
+  pk: `ACCT#${accountId}`,
+  sk: `${ACCOUNT_JOB_PREFIX}${createdAt}#${jobId}`,
+});

@@ -74,12 +74,14 @@ export function usageItem(accountId: string, at: Date, requestId: string, entry:
  * below zero) and a usage entry is written in the same transaction. `at` is the request's own time,
  * so a replayed invocation writes the very same entry and is charged once. With `cap` (a signed
  * link's key with a daily limit), the key's spend that UTC day moves in the same transaction, and
- * only while it stays within the limit (429 DAILY_LIMIT_REACHED otherwise).
+ * only while it stays within the limit (429 DAILY_LIMIT_REACHED otherwise). With `holdUntil` (epoch
+ * ms; a job item, whose work outlives a request and may be redelivered) the reconciler leaves the
+ * charge alone until then, whatever the grace period.
  */
 export async function chargeForRequest(
   accountId: string,
   amount: number,
-  request: { requestId: string; endpoint: string; at: Date },
+  request: { requestId: string; endpoint: string; at: Date; holdUntil?: number },
   cap: SpendCap | null = null,
 ): Promise<Charge> {
   const item = usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" });
@@ -112,7 +114,20 @@ export async function chargeForRequest(
             ConditionExpression: "attribute_not_exists(pk)",
           },
         },
-        { Put: { TableName: config.TABLE_NAME, Item: { ...pending, accountId, amount, requestId: request.requestId, entry, ...(spend ? { spend } : {}) } } },
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: {
+              ...pending,
+              accountId,
+              amount,
+              requestId: request.requestId,
+              entry,
+              ...(spend ? { spend } : {}),
+              ...(request.holdUntil ? { holdUntil: request.holdUntil } : {}),
+            },
+          },
+        },
         ...(cap && spend
           ? [
               {
@@ -350,8 +365,9 @@ export async function reconcileCharges(now: number, graceMs: number, signal?: Ab
       }),
       { abortSignal: signal },
     );
-    for (const item of (page.Items ?? []) as (TableKey & Omit<Charge, "pending">)[]) {
-      const { pk, sk, accountId, amount, entry, requestId, spend } = item;
+    for (const item of (page.Items ?? []) as (TableKey & Omit<Charge, "pending"> & { holdUntil?: number })[]) {
+      const { pk, sk, accountId, amount, entry, requestId, spend, holdUntil } = item;
+      if (holdUntil !== undefined && holdUntil > now) continue;
       if (await refundCharge({ accountId, amount, entry, requestId, pending: { pk, sk }, ...(spend ? { spend } : {}) })) refunded++;
     }
     start = page.LastEvaluatedKey;

@@ -6,7 +6,7 @@ import { routeById } from "../routes.js";
 import { downloadLink, OUTPUT_KEY, storeOutput } from "../storage/outputs.js";
 import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 
-const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf" } as const;
+export const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf" } as const;
 
 /**
  * The largest answer returned inline, measured as sent (binary bodies travel base64-encoded, a
@@ -69,7 +69,7 @@ function cacheControl(publicFor: number, linked: boolean): string {
 }
 
 /** What docs/api.md's JSON envelope says of a capture, besides its bytes. */
-function envelopeOf(capture: Capture) {
+export function envelopeOf(capture: Capture) {
   return {
     format: capture.format,
     contentType: capture.contentType,

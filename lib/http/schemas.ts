@@ -461,26 +461,28 @@ const COOKIE_PROSE = "A cookie's domain must be the URL's host or a domain above
 /** An HTML document has no origin: what needs one is absent or empty. */
 const DOCUMENT_RULE_SCHEMA = { not: present("geolocation", "httpAuth"), properties: { headers: { maxProperties: 0 }, cookies: { maxItems: 0 } } };
 
+const screenshotFields = z.strictObject({ url: httpUrl, ...renderFields });
+
 /** Body of POST /api/v1/screenshot. */
-export const screenshotRequest = z
-  .strictObject({ url: httpUrl, ...renderFields })
+export const screenshotRequest = screenshotFields
   .superRefine(renderRules)
   .superRefine(cookieRule)
   .meta({ allOf: RENDER_RULES_SCHEMA, description: `${PIXEL_CAP_PROSE} ${COOKIE_PROSE}` });
 type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
+const htmlScreenshotFields = z.strictObject({
+  html: z
+    .string({ error: "must be a string holding an HTML document" })
+    .min(1, { error: "must not be empty" })
+    .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
+      error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
+    })
+    .meta(utf8Bytes(MAX_HTML_BYTES)),
+  ...renderFields,
+});
+
 /** Body of POST /api/v1/html-to-screenshot: every screenshot field except `url`, plus `html`. */
-export const htmlScreenshotRequest = z
-  .strictObject({
-    html: z
-      .string({ error: "must be a string holding an HTML document" })
-      .min(1, { error: "must not be empty" })
-      .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
-        error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
-      })
-      .meta(utf8Bytes(MAX_HTML_BYTES)),
-    ...renderFields,
-  })
+export const htmlScreenshotRequest = htmlScreenshotFields
   .superRefine(renderRules)
   .superRefine(documentRule)
   .meta({ allOf: [...RENDER_RULES_SCHEMA, DOCUMENT_RULE_SCHEMA], description: PIXEL_CAP_PROSE });
@@ -604,6 +606,47 @@ export function contentPageOptions(body: Omit<ContentFields, "screenshot"> & { s
   const { url: _u, html: _h, format: _f, scope: _s, render: _r, links: _l, extract: _e, screenshot, ...controls } = body;
   return { ...SNAPSHOT_DEFAULTS, ...(typeof screenshot === "object" ? screenshot : {}), ...controls };
 }
+
+/** Most items in a job, and the longest page-load limit an item may ask (docs/api.md, "Jobs"). */
+export const MAX_JOB_ITEMS = 100;
+export const MAX_JOB_TIMEOUT_SECONDS = 90;
+
+/** What a job item takes besides its endpoint's body: its page-load limit in seconds (the synchronous endpoints keep theirs). */
+const jobItemFields = { timeout: integer(1, MAX_JOB_TIMEOUT_SECONDS).default(30) };
+/** A job's results are JSON with links, and its items are not cached: these fields have nothing to do in one. */
+const NOT_IN_JOBS = { responseFormat: true, cacheTtl: true, cacheKey: true } as const;
+
+const screenshotItem = screenshotFields
+  .omit(NOT_IN_JOBS)
+  .extend(jobItemFields)
+  .superRefine(renderRules)
+  .superRefine(cookieRule)
+  .meta({ allOf: RENDER_RULES_SCHEMA, description: `${PIXEL_CAP_PROSE} ${COOKIE_PROSE}` });
+const htmlScreenshotItem = htmlScreenshotFields
+  .omit(NOT_IN_JOBS)
+  .extend(jobItemFields)
+  .superRefine(renderRules)
+  .superRefine(documentRule)
+  .meta({ allOf: [...RENDER_RULES_SCHEMA, DOCUMENT_RULE_SCHEMA], description: PIXEL_CAP_PROSE });
+const contentItem = contentFields.extend(jobItemFields).superRefine(contentRules).meta(CONTENT_RULES_SCHEMA);
+
+const itemsOf = <T extends z.ZodType>(item: T) =>
+  z
+    .array(item, { error: "must be a list of request bodies" })
+    .min(1, { error: `must hold 1 to ${MAX_JOB_ITEMS} items` })
+    .max(MAX_JOB_ITEMS, { error: `must hold 1 to ${MAX_JOB_ITEMS} items` });
+
+/** Body of POST /api/v1/jobs (docs/api.md, "Jobs"): an endpoint and 1 to 100 of its request bodies. */
+export const jobRequest = z.discriminatedUnion(
+  "endpoint",
+  [
+    z.strictObject({ endpoint: z.literal("screenshot"), items: itemsOf(screenshotItem) }),
+    z.strictObject({ endpoint: z.literal("html-to-screenshot"), items: itemsOf(htmlScreenshotItem) }),
+    z.strictObject({ endpoint: z.literal("content"), items: itemsOf(contentItem) }),
+  ],
+  { error: 'must be one of "screenshot", "html-to-screenshot", "content"' },
+);
+export type JobRequest = z.output<typeof jobRequest>;
 
 /** Body of POST /api/v1/signup. */
 export const signupRequest = z.strictObject({

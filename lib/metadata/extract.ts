@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { config } from "../config.js";
-import { type Deadline, whenAborted } from "../deadline.js";
+import { type Deadline, pageLoadLimit, whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { log } from "../log.js";
 import { invalidUrl, renderError, renderTimeout } from "../render/errors.js";
@@ -328,7 +328,7 @@ export async function readWholePage(
   deadline: Deadline,
   headersFor?: (hop: URL) => Record<string, string>,
 ): Promise<{ url: string; html: string | null }> {
-  return withinLimit(Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadline.at - Date.now()), deadline, async (signal) => {
+  return withinLimit(Math.min(pageLoadLimit(deadline, config.PAGE_LOAD_TIMEOUT_MS), deadline.at - Date.now()), deadline, async (signal) => {
     const response = await guardedFetch(url, "text/html, application/xhtml+xml;q=0.9, */*;q=0.1", signal, headersFor);
     if (!HTML_TYPES.has(response.mediaType)) {
       response.body.destroy();

@@ -1,6 +1,6 @@
 import { type HTTPResponse, type Page, TimeoutError } from "puppeteer-core";
 import { config } from "../config.js";
-import { type Deadline, orTimeout } from "../deadline.js";
+import { type Deadline, orTimeout, pageLoadLimit } from "../deadline.js";
 import { type PageSession, withPage } from "./browser.js";
 import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
 import type { RenderSource, WaitUntil } from "./options.js";
@@ -39,7 +39,8 @@ export interface LoadedPage extends PageSession {
  * queueing behind other renders is not the page's time): the page-load limit, within the request's
  * deadline less what the capture and the response need.
  */
-const pageLoadBudget = (deadlineAt: number, slotAt: number) => Math.min(config.PAGE_LOAD_TIMEOUT_MS, deadlineAt - CAPTURE_RESERVE_MS - slotAt);
+const pageLoadBudget = (deadline: Deadline, slotAt: number) =>
+  Math.min(pageLoadLimit(deadline, config.PAGE_LOAD_TIMEOUT_MS), deadline.at - CAPTURE_RESERVE_MS - slotAt);
 
 /** Loads the source to its `load` event; a navigation failure or an HTTP error status becomes our error. */
 async function navigate(
@@ -96,7 +97,7 @@ export function withLoadedPage<P, T>(
 ): Promise<T> {
   return withPage(deadline.signal, async (session) => {
     const slotAt = Date.now();
-    const budgetMs = pageLoadBudget(deadline.at, slotAt);
+    const budgetMs = pageLoadBudget(deadline, slotAt);
     if (budgetMs <= 0) throw renderTimeout("There was no time left to load the page.");
     const loadSeconds = Math.round(budgetMs / 1000);
     const remaining = () => slotAt + budgetMs - Date.now();

@@ -1,0 +1,47 @@
+import { config } from "../config.js";
+import { type Job, type JobItem, jobStatus } from "../jobs/store.js";
+import { JOB_RETENTION_DAYS } from "../packaging.js";
+import { downloadLink } from "../storage/outputs.js";
+
+// A job as GET /api/v1/jobs/{id} answers it (docs/api.md, "Jobs"): its status, and each item's
+// status, charge, and result (the synchronous endpoint's JSON envelope, its output behind a link
+// signed now, for an hour) or error.
+
+/** The answer for `job` and its `items`. */
+export async function jobAnswer(job: Job, items: readonly JobItem[]) {
+  const answered = await Promise.all(
+    items.map(async (item) => {
+      const link = item.outputKey ? await downloadLink(item.outputKey) : null;
+      const image = item.imageKey ? await downloadLink(item.imageKey) : null;
+      const result = item.result && {
+        ...item.result,
+        ...(link ? { downloadUrl: link.url, expiresAt: link.expiresAt } : {}),
+        ...(image && item.result.screenshot
+          ? { screenshot: { ...(item.result.screenshot as object), downloadUrl: image.url, expiresAt: image.expiresAt } }
+          : {}),
+      };
+      return {
+        index: item.index,
+        status: item.status,
+        charged_micro_usd: item.charged ?? 0,
+        ...(item.startedAt ? { started_at: item.startedAt } : {}),
+        ...(item.finishedAt ? { finished_at: item.finishedAt } : {}),
+        ...(result ? { result } : {}),
+        ...(item.error ? { error: item.error } : {}),
+      };
+    }),
+  );
+  return {
+    id: job.id,
+    endpoint: job.endpoint,
+    status: jobStatus(job, items),
+    created_at: job.createdAt,
+    expires_at: new Date(Date.parse(job.createdAt) + JOB_RETENTION_DAYS * 86_400_000).toISOString(),
+    counts: Object.fromEntries(
+      ["queued", "running", "succeeded", "failed", "cancelled"].map((status) => [status, items.filter((i) => i.status === status).length]),
+    ),
+    charged_micro_usd: items.reduce((sum, item) => sum + (item.charged ?? 0), 0),
+    links_expire_in_seconds: config.DOWNLOAD_LINK_SECONDS,
+    items: answered,
+  };
+}

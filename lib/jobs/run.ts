@@ -1,0 +1,123 @@
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
+import { config } from "../config.js";
+import { whenAborted } from "../deadline.js";
+import { AppError } from "../errors.js";
+import { contentBody } from "../http/content.js";
+import { captureOptionsOf, EXTENSIONS, envelopeOf } from "../http/deliver.js";
+import type { JobRequest } from "../http/schemas.js";
+import { describeError, log } from "../log.js";
+import { JOB_MAX_RECEIVES } from "../packaging.js";
+import { type Capture, capture } from "../render/capture.js";
+import { renderTimeout } from "../render/errors.js";
+import { priceOf, routeById } from "../routes.js";
+import { s3 } from "../storage/s3.js";
+import type { ItemMessage } from "./queue.js";
+import { finishItem, getJob, type JobItem, loadRequest, outputKeyOf, readJob, startItem } from "./store.js";
+
+// A job's item, run by the worker (functions/job-worker.ts) when the queue delivers its message:
+// taken (once at a time), charged as its endpoint would be, run with its own page-load limit, its
+// output and answer kept with the job, then delivered, or refunded when it failed. A message
+// delivered twice, or again after its worker died, charges the item once: the charge's request id
+// is the item's, its time fixed at the first start, and the reconciler holds off until the queue
+// can no longer redeliver it.
+
+/** Time an item is given beyond its page-load limit: capture, encoding, storing. */
+const ITEM_RESERVE_MS = 20_000;
+/** A worker holds an item this long past its own deadline before another may take it over. */
+const LEASE_MARGIN_MS = 15_000;
+/** The reconciler leaves an item's charge alone this long (longer than the queue redelivers: docs/design.md, "Jobs"). */
+const CHARGE_HOLD_MS = 60 * 60_000;
+
+type Item = JobRequest["items"][number];
+type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey">;
+
+const put = (key: string, body: Buffer | string, contentType: string) =>
+  s3.send(new PutObjectCommand({ Bucket: config.BUCKET_NAME, Key: key, Body: body, ContentType: contentType }));
+
+/** Runs the work of one item under `deadline`; what is kept of it. */
+async function work(jobId: string, index: number, endpoint: JobRequest["endpoint"], item: Item, deadline: Parameters<typeof capture>[2]): Promise<Outcome> {
+  const storeCapture = async (shot: Capture, suffix = "") => {
+    const key = outputKeyOf(jobId, index, `${suffix}${EXTENSIONS[shot.format]}`);
+    await put(key, shot.body, shot.contentType);
+    return { key, envelope: envelopeOf(shot) };
+  };
+  if (endpoint === "content") {
+    const { timeout: _, ...body } = item as Extract<JobRequest, { endpoint: "content" }>["items"][number];
+    let imageKey: string | undefined;
+    const answer = await contentBody(body, deadline, async (shot) => {
+      const stored = await storeCapture(shot, "snapshot.");
+      imageKey = stored.key;
+      return stored.envelope;
+    });
+    const outputKey = outputKeyOf(jobId, index, "json");
+    await put(outputKey, JSON.stringify(answer), "application/json");
+    const { url, title, rendered, tokens } = answer;
+    return {
+      outputKey,
+      result: { url, title, rendered, tokens, format: body.format, ...(answer.screenshot ? { screenshot: answer.screenshot } : {}) },
+      imageKey,
+    };
+  }
+  const { timeout: _, ...body } = item as Exclude<Item, { format: "markdown" | "text" | "html" }>;
+  const source = "url" in body ? { kind: "url" as const, url: body.url as string } : { kind: "html" as const, html: (body as { html: string }).html };
+  const { url: _url, html: _html, ...options } = body as typeof body & { url?: string; html?: string };
+  const shot = await capture(source, captureOptionsOf({ ...options, responseFormat: "json", cacheTtl: 0 }) as Parameters<typeof capture>[1], deadline);
+  const stored = await storeCapture(shot);
+  return { outputKey: stored.key, result: stored.envelope };
+}
+
+/**
+ * Runs item `message` if it is to run: "done" when the message is spent (the item ran, had ended,
+ * or belongs to no job), "busy" when a live worker holds the item (the message comes back later).
+ * Failures of our own (the table, the bucket) are thrown: the queue delivers the message again,
+ * up to JOB_MAX_RECEIVES times; at the last one they fail the item and refund it instead.
+ */
+export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
+  const job = await getJob(message.jobId);
+  if (!job) return "done";
+  const item = (await loadRequest(job.id, message.index)) as Item;
+  const pageLoadMs = item.timeout * 1000;
+  const deadlineAt = now + pageLoadMs + ITEM_RESERVE_MS;
+  const taken = await startItem(job.id, message.index, deadlineAt + LEASE_MARGIN_MS, now);
+  if (!taken) return (await stillHeld(job.id, message.index, now)) ? "busy" : "done";
+  const price = priceOf(routeById(job.endpoint).price!, item);
+  let charge: Awaited<ReturnType<typeof chargeForRequest>>;
+  try {
+    charge = await chargeForRequest(job.accountId, price, {
+      requestId: `${job.id}.${message.index}`,
+      endpoint: job.endpoint,
+      at: new Date(taken.chargeAt!),
+      holdUntil: Date.parse(taken.chargeAt!) + CHARGE_HOLD_MS,
+    });
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    // Not charged (the balance does not cover it): the item fails as the request would have.
+    await finishItem(job.id, message.index, { status: "failed", charged: 0, error: { code: error.code, message: error.message } });
+    return "done";
+  }
+  const budget = whenAborted(deadlineAt, renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`));
+  try {
+    const outcome = await work(job.id, message.index, job.endpoint, item, { at: deadlineAt, signal: budget.signal, pageLoadMs });
+    await markDelivered(charge);
+    await finishItem(job.id, message.index, { status: "succeeded", charged: price, ...outcome });
+    return "done";
+  } catch (error) {
+    const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
+    if (ours && receiveCount < JOB_MAX_RECEIVES) throw error;
+    log.warn("job item failed", { jobId: job.id, index: message.index, error: describeError(error) });
+    await refundCharge(charge);
+    const failure = ours ? new AppError("INTERNAL_ERROR", "The item could not be run; it was not charged.") : error;
+    await finishItem(job.id, message.index, { status: "failed", charged: 0, error: { code: failure.code, message: failure.message } });
+    return "done";
+  } finally {
+    budget.clear();
+  }
+}
+
+/** Whether another worker holds the item now (it runs: the message is not spent). */
+async function stillHeld(jobId: string, index: number, now: number): Promise<boolean> {
+  const found = await readJob(jobId);
+  const item = found?.items.find((i) => i.index === index);
+  return item?.status === "running" && (item.leaseUntil ?? 0) >= now;
+}

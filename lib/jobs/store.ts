@@ -1,0 +1,236 @@
+import { randomBytes } from "node:crypto";
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { documents } from "../billing/dynamodb.js";
+import { ACCOUNT_JOB_PREFIX, accountJobKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
+import { config } from "../config.js";
+import { JOB_RETENTION_DAYS, JOBS_PREFIX } from "../packaging.js";
+import { s3 } from "../storage/s3.js";
+
+// Jobs (docs/api.md, "Jobs"): work that does not fit in one request. A job and its items' states in
+// the table; each item's request and result in the bucket, under jobs/<job id>/ (an HTML document may
+// be 500 KB and a page's content 5 MB: more than an item of the table holds). All kept
+// JOB_RETENTION_DAYS.
+
+export type JobEndpoint = "screenshot" | "html-to-screenshot" | "content";
+export type ItemStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
+export type JobStatus = "queued" | "running" | "completed" | "cancelled";
+
+/** An item as stored. */
+export interface JobItem {
+  readonly index: number;
+  readonly status: ItemStatus;
+  /** The charge's request id and time, fixed at the first start: a restart charges the same entry. */
+  readonly chargeAt?: string;
+  /** Until when the worker that started it holds it (epoch ms); past it, a redelivery may take it over. */
+  readonly leaseUntil?: number;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  /** What it was charged (micro-USD; 0 when refunded or never charged). */
+  readonly charged?: number;
+  /** The result's summary (the synchronous answer's small fields); the whole answer is at `resultKey`. */
+  readonly result?: Record<string, unknown>;
+  /** An output's key in the bucket (an image, a PDF, a content answer's JSON), linked when the job is read. */
+  readonly outputKey?: string;
+  /** A content snapshot's image, linked when the job is read. */
+  readonly imageKey?: string;
+  readonly error?: { code: string; message: string };
+}
+
+export interface Job {
+  readonly id: string;
+  readonly accountId: string;
+  readonly endpoint: JobEndpoint;
+  readonly createdAt: string;
+  readonly count: number;
+  /** Set by DELETE: what had not started is not started. */
+  readonly cancelledAt?: string;
+}
+
+const JOB_ID = /^job_[A-Za-z0-9_-]{22}$/;
+export const isJobId = (id: string) => JOB_ID.test(id);
+
+const expiresAt = (from: number) => Math.floor(from / 1000) + JOB_RETENTION_DAYS * 86_400;
+
+/** Where item `index`'s request is kept. */
+export const requestKey = (jobId: string, index: number) => `${JOBS_PREFIX}${jobId}/requests/${index}.json`;
+/** Where an item's output (an image, a PDF, a content answer) is kept. */
+export const outputKeyOf = (jobId: string, index: number, extension: string) => `${JOBS_PREFIX}${jobId}/outputs/${index}.${extension}`;
+
+/**
+ * Stores a new job of `requests` (validated bodies) for `accountId`: each request in the bucket, then
+ * the job, its items (queued) and its line in the account's list in the table. Returns the job.
+ */
+export async function createJob(accountId: string, endpoint: JobEndpoint, requests: readonly unknown[], now = Date.now()): Promise<Job> {
+  const id = `job_${randomBytes(16).toString("base64url").slice(0, 22)}`;
+  const createdAt = new Date(now).toISOString();
+  const job: Job = { id, accountId, endpoint, createdAt, count: requests.length };
+  // Ten at a time: a hundred PUTs at once would queue in the SDK's socket pool anyway.
+  for (let start = 0; start < requests.length; start += 10) {
+    await Promise.all(
+      requests.slice(start, start + 10).map((request, offset) =>
+        s3.send(
+          new PutObjectCommand({
+            Bucket: config.BUCKET_NAME,
+            Key: requestKey(id, start + offset),
+            Body: JSON.stringify(request),
+            ContentType: "application/json",
+          }),
+        ),
+      ),
+    );
+  }
+  const expires = expiresAt(now);
+  const items = requests.map((_, index) => ({ ...jobItemKey(id, index), index, status: "queued", expiresAt: expires }));
+  // The items first, the job last: a job that is read exists whole.
+  for (let start = 0; start < items.length; start += 25) {
+    let unprocessed: Record<string, unknown>[] | undefined = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
+    while (unprocessed?.length) {
+      const written = await documents.send(new BatchWriteCommand({ RequestItems: { [config.TABLE_NAME]: unprocessed } }));
+      unprocessed = written.UnprocessedItems?.[config.TABLE_NAME] as Record<string, unknown>[] | undefined;
+    }
+  }
+  await documents.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: config.TABLE_NAME, Item: { ...jobKey(id), ...job, expiresAt: expires }, ConditionExpression: "attribute_not_exists(pk)" } },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...accountJobKey(accountId, createdAt, id), jobId: id, expiresAt: expires } } },
+      ],
+    }),
+  );
+  return job;
+}
+
+/** The job `id` with its items, in order; null when there is none (or it has expired). */
+export async function readJob(id: string): Promise<{ job: Job; items: JobItem[] } | null> {
+  if (!isJobId(id)) return null;
+  const found = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobKey(id), ConsistentRead: true }));
+  if (!found.Item) return null;
+  const items: JobItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :items)",
+        ExpressionAttributeValues: { ":pk": jobKey(id).pk, ":items": JOB_ITEM_PREFIX },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...((page.Items ?? []) as JobItem[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return { job: found.Item as Job, items };
+}
+
+/** The newest `limit` jobs of an account, newest first. */
+export async function listJobs(accountId: string, limit: number): Promise<string[]> {
+  const page = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :jobs)",
+      ExpressionAttributeValues: { ":pk": `ACCT#${accountId}`, ":jobs": ACCOUNT_JOB_PREFIX },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return (page.Items ?? []).map((item) => item.jobId as string);
+}
+
+/** A job's status, from its items: cancelled once asked and nothing runs, completed once every item has ended. */
+export function jobStatus(job: Job, items: readonly JobItem[]): JobStatus {
+  if (items.some((item) => item.status === "running")) return "running";
+  if (job.cancelledAt) return "cancelled";
+  if (items.every((item) => item.status === "queued")) return "queued";
+  return items.some((item) => item.status === "queued") ? "running" : "completed";
+}
+
+/** Cancels job `id`: marks it cancelled and every item not started cancelled. Returns how many items it cancelled. */
+export async function cancelJob(job: Job, items: readonly JobItem[], now = Date.now()): Promise<number> {
+  await documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: jobKey(job.id),
+      UpdateExpression: "SET cancelledAt = if_not_exists(cancelledAt, :now)",
+      ExpressionAttributeValues: { ":now": new Date(now).toISOString() },
+    }),
+  );
+  let cancelled = 0;
+  for (const item of items.filter((i) => i.status === "queued")) {
+    try {
+      await documents.send(
+        new UpdateCommand({
+          TableName: config.TABLE_NAME,
+          Key: jobItemKey(job.id, item.index),
+          UpdateExpression: "SET #status = :cancelled, finishedAt = :now",
+          ConditionExpression: "#status = :queued",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":cancelled": "cancelled", ":queued": "queued", ":now": new Date(now).toISOString() },
+        }),
+      );
+      cancelled++;
+    } catch (error) {
+      // Started meanwhile: it runs to its end.
+      if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
+    }
+  }
+  return cancelled;
+}
+
+/**
+ * Takes item `index` of `jobId` for a worker until `leaseUntil`: a queued item, or a running one whose
+ * worker's lease has ended (it died). Returns the item as taken, or null when it is not to be run
+ * (ended, cancelled, or held by a live worker).
+ */
+export async function startItem(jobId: string, index: number, leaseUntil: number, now = Date.now()): Promise<JobItem | null> {
+  try {
+    const { Attributes } = await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: jobItemKey(jobId, index),
+        UpdateExpression: "SET #status = :running, leaseUntil = :lease, chargeAt = if_not_exists(chargeAt, :now), startedAt = if_not_exists(startedAt, :now)",
+        ConditionExpression: "#status = :queued OR (#status = :running AND leaseUntil < :nowMs)",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":running": "running", ":queued": "queued", ":lease": leaseUntil, ":now": new Date(now).toISOString(), ":nowMs": now },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return Attributes as JobItem;
+  } catch (error) {
+    if ((error as { name?: string }).name === "ConditionalCheckFailedException") return null;
+    throw error;
+  }
+}
+
+/** Ends a running item with its outcome (only if it is still running: a second worker's late end changes nothing). */
+export async function finishItem(
+  jobId: string,
+  index: number,
+  outcome: Pick<JobItem, "charged" | "result" | "outputKey" | "error"> & { status: "succeeded" | "failed" },
+  now = Date.now(),
+): Promise<void> {
+  const fields = Object.entries({ ...outcome, finishedAt: new Date(now).toISOString() }).filter(([, value]) => value !== undefined);
+  await documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: jobItemKey(jobId, index),
+      UpdateExpression: `SET ${fields.map(([name]) => `#${name} = :${name}`).join(", ")} REMOVE leaseUntil`,
+      ConditionExpression: "#status = :running",
+      ExpressionAttributeNames: Object.fromEntries(fields.map(([name]) => [`#${name}`, name])),
+      ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])), ":running": "running" },
+    }),
+  );
+}
+
+/** The request of item `index`, as validated when the job was made. */
+export async function loadRequest(jobId: string, index: number): Promise<unknown> {
+  const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: requestKey(jobId, index) }));
+  return JSON.parse(await Body!.transformToString("utf8")) as unknown;
+}
+
+/** The job `id` alone, or null. */
+export async function getJob(id: string): Promise<Job | null> {
+  const found = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobKey(id), ConsistentRead: true }));
+  return (found.Item as Job | undefined) ?? null;
+}

@@ -1,0 +1,155 @@
+// Jobs through the local stack: the local SQS (dev/sqs-local.ts) and the worker fed from it as
+// Lambda's event source feeds it. Every item validated before anything is queued; items rendered,
+// their outputs decoded through the links the job gives; exact charges, a failed item refunded; a
+// page slower than a synchronous call may take, finished by an item with a longer `timeout`; a
+// job cancelled; another account's job unknown.
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, inject, it } from "vitest";
+import { fundedKey } from "../../dev/harness/dev-process.js";
+import { type ErrorBody, postJson } from "../helpers/api.js";
+import { readImage } from "../helpers/image.js";
+
+const base = inject("baseUrl");
+const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
+let counter = 0;
+const account = () => fundedKey(base, inject("localDir"), `jobs-${Date.now()}-${counter++}@jobs.test`, 10);
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+
+type Item = {
+  index: number;
+  status: string;
+  charged_micro_usd: number;
+  result?: Record<string, unknown> & { downloadUrl?: string };
+  error?: { code: string; message: string };
+};
+type Job = { id: string; status: string; charged_micro_usd: number; counts: Record<string, number>; items: Item[] };
+
+const submit = async (key: string, body: unknown) => {
+  const res = await postJson("/api/v1/jobs", body, auth(key));
+  return { res, body: (await res.json()) as Job & ErrorBody };
+};
+const read = async (key: string, id: string) => {
+  const res = await fetch(`${base}/api/v1/jobs/${id}`, { headers: auth(key) });
+  return { res, body: (await res.json()) as Job & ErrorBody };
+};
+const balance = async (key: string) =>
+  ((await (await fetch(`${base}/api/v1/usage`, { headers: auth(key) })).json()) as { balance_micro_usd: number }).balance_micro_usd;
+
+/** The job once every item has ended (or `until` says so), read every 250 ms for at most `ms`. */
+async function settled(key: string, id: string, ms = 60_000, until = (job: Job) => job.status === "completed" || job.status === "cancelled"): Promise<Job> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const { body } = await read(key, id);
+    if (until(body) || Date.now() > end) return body;
+    await sleep(250);
+  }
+}
+
+const shot = (path: string, extra: Record<string, unknown> = {}) => ({ url: fixture(path), width: 320, deviceScaleFactor: 1, ...extra });
+
+describe("jobs", () => {
+  it("renders every item, links each output, charges each success once and refunds the failure", async () => {
+    const key = await account();
+    const before = await balance(key);
+    const items = [...Array.from({ length: 6 }, () => shot("/simple")), shot("/not-found")];
+    const { res, body } = await submit(key, { endpoint: "screenshot", items });
+    expect(res.status).toBe(202);
+    expect(res.headers.get("location")).toBe(`/api/v1/jobs/${body.id}`);
+    expect(body).toMatchObject({ status: "queued", counts: { queued: 7 } });
+    expect(body.items.map((i) => i.status)).toEqual(Array(7).fill("queued"));
+    const job = await settled(key, body.id);
+    expect(job.status).toBe("completed");
+    expect(job.items.map((i) => i.status)).toEqual([...Array(6).fill("succeeded"), "failed"]);
+    for (const item of job.items.slice(0, 6)) {
+      expect(item.charged_micro_usd).toBe(5_000);
+      expect(item.result).toMatchObject({ format: "png", width: 320, height: 200, url: fixture("/simple") });
+      const image = await readImage(Buffer.from(await (await fetch(item.result!.downloadUrl!)).arrayBuffer()));
+      expect(image).toMatchObject({ width: 320, height: 200 });
+    }
+    expect(job.items[6]).toMatchObject({ charged_micro_usd: 0, error: { code: "INVALID_URL" } });
+    expect(job.charged_micro_usd).toBe(30_000);
+    expect(await balance(key)).toBe(before - 30_000);
+  }, 90_000);
+
+  it("validates every item before queueing any: a bad one is a 400 naming its index, and nothing is made or charged", async () => {
+    const key = await account();
+    const before = await balance(key);
+    for (const [body, pattern] of [
+      [{ endpoint: "screenshot", items: [shot("/simple"), shot("/simple"), { url: "not a url" }] }, /items\.2\.url: must be an absolute URL/],
+      [{ endpoint: "screenshot", items: [] }, /items: must hold 1 to 100 items/],
+      [{ endpoint: "screenshot", items: Array(101).fill(shot("/simple")) }, /items: must hold 1 to 100 items/],
+      [{ endpoint: "pdf", items: [shot("/simple")] }, /endpoint: must be one of "screenshot", "html-to-screenshot", "content"/],
+      [{ endpoint: "screenshot", items: [shot("/simple", { timeout: 91 })] }, /items\.0\.timeout: must be an integer from 1 to 90/],
+      [{ endpoint: "screenshot", items: [shot("/simple", { responseFormat: "json" })] }, /unknown field "responseFormat" in items\.0/],
+      [{ endpoint: "content", items: [{ url: fixture("/content/article"), render: "never", js: "1" }] }, /items\.0\.js: acts only in a browser/],
+    ] as const) {
+      const { res, body: answer } = await submit(key, body);
+      expect(res.status, JSON.stringify(body).slice(0, 120)).toBe(400);
+      expect(answer.error.message).toMatch(pattern);
+    }
+    const listed = (await (await fetch(`${base}/api/v1/jobs`, { headers: auth(key) })).json()) as { jobs: unknown[] };
+    expect(listed.jobs).toEqual([]);
+    expect(await balance(key)).toBe(before);
+  });
+
+  it("a content job: each item's answer behind its link, its summary in the job, $0.002 each", async () => {
+    const key = await account();
+    const { body } = await submit(key, {
+      endpoint: "content",
+      items: [{ url: fixture("/content/article") }, { url: fixture("/content/article"), format: "text" }],
+    });
+    const job = await settled(key, body.id);
+    expect(job.items.map((i) => [i.status, i.charged_micro_usd])).toEqual([
+      ["succeeded", 2_000],
+      ["succeeded", 2_000],
+    ]);
+    expect(job.items[0]!.result).toMatchObject({ url: fixture("/content/article"), title: "The article", rendered: false, format: "markdown" });
+    const answer = (await (await fetch(job.items[0]!.result!.downloadUrl!)).json()) as { markdown: string };
+    expect(answer.markdown).toContain("# The headline");
+    const text = (await (await fetch(job.items[1]!.result!.downloadUrl!)).json()) as { text: string };
+    expect(text.text).toContain("Paragraph 3 of the article");
+  }, 60_000);
+
+  it("an item's timeout outlasts the synchronous page-load limit: a page the synchronous call times out on, a job finishes", async () => {
+    const key = await account();
+    const slow = shot("/simple?ttfb=7000");
+    const sync = await postJson("/api/v1/screenshot", slow, auth(key));
+    expect(sync.status).toBe(504);
+    const { body } = await submit(key, { endpoint: "screenshot", items: [{ ...slow, timeout: 20 }] });
+    const job = await settled(key, body.id);
+    expect(job.items[0]).toMatchObject({ status: "succeeded", charged_micro_usd: 5_000 });
+  }, 60_000);
+
+  it("cancelled: what has not started is never run nor charged; what runs ends as it would", async () => {
+    const key = await account();
+    const before = await balance(key);
+    const { body } = await submit(key, { endpoint: "screenshot", items: Array.from({ length: 12 }, () => shot("/simple?ttfb=1500")) });
+    // Once the first items run, cancel the rest.
+    await settled(key, body.id, 20_000, (job) => job.items.some((i) => i.status !== "queued"));
+    const cancelled = await fetch(`${base}/api/v1/jobs/${body.id}`, { method: "DELETE", headers: auth(key) });
+    expect(cancelled.status).toBe(200);
+    const job = await settled(key, body.id);
+    expect(job.status).toBe("cancelled");
+    const ran = job.items.filter((i) => i.status === "succeeded");
+    const skipped = job.items.filter((i) => i.status === "cancelled");
+    expect(skipped.length).toBeGreaterThan(0);
+    expect(ran.length + skipped.length).toBe(12);
+    for (const item of skipped) expect(item.charged_micro_usd).toBe(0);
+    expect(await balance(key)).toBe(before - ran.length * 5_000);
+  }, 90_000);
+
+  it("another account's job, or none: 404; listed only to its own account", async () => {
+    const owner = await account();
+    const stranger = await account();
+    const { body } = await submit(owner, { endpoint: "html-to-screenshot", items: [{ html: "<p>mine</p>", width: 320, deviceScaleFactor: 1 }] });
+    expect((await read(stranger, body.id)).res.status).toBe(404);
+    expect((await fetch(`${base}/api/v1/jobs/${body.id}`, { method: "DELETE", headers: auth(stranger) })).status).toBe(404);
+    expect((await read(owner, "job_aaaaaaaaaaaaaaaaaaaaaa")).res.status).toBe(404);
+    expect((await read(owner, "../../etc")).res.status).toBe(404);
+    const mine = (await (await fetch(`${base}/api/v1/jobs`, { headers: auth(owner) })).json()) as { jobs: { id: string }[] };
+    expect(mine.jobs.map((j) => j.id)).toEqual([body.id]);
+    const theirs = (await (await fetch(`${base}/api/v1/jobs`, { headers: auth(stranger) })).json()) as { jobs: unknown[] };
+    expect(theirs.jobs).toEqual([]);
+    expect((await settled(owner, body.id)).items[0]!.status).toBe("succeeded");
+  }, 60_000);
+});
