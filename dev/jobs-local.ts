@@ -45,7 +45,8 @@ export async function createJobsQueue(endpoint: string, visibilitySeconds: numbe
   }
 }
 
-type Worker = (event: SQSEvent) => Promise<SQSBatchResponse>;
+/** A queue consumer's handler, as Lambda calls it with an SQS event. */
+export type Worker = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
 /** Runs `pollers` loops that feed `worker` from the queue until `stop` is called. */
 export function pollJobs(endpoint: string, queue: JobsQueue, worker: Worker, pollers: number): { stop(): Promise<void> } {

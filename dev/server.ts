@@ -16,14 +16,14 @@ const GATEWAY_TIMEOUT_MS = 30_000;
 
 const handlers = new Map<string, Promise<LambdaHandler>>();
 
-/** The `handler` export of functions/<id>.ts, imported once (like a warm Lambda container). */
-function loadHandler(id: string): Promise<LambdaHandler> {
+/** The `handler` export of functions/<id>.ts, imported once (like a warm Lambda container); a route's unless said otherwise. */
+export function loadHandler<H = LambdaHandler>(id: string): Promise<H> {
   let loaded = handlers.get(id);
   if (!loaded) {
     loaded = import(pathToFileURL(path.join(functionsDir, `${id}.ts`)).href).then((m: { handler: LambdaHandler }) => m.handler);
     handlers.set(id, loaded);
   }
-  return loaded;
+  return loaded as Promise<H>;
 }
 
 function readBody(request: IncomingMessage): Promise<Buffer | null> {

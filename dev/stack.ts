@@ -13,11 +13,11 @@ import { consumers } from "../lib/routes.js";
 import { s3 } from "../lib/storage/s3.js";
 import type { LocalChain } from "./chain.js";
 import type { DynamoDbLocal } from "./dynamodb-local.js";
-import { type JobsQueue, pollJobs } from "./jobs-local.js";
+import { type JobsQueue, pollJobs, type Worker } from "./jobs-local.js";
 import type { MailLocal } from "./mail-local.js";
 import { ensurePortFree } from "./ports.js";
 import type { S3Local } from "./s3-local.js";
-import { startLocalServer } from "./server.js";
+import { loadHandler, startLocalServer } from "./server.js";
 import type { SqsLocal } from "./sqs-local.js";
 
 /** What `npm run dev` writes to .local/dev.json for scripts and tests. */
@@ -119,8 +119,8 @@ export async function startLocalStack(services: {
     stops.push(async () => clearInterval(reconciler));
     // The jobs worker, fed by the local queue as Lambda's event source feeds it: as many at once as
     // the browser renders (its reserved concurrency on AWS is the consumer row's).
-    const { handler: jobWorker } = await import("../functions/job-worker.js");
-    const pollers = pollJobs(sqs.endpoint, jobsQueue, jobWorker, Math.min(consumers[0]!.concurrency, config.RENDER_CONCURRENCY));
+    const worker = consumers[0]!;
+    const pollers = pollJobs(sqs.endpoint, jobsQueue, await loadHandler<Worker>(worker.id), Math.min(worker.concurrency, config.RENDER_CONCURRENCY));
     stops.push(pollers.stop);
     const server = await startLocalServer(config.PORT);
     stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));

@@ -608,8 +608,8 @@ export function contentPageOptions(body: Omit<ContentFields, "screenshot"> & { s
 }
 
 /** Most items in a job, and the longest page-load limit an item may ask (docs/api.md, "Jobs"). */
-export const MAX_JOB_ITEMS = 100;
-export const MAX_JOB_TIMEOUT_SECONDS = 90;
+const MAX_JOB_ITEMS = 100;
+const MAX_JOB_TIMEOUT_SECONDS = 90;
 
 /** What a job item takes besides its endpoint's body: its page-load limit in seconds (the synchronous endpoints keep theirs). */
 const jobItemFields = { timeout: integer(1, MAX_JOB_TIMEOUT_SECONDS).default(30) };

@@ -13,7 +13,7 @@ import { s3 } from "../storage/s3.js";
 // JOB_RETENTION_DAYS.
 
 export type JobEndpoint = "screenshot" | "html-to-screenshot" | "content";
-export type ItemStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
+type ItemStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export type JobStatus = "queued" | "running" | "completed" | "cancelled";
 
 /** An item as stored. */
@@ -48,12 +48,12 @@ export interface Job {
 }
 
 const JOB_ID = /^job_[A-Za-z0-9_-]{22}$/;
-export const isJobId = (id: string) => JOB_ID.test(id);
+const isJobId = (id: string) => JOB_ID.test(id);
 
 const expiresAt = (from: number) => Math.floor(from / 1000) + JOB_RETENTION_DAYS * 86_400;
 
 /** Where item `index`'s request is kept. */
-export const requestKey = (jobId: string, index: number) => `${JOBS_PREFIX}${jobId}/requests/${index}.json`;
+const requestKey = (jobId: string, index: number) => `${JOBS_PREFIX}${jobId}/requests/${index}.json`;
 /** Where an item's output (an image, a PDF, a content answer) is kept. */
 export const outputKeyOf = (jobId: string, index: number, extension: string) => `${JOBS_PREFIX}${jobId}/outputs/${index}.${extension}`;
 
