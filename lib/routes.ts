@@ -258,7 +258,7 @@ const ROWS = [
   { id: "jobs-create", method: "POST", path: "/api/v1/jobs", ...MANAGE, timeoutSeconds: 30, cap: JOBS_CAP, uses: ["table", "bucket", "jobs-queue"] },
   { id: "jobs-list", method: "GET", path: "/api/v1/jobs", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   { id: "jobs-get", method: "GET", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_CAP, uses: ["table", "bucket"] },
-  { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
+  { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
   // A stored output by the name an MCP tool links to (lib/http/deliver.ts): a redirect to storage, so
   // that a client that sends its key with every request of its own still drops it on the way out.

@@ -1,6 +1,4 @@
-import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
-import { config } from "../config.js";
 import { whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { contentBody } from "../http/content.js";
@@ -11,9 +9,9 @@ import { JOB_MAX_RECEIVES } from "../packaging.js";
 import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
 import { priceOf, routeById } from "../routes.js";
-import { s3 } from "../storage/s3.js";
 import type { ItemMessage } from "./queue.js";
-import { finishItem, getJob, type JobItem, loadRequest, outputKeyOf, readJob, startItem } from "./store.js";
+import { loadRequest, outputKeyOf, putObject } from "./requests.js";
+import { finishItem, getJob, type JobItem, readJob, startItem } from "./store.js";
 
 // A job's item, run by the worker (functions/job-worker.ts) when the queue delivers its message:
 // taken (once at a time), charged as its endpoint would be, run with its own page-load limit, its
@@ -32,14 +30,11 @@ const CHARGE_HOLD_MS = 60 * 60_000;
 type Item = JobRequest["items"][number];
 type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey">;
 
-const put = (key: string, body: Buffer | string, contentType: string) =>
-  s3.send(new PutObjectCommand({ Bucket: config.BUCKET_NAME, Key: key, Body: body, ContentType: contentType }));
-
 /** Runs the work of one item under `deadline`; what is kept of it. */
 async function work(jobId: string, index: number, endpoint: JobRequest["endpoint"], item: Item, deadline: Parameters<typeof capture>[2]): Promise<Outcome> {
   const storeCapture = async (shot: Capture, suffix = "") => {
     const key = outputKeyOf(jobId, index, `${suffix}${EXTENSIONS[shot.format]}`);
-    await put(key, shot.body, shot.contentType);
+    await putObject(key, shot.body, shot.contentType);
     return { key, envelope: envelopeOf(shot) };
   };
   if (endpoint === "content") {
@@ -51,7 +46,7 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
       return stored.envelope;
     });
     const outputKey = outputKeyOf(jobId, index, "json");
-    await put(outputKey, JSON.stringify(answer), "application/json");
+    await putObject(outputKey, JSON.stringify(answer), "application/json");
     const { url, title, rendered, tokens } = answer;
     return {
       outputKey,

@@ -1,15 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { documents } from "../billing/dynamodb.js";
 import { ACCOUNT_JOB_PREFIX, accountJobKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
 import { config } from "../config.js";
-import { JOB_RETENTION_DAYS, JOBS_PREFIX } from "../packaging.js";
-import { s3 } from "../storage/s3.js";
+import { JOB_RETENTION_DAYS } from "../packaging.js";
 
 // Jobs (docs/api.md, "Jobs"): work that does not fit in one request. A job and its items' states in
-// the table; each item's request and result in the bucket, under jobs/<job id>/ (an HTML document may
-// be 500 KB and a page's content 5 MB: more than an item of the table holds). All kept
+// the table; each item's request and output in the bucket (lib/jobs/requests.ts: an HTML document
+// may be 500 KB and a page's content 5 MB, more than an item of the table holds). All kept
 // JOB_RETENTION_DAYS.
 
 export type JobEndpoint = "screenshot" | "html-to-screenshot" | "content";
@@ -50,38 +48,20 @@ export interface Job {
 const JOB_ID = /^job_[A-Za-z0-9_-]{22}$/;
 const isJobId = (id: string) => JOB_ID.test(id);
 
+/** A new job's id. */
+export const newJobId = () => `job_${randomBytes(16).toString("base64url").slice(0, 22)}`;
+
 const expiresAt = (from: number) => Math.floor(from / 1000) + JOB_RETENTION_DAYS * 86_400;
 
-/** Where item `index`'s request is kept. */
-const requestKey = (jobId: string, index: number) => `${JOBS_PREFIX}${jobId}/requests/${index}.json`;
-/** Where an item's output (an image, a PDF, a content answer) is kept. */
-export const outputKeyOf = (jobId: string, index: number, extension: string) => `${JOBS_PREFIX}${jobId}/outputs/${index}.${extension}`;
-
 /**
- * Stores a new job of `requests` (validated bodies) for `accountId`: each request in the bucket, then
- * the job, its items (queued) and its line in the account's list in the table. Returns the job.
+ * Records job `id` of `count` items for `accountId` (their requests already stored: lib/jobs/requests.ts):
+ * its items (queued), then the job and its line in the account's list. Returns the job.
  */
-export async function createJob(accountId: string, endpoint: JobEndpoint, requests: readonly unknown[], now = Date.now()): Promise<Job> {
-  const id = `job_${randomBytes(16).toString("base64url").slice(0, 22)}`;
+export async function createJob(id: string, accountId: string, endpoint: JobEndpoint, count: number, now = Date.now()): Promise<Job> {
   const createdAt = new Date(now).toISOString();
-  const job: Job = { id, accountId, endpoint, createdAt, count: requests.length };
-  // Ten at a time: a hundred PUTs at once would queue in the SDK's socket pool anyway.
-  for (let start = 0; start < requests.length; start += 10) {
-    await Promise.all(
-      requests.slice(start, start + 10).map((request, offset) =>
-        s3.send(
-          new PutObjectCommand({
-            Bucket: config.BUCKET_NAME,
-            Key: requestKey(id, start + offset),
-            Body: JSON.stringify(request),
-            ContentType: "application/json",
-          }),
-        ),
-      ),
-    );
-  }
+  const job: Job = { id, accountId, endpoint, createdAt, count };
   const expires = expiresAt(now);
-  const items = requests.map((_, index) => ({ ...jobItemKey(id, index), index, status: "queued", expiresAt: expires }));
+  const items = Array.from({ length: count }, (_, index) => ({ ...jobItemKey(id, index), index, status: "queued", expiresAt: expires }));
   // The items first, the job last: a job that is read exists whole.
   for (let start = 0; start < items.length; start += 25) {
     let unprocessed: Record<string, unknown>[] | undefined = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
@@ -221,12 +201,6 @@ export async function finishItem(
       ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])), ":running": "running" },
     }),
   );
-}
-
-/** The request of item `index`, as validated when the job was made. */
-export async function loadRequest(jobId: string, index: number): Promise<unknown> {
-  const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: requestKey(jobId, index) }));
-  return JSON.parse(await Body!.transformToString("utf8")) as unknown;
 }
 
 /** The job `id` alone, or null. */

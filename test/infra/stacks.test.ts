@@ -10,9 +10,19 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { artifactOf, deploymentSize, invokeBundle, lambdaEnvironment, synthesize } from "../../dev/harness/bundle.js";
 import { writingSystems } from "../../dev/harness/writing-systems.js";
 import { VERIFY_MAIL } from "../../lib/billing/verify-mail.js";
-import { CACHE_PREFIX, CACHE_RETENTION_DAYS, CHROMIUM_BOOT_FILE, COPIED_FILES, LAYER_MOUNTS, OUTPUT_RETENTION_DAYS } from "../../lib/packaging.js";
+import {
+  CACHE_PREFIX,
+  CACHE_RETENTION_DAYS,
+  CHROMIUM_BOOT_FILE,
+  COPIED_FILES,
+  JOB_MAX_RECEIVES,
+  JOB_RETENTION_DAYS,
+  JOBS_PREFIX,
+  LAYER_MOUNTS,
+  OUTPUT_RETENTION_DAYS,
+} from "../../lib/packaging.js";
 import { FONT_CACHE_DIR, fontSet } from "../../lib/render/packaging/fonts.js";
-import { httpRoutes, routes, schedules, workers } from "../../lib/routes.js";
+import { consumers, httpRoutes, routes, schedules, workers } from "../../lib/routes.js";
 import { Api, mailSettings } from "../../stacks/Api.js";
 import { awsActionsOf } from "../../stacks/bundles.js";
 import { CDN_MAX_TTL_SECONDS, Cdn } from "../../stacks/Cdn.js";
@@ -43,7 +53,7 @@ beforeAll(async () => {
 
 type Resource = { Properties: Record<string, unknown> };
 /** Every deployed function's row: the routes' and the schedules'. */
-const allRows = [...routes, ...schedules, ...workers];
+const allRows = [...routes, ...schedules, ...workers, ...consumers];
 const fn = (handler: string) => {
   const all = api.findResources("AWS::Lambda::Function", { Properties: { Handler: handler } }) as Record<string, Resource>;
   const entries = Object.values(all);
@@ -78,6 +88,7 @@ describe("Storage stack", () => {
         Rules: [
           Match.objectLike({ Status: "Enabled", Prefix: "outputs/", ExpirationInDays: OUTPUT_RETENTION_DAYS }),
           Match.objectLike({ Status: "Enabled", Prefix: "answers/", ExpirationInDays: OUTPUT_RETENTION_DAYS }),
+          Match.objectLike({ Status: "Enabled", Prefix: JOBS_PREFIX, ExpirationInDays: JOB_RETENTION_DAYS }),
           ...CACHE_RETENTION_DAYS.map((days) => Match.objectLike({ Status: "Enabled", Prefix: `${CACHE_PREFIX}d${days}/`, ExpirationInDays: days + 1 })),
         ],
       },
@@ -219,6 +230,38 @@ describe("Api stack", () => {
     for (const resource of [":identity/signup@example.com", ":identity/example.com", ":template/shotline-test-verify-email"])
       expect(resources).toContain(resource);
     expect(resources).not.toContain("*");
+  });
+
+  it("feeds job items from an SQS queue with a dead-letter queue to a worker that reports partial failures, capped so jobs cannot starve requests", () => {
+    const queues = Object.entries(api.findResources("AWS::SQS::Queue")) as [string, Resource][];
+    expect(queues).toHaveLength(2);
+    const [jobsId, jobs] = queues.find(([, q]) => q.Properties.RedrivePolicy)!;
+    const [deadId, dead] = queues.find(([, q]) => !q.Properties.RedrivePolicy)!;
+    const worker = consumers.find((c) => c.id === "job-worker")!;
+    // A message comes back after six times the worker's timeout; past JOB_MAX_RECEIVES it goes to the dead letters, kept 14 days.
+    expect(jobs.Properties).toMatchObject({ VisibilityTimeout: 6 * worker.timeoutSeconds, RedrivePolicy: { maxReceiveCount: JOB_MAX_RECEIVES } });
+    expect(JSON.stringify(jobs.Properties.RedrivePolicy)).toContain(deadId);
+    expect(dead.Properties.MessageRetentionPeriod).toBe(14 * 86_400);
+    const props = fn("functions/job-worker.handler");
+    expect(props).toMatchObject({ Timeout: worker.timeoutSeconds, MemorySize: worker.memoryMB, ReservedConcurrentExecutions: worker.concurrency });
+    expect(props.Layers).toHaveLength(3);
+    const [mapping] = Object.values(api.findResources("AWS::Lambda::EventSourceMapping")) as Resource[];
+    expect(mapping!.Properties).toMatchObject({
+      BatchSize: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: worker.concurrency },
+    });
+    expect(JSON.stringify(mapping!.Properties.EventSourceArn)).toContain(jobsId);
+    // Only the route that makes jobs may send to the queue, and only to it; it knows where it is.
+    const sending = (Object.values(api.findResources("AWS::IAM::Policy")) as Resource[]).flatMap((p) =>
+      (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((st) =>
+        [st.Action].flat().includes("sqs:SendMessage"),
+      ).map((st) => ({ roles: JSON.stringify(p.Properties.Roles), resource: JSON.stringify(st.Resource) })),
+    );
+    expect(sending).toHaveLength(1);
+    expect(sending[0]!.roles).toContain((fn("functions/jobs-create.handler").Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0]);
+    expect(sending[0]!.resource).toContain(jobsId);
+    expect(JSON.stringify((fn("functions/jobs-create.handler").Environment as { Variables: unknown }).Variables)).toContain("JOBS_QUEUE_URL");
   });
 
   it("refuses to deploy verification without a sender, and deploys without verification when told to", () => {
@@ -436,9 +479,8 @@ describe("Monitoring stack", () => {
     monitoring.resourceCountIs("AWS::SNS::Topic", 1);
     const alarms = Object.values(monitoring.findResources("AWS::CloudWatch::Alarm")) as Resource[];
     const named = (metric: string) => alarms.filter((a) => a.Properties.MetricName === metric);
-    // Every route's function, the catch-all and the reconciler.
-    // Every route's, the reconciler's and the auto-topup worker's.
-    const functions = routes.length + schedules.length + workers.length;
+    // Every route's, the reconciler's, the auto-topup worker's and the jobs worker's.
+    const functions = allRows.length;
     expect(named("Errors")).toHaveLength(functions);
     expect(named("Throttles")).toHaveLength(functions);
     expect(named("UnconfirmedSettlements")).toEqual([
@@ -454,7 +496,7 @@ describe("Monitoring stack", () => {
 
   it("keeps a development stage's logs a week", () => {
     const retentions = Object.values(api.findResources("Custom::LogRetention")) as Resource[];
-    expect(retentions.length).toBe(routes.length + schedules.length + workers.length);
+    expect(retentions.length).toBe(allRows.length);
     for (const r of retentions) expect(r.Properties.RetentionInDays).toBe(7);
   });
 });

@@ -1,0 +1,33 @@
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { config } from "../config.js";
+import { JOBS_PREFIX } from "../packaging.js";
+import { s3 } from "../storage/s3.js";
+
+// A job's items in the bucket, under jobs/<job id>/ (kept as long as the job: stacks/Storage.ts):
+// each item's request as validated, and its output. The functions that touch neither import only
+// lib/jobs/store.ts.
+
+/** Where item `index`'s request is kept. */
+const requestKey = (jobId: string, index: number) => `${JOBS_PREFIX}${jobId}/requests/${index}.json`;
+
+/** Where an item's output (an image, a PDF, a content answer) is kept. */
+export const outputKeyOf = (jobId: string, index: number, extension: string) => `${JOBS_PREFIX}${jobId}/outputs/${index}.${extension}`;
+
+/** Stores the validated `requests` of job `jobId`, ten at a time (more at once would only queue in the SDK's socket pool). */
+export async function storeRequests(jobId: string, requests: readonly unknown[]): Promise<void> {
+  for (let start = 0; start < requests.length; start += 10) {
+    await Promise.all(
+      requests.slice(start, start + 10).map((request, offset) => putObject(requestKey(jobId, start + offset), JSON.stringify(request), "application/json")),
+    );
+  }
+}
+
+/** The request of item `index`, as validated when the job was made. */
+export async function loadRequest(jobId: string, index: number): Promise<unknown> {
+  const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: requestKey(jobId, index) }));
+  return JSON.parse(await Body!.transformToString("utf8")) as unknown;
+}
+
+/** Keeps `body` at `key` in the bucket. */
+export const putObject = (key: string, body: Buffer | string, contentType: string) =>
+  s3.send(new PutObjectCommand({ Bucket: config.BUCKET_NAME, Key: key, Body: body, ContentType: contentType }));
