@@ -8,6 +8,8 @@ import {
   contentResponse,
   errorBody,
   healthResponse,
+  jobList,
+  jobResponse,
   metadataResponse,
   paymentRequiredBody,
   renderEnvelope,
@@ -23,6 +25,7 @@ import {
   autoTopupRequest,
   contentRequest,
   htmlScreenshotRequest,
+  jobRequest,
   metadataRequest,
   screenshotRequest,
   signingKeyRequest,
@@ -256,6 +259,54 @@ const OPERATIONS: Record<string, Json> = {
       "401": error("A key is required"),
       "404": error("The account has no such key"),
       "409": error("The account's last key"),
+    },
+  },
+  "jobs-create": {
+    summary: "Submit a job (async, up to 100 items)",
+    description:
+      "Up to 100 request bodies of one endpoint (`screenshot`, `html-to-screenshot` or `content`), each with an optional `timeout`: its page-load limit in seconds, up to 90 (default 30). Every item is validated before anything is queued (a bad one is a 400 naming its index). Each item is charged as its endpoint would be when it starts, refunded if it fails; a cancelled item is never charged. API key only. Results and outputs are kept 7 days.",
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(jobRequest, "input"),
+          example: { endpoint: "screenshot", items: [{ url: "https://example.com" }, { url: "https://example.org", fullPage: true, timeout: 60 }] },
+        },
+      },
+    },
+    responses: {
+      "202": { description: "Queued: the job as GET shows it; `Location` is its address", content: jsonContent(jobResponse) },
+      "400": error("An item (named by its index) or the job breaks a rule"),
+      "401": error("A key is required"),
+      "429": error("Too many requests (`Retry-After`)"),
+    },
+  },
+  "jobs-list": {
+    summary: "List jobs",
+    responses: {
+      "200": { description: "The account's newest 20 jobs, newest first", content: jsonContent(jobList) },
+      "401": error("A key is required"),
+    },
+  },
+  "jobs-get": {
+    summary: "A job: its status and each item's result",
+    description:
+      "Each item's status (`queued`, `running`, `succeeded`, `failed`, `cancelled`), what it was charged, and its result (the synchronous endpoint's JSON envelope, the output behind a link signed now, for an hour) or error.",
+    parameters: [{ name: "jobId", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": { description: "The job", content: jsonContent(jobResponse) },
+      "401": error("A key is required"),
+      "404": error("No such job for this account (jobs are kept 7 days)"),
+    },
+  },
+  "jobs-cancel": {
+    summary: "Cancel a job",
+    description: "Items that have not started are cancelled (never charged); those running end as they would.",
+    parameters: [{ name: "jobId", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": { description: "The job as it now is", content: jsonContent(jobResponse) },
+      "401": error("A key is required"),
+      "404": error("No such job for this account"),
     },
   },
   "verify-email": {

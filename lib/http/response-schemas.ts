@@ -201,6 +201,48 @@ export const apiKeyList = z.object({ api_keys: z.array(z.object(apiKey)) });
 /** GET /api/v1/health. */
 export const healthResponse = z.object({ status: z.literal("ok"), version: z.string() });
 
+/** A job as GET /api/v1/jobs/{id} answers it (lib/http/jobs.ts). */
+export const jobResponse = z.object({
+  id: z.string(),
+  endpoint: z.enum(["screenshot", "html-to-screenshot", "content"]),
+  status: z.enum(["queued", "running", "completed", "cancelled"]),
+  created_at: z.string(),
+  expires_at: z.string().describe("when the job, its results and outputs are deleted (7 days after it was made)"),
+  counts: z.record(z.string(), z.number().int()).describe("items by status"),
+  charged_micro_usd: z.number().int(),
+  links_expire_in_seconds: z.number().int().describe("how long the links in this answer work; read the job again for fresh ones"),
+  items: z.array(
+    z.object({
+      index: z.number().int(),
+      status: z.enum(["queued", "running", "succeeded", "failed", "cancelled"]),
+      charged_micro_usd: z.number().int(),
+      started_at: z.string().optional(),
+      finished_at: z.string().optional(),
+      result: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe("the synchronous endpoint's JSON envelope (a content answer's summary), its output at downloadUrl"),
+      error: z.object({ code: z.string(), message: z.string() }).optional(),
+    }),
+  ),
+});
+
+/** GET /api/v1/jobs. */
+export const jobList = z.object({
+  jobs: z.array(
+    z.object({
+      id: z.string(),
+      endpoint: z.string(),
+      status: z.string(),
+      created_at: z.string(),
+      items: z.number().int(),
+      succeeded: z.number().int(),
+      failed: z.number().int(),
+      charged_micro_usd: z.number().int(),
+    }),
+  ),
+});
+
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const schemasMatchTypes: Same<z.output<typeof usageReport>, UsageReport> &
   Same<z.output<typeof metadataResponse>, Metadata> &

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { withHttp } from "../../lib/http/with-http.js";
-import { httpRoutes, matchRoute, pathParams, priceOf, type RouteId, routeById, routes, schedules, workers } from "../../lib/routes.js";
+import { consumers, httpRoutes, matchRoute, pathParams, priceOf, type RouteId, routeById, routes, schedules, workers } from "../../lib/routes.js";
 
 describe("the route table", () => {
   it("has unique ids and unique method + path pairs, and exactly one catch-all", () => {
@@ -42,9 +42,9 @@ describe("the route table", () => {
     for (const route of routes) expect(route.timeoutCode, route.id).toBe(route.browser ? "RENDER_TIMEOUT" : "TIMEOUT");
   });
 
-  it("has one handler file per row (routes, schedules and workers) and no handler without a row", () => {
+  it("has one handler file per row (routes, schedules, workers and consumers) and no handler without a row", () => {
     const files = readdirSync("functions").map((f) => f.replace(/\.ts$/, ""));
-    expect(files.sort()).toEqual([...routes, ...schedules, ...workers].map((r) => r.id).sort());
+    expect(files.sort()).toEqual([...routes, ...schedules, ...workers, ...consumers].map((r) => r.id).sort());
   });
 
   // Compiling every handler's imports: a few seconds alone, much longer on a busy machine.
