@@ -12,7 +12,7 @@ const PULL_STUCK_MS = 15 * 60_000;
 //     total spent = those charges;
 //   - every x402 settlement (a transfer) belongs to one request; every top-up credit names a top-up
 //     transfer, and every top-up transfer credits its own account exactly once (by transaction hash);
-//   - no charge older than the grace period is neither delivered nor refunded, and no settlement is
+//   - no charge older than the grace period (or a job item's hold) is neither delivered nor refunded, and no settlement is
 //     left unconfirmed past its authorisation's validity and the grace period;
 //   - auto-topup: a month's total (credited pulls and the one in flight) is what its pulls add up to
 //     and within its cap; no pull stays in flight for long; the account's switch is on exactly when
@@ -90,7 +90,8 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
       if (item.kind === "topup") topUpSettlements.set(item.pk.slice("SETTLE#".length), `ACCT#${item.accountId}`);
     } else if (item.pk === PENDING_PARTITION) {
       pending++;
-      if (item.sk < new Date(now - graceMs).toISOString())
+      // A job item's charge is held until the queue can no longer redeliver it (lib/jobs/run.ts).
+      if (item.sk < new Date(now - graceMs).toISOString() && !(Number(item.holdUntil) > now))
         problems.push(`charge ${item.requestId} of ${item.accountId} is neither delivered nor refunded past the grace period`);
     } else if (item.pk === AUTO_TOPUP_PARTITION) {
       autoTopups.push(item as unknown as AutoTopup);

@@ -1,4 +1,4 @@
-import { chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
+import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { contentBody } from "../http/content.js";
@@ -11,7 +11,7 @@ import { renderTimeout } from "../render/errors.js";
 import { priceOf, routeById } from "../routes.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
-import { finishItem, getJob, type JobItem, readJob, startItem } from "./store.js";
+import { finishItem, getJob, type Job, type JobItem, readJob, startItem } from "./store.js";
 
 // A job's item, run by the worker (functions/job-worker.ts) when the queue delivers its message:
 // taken (once at a time), charged as its endpoint would be, run with its own page-load limit, its
@@ -63,6 +63,18 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
 }
 
 /**
+ * Charges item `index` of `job` `price`: keyed by the item, at the time of its first start, held from
+ * the reconciler for CHARGE_HOLD_MS. The same item charged again (a redelivery) is the same charge.
+ */
+export const chargeItem = (job: Job, index: number, price: number, taken: JobItem): Promise<Charge> =>
+  chargeForRequest(job.accountId, price, {
+    requestId: `${job.id}.${index}`,
+    endpoint: job.endpoint,
+    at: new Date(taken.chargeAt!),
+    holdUntil: Date.parse(taken.chargeAt!) + CHARGE_HOLD_MS,
+  });
+
+/**
  * Runs item `message` if it is to run: "done" when the message is spent (the item ran, had ended,
  * or belongs to no job), "busy" when a live worker holds the item (the message comes back later).
  * Failures of our own (the table, the bucket) are thrown: the queue delivers the message again,
@@ -77,14 +89,9 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
   const taken = await startItem(job.id, message.index, deadlineAt + LEASE_MARGIN_MS, now);
   if (!taken) return (await stillHeld(job.id, message.index, now)) ? "busy" : "done";
   const price = priceOf(routeById(job.endpoint).price!, item);
-  let charge: Awaited<ReturnType<typeof chargeForRequest>>;
+  let charge: Charge;
   try {
-    charge = await chargeForRequest(job.accountId, price, {
-      requestId: `${job.id}.${message.index}`,
-      endpoint: job.endpoint,
-      at: new Date(taken.chargeAt!),
-      holdUntil: Date.parse(taken.chargeAt!) + CHARGE_HOLD_MS,
-    });
+    charge = await chargeItem(job, message.index, price, taken);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     // Not charged (the balance does not cover it): the item fails as the request would have.

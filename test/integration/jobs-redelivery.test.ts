@@ -1,0 +1,109 @@
+// A job item delivered again: after its worker died mid-item (its lease over, its charge made and
+// pending), and twice at once. The worker runs in process against the shared stack's DynamoDB Local,
+// s3rver and Chromium, as Lambda runs it; the dead worker's state is left by the very functions a
+// worker calls (take the item, charge it) and nothing after them. One render, charged once.
+import { describe, expect, inject, it } from "vitest";
+import { admin, signUp } from "../../dev/harness/dev-process.js";
+import { useSharedStackInProcess } from "../helpers/in-process.js";
+
+// The fixture pages are on loopback: let this process's network guard through to them, as the stack's is.
+useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host });
+const { QueryCommand } = await import("@aws-sdk/lib-dynamodb");
+const { documents } = await import("../../lib/billing/dynamodb.js");
+const { reconcileCharges } = await import("../../lib/billing/ledger.js");
+const { config } = await import("../../lib/config.js");
+const { jobRequest } = await import("../../lib/http/schemas.js");
+const { storeRequests } = await import("../../lib/jobs/requests.js");
+const { chargeItem, runItem } = await import("../../lib/jobs/run.js");
+const { createJob, newJobId, readJob, startItem } = await import("../../lib/jobs/store.js");
+
+const base = inject("baseUrl");
+let counter = 0;
+
+/** An account with $10, and a job of `count` screenshot items of it. */
+async function jobOf(count: number) {
+  const email = `redelivery-${Date.now()}-${counter++}@jobs.test`;
+  const { api_key: key, account_id: accountId } = await signUp(base, email);
+  admin(inject("localDir"), "credit", accountId, "10");
+  const { items } = jobRequest.parse({
+    endpoint: "screenshot",
+    items: Array.from({ length: count }, () => ({ url: `${inject("fixtureUrl")}/simple`, width: 320, deviceScaleFactor: 1 })),
+  });
+  const id = newJobId();
+  await storeRequests(id, items);
+  return { job: await createJob(id, accountId, "screenshot", count), key };
+}
+
+const balance = async (key: string) =>
+  ((await (await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance_micro_usd: number }).balance_micro_usd;
+
+/** The account's usage entries and the PENDING markers of the item's charge. */
+async function ledgerOf(accountId: string, requestId: string) {
+  const query = async (pk: string) =>
+    (await documents.send(new QueryCommand({ TableName: config.TABLE_NAME, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": pk } })))
+      .Items ?? [];
+  return {
+    entries: (await query(`ACCT#${accountId}`)).filter((i) => i.requestId === requestId),
+    pending: (await query("PENDING")).filter((i) => i.requestId === requestId),
+  };
+}
+
+describe("a job item delivered again", () => {
+  it("after its worker died mid-item: taken over once the lease is over, rendered, and charged once", async () => {
+    const { job, key } = await jobOf(1);
+    const before = await balance(key);
+    // The dead worker: took the item (its lease now over) and charged it, then nothing.
+    const taken = (await startItem(job.id, 0, Date.now() - 1))!;
+    await chargeItem(job, 0, 5_000, taken);
+    expect(await balance(key)).toBe(before - 5_000);
+    expect((await ledgerOf(job.accountId, `${job.id}.0`)).pending).toHaveLength(1);
+    // The queue delivers the message again.
+    expect(await runItem({ jobId: job.id, index: 0 }, 2)).toBe("done");
+    const { items } = (await readJob(job.id))!;
+    expect(items[0]).toMatchObject({ status: "succeeded", charged: 5_000 });
+    expect(await balance(key)).toBe(before - 5_000);
+    const ledger = await ledgerOf(job.accountId, `${job.id}.0`);
+    expect(ledger.entries.map((e) => [e.status, e.delivered, e.amount])).toEqual([["charged", true, 5_000]]);
+    expect(ledger.pending).toEqual([]);
+  }, 60_000);
+
+  it("twice at once: one runs, the other finds it held; one charge", async () => {
+    const { job, key } = await jobOf(1);
+    const before = await balance(key);
+    const outcomes = await Promise.all([runItem({ jobId: job.id, index: 0 }, 1), runItem({ jobId: job.id, index: 0 }, 1)]);
+    expect(outcomes.sort()).toEqual(["busy", "done"]);
+    expect((await readJob(job.id))!.items[0]).toMatchObject({ status: "succeeded", charged: 5_000 });
+    expect(await balance(key)).toBe(before - 5_000);
+    // Delivered once more after it ended: nothing happens.
+    expect(await runItem({ jobId: job.id, index: 0 }, 2)).toBe("done");
+    expect(await balance(key)).toBe(before - 5_000);
+    expect((await ledgerOf(job.accountId, `${job.id}.0`)).entries).toHaveLength(1);
+  }, 60_000);
+
+  it("a dead worker's charge is left alone by the reconciler while the queue may redeliver it, then refunded", async () => {
+    // Charges backdated past the grace period (as test/integration/reconcile.test.ts does), so that no
+    // other file's requests in flight are old enough for the reconciler.
+    const grace = config.RECONCILE_GRACE_SECONDS * 1000;
+    const deadAgo = async (minutes: number) => {
+      const { job, key } = await jobOf(1);
+      const taken = (await startItem(job.id, 0, Date.now() - 1))!;
+      await chargeItem(job, 0, 5_000, { ...taken, chargeAt: new Date(Date.now() - minutes * 60_000).toISOString() });
+      return { job, key };
+    };
+    // Started 10 minutes ago: past a request's grace, within the item's hold (an hour): held.
+    const recent = await deadAgo(10);
+    const recentBalance = await balance(recent.key);
+    // Started two hours ago: past its hold, the queue done with it: refunded.
+    const old = await deadAgo(120);
+    const oldBalance = await balance(old.key);
+    await reconcileCharges(Date.now(), grace);
+    expect(await balance(recent.key)).toBe(recentBalance);
+    expect((await ledgerOf(recent.job.accountId, `${recent.job.id}.0`)).pending).toHaveLength(1);
+    expect(await balance(old.key)).toBe(oldBalance + 5_000);
+    expect((await ledgerOf(old.job.accountId, `${old.job.id}.0`)).entries.map((e) => e.status)).toEqual(["refunded"]);
+  });
+
+  it("a message for no job (expired, or made up) is spent without a charge", async () => {
+    expect(await runItem({ jobId: newJobId(), index: 0 }, 1)).toBe("done");
+  });
+});
