@@ -1,5 +1,6 @@
 import { config } from "../config.js";
-import { type Job, type JobItem, jobStatus } from "../jobs/store.js";
+import { AppError } from "../errors.js";
+import { type Job, type JobItem, jobStatus, readJob } from "../jobs/store.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 import { downloadLink } from "../storage/outputs.js";
 
@@ -44,4 +45,11 @@ export async function jobAnswer(job: Job, items: readonly JobItem[]) {
     links_expire_in_seconds: config.DOWNLOAD_LINK_SECONDS,
     items: answered,
   };
+}
+
+/** Job `id` with its items if it is `accountId`'s; another account's job is as unknown as one that does not exist. */
+export async function ownJob(accountId: string, id: string): Promise<{ job: Job; items: JobItem[] }> {
+  const found = await readJob(id);
+  if (!found || found.job.accountId !== accountId) throw new AppError("NOT_FOUND", "No such job (jobs are kept 7 days).");
+  return found;
 }
