@@ -2,12 +2,13 @@ import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../b
 import { whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { contentBody } from "../http/content.js";
-import { captureOptionsOf, EXTENSIONS, envelopeOf } from "../http/deliver.js";
+import { EXTENSIONS, envelopeOf } from "../http/deliver.js";
 import type { JobRequest } from "../http/schemas.js";
 import { describeError, log } from "../log.js";
 import { JOB_MAX_RECEIVES } from "../packaging.js";
 import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
+import type { CaptureOptions } from "../render/options.js";
 import { priceOf, routeById } from "../routes.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
@@ -57,7 +58,7 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
   const { timeout: _, ...body } = item as Exclude<Item, { format: "markdown" | "text" | "html" }>;
   const source = "url" in body ? { kind: "url" as const, url: body.url as string } : { kind: "html" as const, html: (body as { html: string }).html };
   const { url: _url, html: _html, ...options } = body as typeof body & { url?: string; html?: string };
-  const shot = await capture(source, captureOptionsOf({ ...options, responseFormat: "json", cacheTtl: 0 }) as Parameters<typeof capture>[1], deadline);
+  const shot = await capture(source, options as CaptureOptions, deadline);
   const stored = await storeCapture(shot);
   return { outputKey: stored.key, result: stored.envelope };
 }

@@ -87,22 +87,34 @@ describe("jobs", () => {
       expect(res.status, JSON.stringify(body).slice(0, 120)).toBe(400);
       expect(answer.error.message).toMatch(pattern);
     }
+    // An API key's alone: without one (an x402 payer included), 401.
+    const anonymous = await postJson("/api/v1/jobs", { endpoint: "screenshot", items: [shot("/simple")] }, {});
+    expect(anonymous.status).toBe(401);
     const listed = (await (await fetch(`${base}/api/v1/jobs`, { headers: auth(key) })).json()) as { jobs: unknown[] };
     expect(listed.jobs).toEqual([]);
     expect(await balance(key)).toBe(before);
   });
 
-  it("a content job: each item's answer behind its link, its summary in the job, $0.002 each", async () => {
+  it("a content job: each item's answer behind its link, its summary in the job, $0.002 each ($0.005 with a snapshot)", async () => {
     const key = await account();
     const { body } = await submit(key, {
       endpoint: "content",
-      items: [{ url: fixture("/content/article") }, { url: fixture("/content/article"), format: "text" }],
+      items: [
+        { url: fixture("/content/article") },
+        { url: fixture("/content/article"), format: "text" },
+        { url: fixture("/content/article"), format: "text", screenshot: { width: 400, deviceScaleFactor: 1 } },
+      ],
     });
     const job = await settled(key, body.id);
     expect(job.items.map((i) => [i.status, i.charged_micro_usd])).toEqual([
       ["succeeded", 2_000],
       ["succeeded", 2_000],
+      // A snapshot: the screenshot's price, its image kept with the job.
+      ["succeeded", 5_000],
     ]);
+    const snapshot = job.items[2]!.result!.screenshot as { downloadUrl: string; width: number };
+    expect(snapshot.width).toBe(400);
+    expect(await readImage(Buffer.from(await (await fetch(snapshot.downloadUrl)).arrayBuffer()))).toMatchObject({ width: 400, height: 250 });
     expect(job.items[0]!.result).toMatchObject({ url: fixture("/content/article"), title: "The article", rendered: false, format: "markdown" });
     const answer = (await (await fetch(job.items[0]!.result!.downloadUrl!)).json()) as { markdown: string };
     expect(answer.markdown).toContain("# The headline");
