@@ -3,12 +3,15 @@ import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { cancelJob, readJob } from "../lib/jobs/store.js";
+import { announce } from "../lib/jobs/webhooks.js";
 
 // DELETE /api/v1/jobs/{jobId}: cancels the items that have not started (never charged); those
 // running end as they would. Answers the job as it now is.
 export const handler = withHttp({ route: "jobs-cancel", access: keyAccess }, async ({ account, params }) => {
   const { job, items } = await ownJob(account.accountId, params.jobId ?? "");
   await cancelJob(job, items);
+  // Nothing left running: the job has ended, and its webhook says so.
+  await announce(job);
   const now = (await readJob(job.id))!;
   return json(await jobAnswer(now.job, now.items));
 });

@@ -1,3 +1,5 @@
+import { config } from "../lib/config.js";
+import { invalidParams } from "../lib/errors.js";
 import { jobAnswer } from "../lib/http/jobs.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
@@ -6,15 +8,26 @@ import { withHttp } from "../lib/http/with-http.js";
 import { enqueueItems } from "../lib/jobs/queue.js";
 import { storeRequests } from "../lib/jobs/requests.js";
 import { cancelJob, createJob, newJobId, readJob } from "../lib/jobs/store.js";
+import { webhookSecretOf } from "../lib/jobs/webhooks.js";
+import { resolveTarget } from "../lib/render/guard/network-guard.js";
 import { routeById } from "../lib/routes.js";
 
 // POST /api/v1/jobs: up to 100 requests of one endpoint, every one validated before anything is
 // queued (a bad one is a 400 naming its index); 202 with the job as GET shows it. Each item is
-// charged when it starts (docs/api.md, "Jobs").
+// charged when it starts (docs/api.md, "Jobs"). A webhook URL must pass the network guard now (and
+// does again at each delivery), and the account must have a secret to sign with.
 export const handler = withHttp({ route: "jobs-create", schema: jobRequest, access: keyAccess }, async ({ account, body }) => {
+  if (body.webhookUrl) {
+    const url = new URL(body.webhookUrl);
+    const target = await resolveTarget(url.hostname, Number(url.port || (url.protocol === "https:" ? 443 : 80)), config.privateHosts);
+    if (!target.ok) throw invalidParams(`Invalid request: webhookUrl: ${target.reason}.`);
+    if (!(await webhookSecretOf(account.accountId)))
+      throw invalidParams("Invalid request: webhookUrl: the account has no webhook secret to sign with; make one with POST /api/v1/webhook-secret.");
+  }
   const id = newJobId();
   await storeRequests(id, body.items);
-  const job = await createJob(id, account.accountId, body.endpoint, body.items.length);
+  const webhook = body.webhookUrl ? { webhookUrl: body.webhookUrl, ...(body.webhookEvents?.length ? { webhookEvents: body.webhookEvents } : {}) } : {};
+  const job = await createJob(id, account.accountId, body.endpoint, body.items.length, webhook);
   try {
     await enqueueItems(job.id, job.count);
   } catch (error) {

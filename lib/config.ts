@@ -35,6 +35,8 @@ const envSchema = z.object({
   // for the local SQS), and set only locally, that SQS's endpoint.
   JOBS_QUEUE_URL: z.url().optional(),
   SQS_ENDPOINT: z.url().optional(),
+  // Webhook retries wait their schedule times this (tests shorten it; docs/api.md, "Jobs").
+  WEBHOOK_BACKOFF_SCALE: z.coerce.number().min(0.001).max(1).default(1),
   // Failed authentications (a wrong API key) per client IP per minute; past it, 429 for the rest of the minute.
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   // Comma-separated exact host:port pairs the network guard lets through (tests, self-hosting).

@@ -104,8 +104,10 @@ const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
 const FALLBACK_CAP: Cap = { concurrency: 2, rate: 20, burst: 40 };
 // An account's keys and auto-topup: set up now and then, by a person or a script.
 const MANAGE_CAP: Cap = { concurrency: 2, rate: 5, burst: 10 };
-// Jobs (docs/api.md, "Jobs"): submitted and read by scripts; listing and cancelling are rarer.
+// Jobs (docs/api.md, "Jobs"): submitted (a second or so each) and polled by scripts; listing,
+// cancelling and the webhook secret are rarer.
 const JOBS_CAP: Cap = { concurrency: 2, rate: 10, burst: 20 };
+const JOBS_POLL_CAP: Cap = { concurrency: 1, rate: 10, burst: 20 };
 const JOBS_MINOR_CAP: Cap = { concurrency: 1, rate: 5, burst: 10 };
 const METADATA_CAP: Cap = { concurrency: 10, rate: 10, burst: 20 };
 const SIGNUP_CAP: Cap = { concurrency: 2, rate: 2, burst: 5 };
@@ -257,8 +259,10 @@ const ROWS = [
   // item is charged when it starts, by the worker (the `consumers` below).
   { id: "jobs-create", method: "POST", path: "/api/v1/jobs", ...MANAGE, timeoutSeconds: 30, cap: JOBS_CAP, uses: ["table", "bucket", "jobs-queue"] },
   { id: "jobs-list", method: "GET", path: "/api/v1/jobs", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
-  { id: "jobs-get", method: "GET", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_CAP, uses: ["table", "bucket"] },
-  { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
+  { id: "jobs-get", method: "GET", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
+  { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue"] },
+  // The account's secret that signs its jobs' webhooks (shown once; a new one replaces it).
+  { id: "webhook-secret", method: "POST", path: "/api/v1/webhook-secret", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
   // A stored output by the name an MCP tool links to (lib/http/deliver.ts): a redirect to storage, so
   // that a client that sends its key with every request of its own still drops it on the way out.
@@ -316,7 +320,7 @@ export interface Consumer extends FunctionRow {
 }
 
 export const consumers: readonly Consumer[] = [
-  { id: "job-worker", queue: "jobs", memoryMB: 2048, timeoutSeconds: 150, browser: true, concurrency: 20, uses: ["table", "bucket"] },
+  { id: "job-worker", queue: "jobs", memoryMB: 2048, timeoutSeconds: 150, browser: true, concurrency: 20, uses: ["table", "bucket", "jobs-queue"] },
 ];
 
 /** Every endpoint, once. */

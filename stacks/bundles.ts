@@ -27,8 +27,9 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   SendEmail: { service: "ses", actions: ["ses:SendEmail"] },
   // An asynchronous invocation of the auto-topup worker (lib/payments/auto-topup-launch.ts).
   Invoke: { service: "lambda", actions: ["lambda:InvokeFunction"] },
-  // A job's items, sent to the jobs queue (lib/jobs/queue.ts).
+  // A job's items and its webhooks' attempts, sent to the jobs queue (lib/jobs/queue.ts).
   SendMessageBatch: { service: "sqs", actions: ["sqs:SendMessage"] },
+  SendMessage: { service: "sqs", actions: ["sqs:SendMessage"] },
 };
 
 /**

@@ -70,6 +70,8 @@ async function startShared(): Promise<Shared> {
     SIGNUP_LIMIT_PER_HOUR: "1000",
     // The fuzzer alone sends hundreds of wrong keys from 127.0.0.1; the limit is tested per IP in process.
     AUTH_FAILURES_PER_MINUTE: "100000",
+    // Job webhooks retried at a thousandth of their schedule: the retry tests take seconds.
+    WEBHOOK_BACKOFF_SCALE: "0.001",
     // Everything it logs, for test/final/logs.test.ts to search for secrets.
     LOG_LEVEL: "debug",
   });

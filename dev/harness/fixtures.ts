@@ -309,6 +309,7 @@ export async function startFixtures(): Promise<Fixtures> {
   const hanging = new Set<http.ServerResponse>();
   // Things fixture pages report back (e.g. which consent button was clicked).
   const events: string[] = [];
+  const hooks = new Map<string, { headers: http.IncomingHttpHeaders; body: string }[]>();
   const echoes: { id: string; what: string; host: string; cookie: string; authorization: string; extra: string; userAgent: string }[] = [];
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://fixture");
@@ -321,6 +322,26 @@ export async function startFixtures(): Promise<Fixtures> {
     if (url.pathname === "/data") {
       const ms = Math.min(5_000, Number(url.searchParams.get("ms") ?? 400));
       setTimeout(() => response.writeHead(200, { "content-type": "application/json" }).end('{"show":true}'), ms);
+      return;
+    }
+    // A webhook receiver: POST /hooks/in?id=X&fail=N keeps each request (headers and body) under X and
+    // answers 500 to the first N, then 204 (with &redirect=1, a 302 elsewhere instead);
+    // /hooks/seen?id=X answers what it kept.
+    if (url.pathname === "/hooks/in") {
+      const id = url.searchParams.get("id") ?? "";
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        const kept = hooks.get(id) ?? [];
+        kept.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
+        hooks.set(id, kept);
+        if (url.searchParams.get("redirect")) return void response.writeHead(302, { location: `/hooks/in?id=${id}-redirected` }).end();
+        response.writeHead(kept.length <= Number(url.searchParams.get("fail") ?? 0) ? 500 : 204).end();
+      });
+      return;
+    }
+    if (url.pathname === "/hooks/seen") {
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hooks.get(url.searchParams.get("id") ?? "") ?? []));
       return;
     }
     if (url.pathname === "/__events") {

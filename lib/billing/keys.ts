@@ -18,6 +18,8 @@
 //   job          JOB#<id>           JOB        (its account, endpoint, items; expiresAt: TTL)
 //                JOB#<id>           ITEM#<nnn> (an item's state, charge and result)
 //                ACCT#<id>          JOB#<ISO time>#<job id>   (the account's list of its jobs)
+//                JOB#<id>           HOOK#<delivery id>        (a webhook event of the job and its delivery attempts)
+//   webhook key  ACCT#<id>          WEBHOOK    (the account's webhook signing secret)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -119,3 +121,12 @@ export const accountJobKey = (accountId: string, createdAt: string, jobId: strin
   pk: `ACCT#${accountId}`,
   sk: `${ACCOUNT_JOB_PREFIX}${createdAt}#${jobId}`,
 });
+
+/** Sort-key prefix of a job's webhook deliveries. */
+export const JOB_HOOK_PREFIX = "HOOK#";
+
+/** A webhook event of a job, and its delivery attempts. */
+export const jobHookKey = (jobId: string, deliveryId: string): TableKey => ({ pk: `JOB#${jobId}`, sk: `${JOB_HOOK_PREFIX}${deliveryId}` });
+
+/** An account's webhook signing secret (POST /api/v1/webhook-secret). */
+export const webhookSecretKey = (accountId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: "WEBHOOK" });

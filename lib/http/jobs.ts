@@ -1,6 +1,7 @@
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { type Job, type JobItem, jobStatus, readJob } from "../jobs/store.js";
+import { readDeliveries } from "../jobs/webhooks.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 import { downloadLink } from "../storage/outputs.js";
 
@@ -8,8 +9,9 @@ import { downloadLink } from "../storage/outputs.js";
 // status, charge, and result (the synchronous endpoint's JSON envelope, its output behind a link
 // signed now, for an hour) or error.
 
-/** The answer for `job` and its `items`. */
+/** The answer for `job` and its `items` (and its webhooks' deliveries, when it has a webhook). */
 export async function jobAnswer(job: Job, items: readonly JobItem[]) {
+  const deliveries = job.webhookUrl ? await readDeliveries(job.id) : [];
   const answered = await Promise.all(
     items.map(async (item) => {
       const link = item.outputKey ? await downloadLink(item.outputKey) : null;
@@ -44,6 +46,15 @@ export async function jobAnswer(job: Job, items: readonly JobItem[]) {
     charged_micro_usd: items.reduce((sum, item) => sum + (item.charged ?? 0), 0),
     links_expire_in_seconds: config.DOWNLOAD_LINK_SECONDS,
     items: answered,
+    ...(job.webhookUrl
+      ? {
+          webhook: {
+            url: job.webhookUrl,
+            events: ["job.completed", ...(job.webhookEvents?.includes("item") ? ["job.item"] : [])],
+            deliveries: deliveries.map((d) => ({ id: d.id, type: d.type, status: d.status, attempts: d.attempts })),
+          },
+        }
+      : {}),
   };
 }
 

@@ -309,6 +309,18 @@ const OPERATIONS: Record<string, Json> = {
       "404": error("No such job for this account"),
     },
   },
+  "webhook-secret": {
+    summary: "Create or rotate the webhook secret",
+    description:
+      "The secret (Standard Webhooks' `whsec_` form) that signs the account's job webhooks: `webhook-signature` is `v1,` and the base64 HMAC-SHA256, with the secret's decoded bytes, of `webhook-id.webhook-timestamp.body`. Shown in this answer only; a new one replaces the old at once. A job with `webhookUrl` needs one.",
+    responses: {
+      "201": {
+        description: "The secret, this once",
+        content: { "application/json": { schema: { type: "object", properties: { secret: { type: "string", pattern: "^whsec_" } }, required: ["secret"] } } },
+      },
+      "401": error("A key is required"),
+    },
+  },
   "verify-email": {
     summary: "Verify a signup's address (the mailed link)",
     description:

@@ -225,6 +225,21 @@ export const jobResponse = z.object({
       error: z.object({ code: z.string(), message: z.string() }).optional(),
     }),
   ),
+  webhook: z
+    .object({
+      url: z.string(),
+      events: z.array(z.enum(["job.completed", "job.item"])),
+      deliveries: z.array(
+        z.object({
+          id: z.string().describe("the webhook-id header, the same on every attempt"),
+          type: z.enum(["job.completed", "job.item"]),
+          status: z.enum(["pending", "delivered", "failed"]),
+          attempts: z.array(z.object({ at: z.string(), status: z.number().int().optional(), error: z.string().optional() })),
+        }),
+      ),
+    })
+    .optional()
+    .describe("with webhookUrl: where its events go and each delivery's attempts"),
 });
 
 /** GET /api/v1/jobs. */

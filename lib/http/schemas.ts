@@ -636,13 +636,22 @@ const itemsOf = <T extends z.ZodType>(item: T) =>
     .min(1, { error: `must hold 1 to ${MAX_JOB_ITEMS} items` })
     .max(MAX_JOB_ITEMS, { error: `must hold 1 to ${MAX_JOB_ITEMS} items` });
 
+/** Where a job's webhooks go (docs/api.md, "Jobs"): its end, and with `webhookEvents: ["item"]` each item's. */
+const jobWebhook = {
+  webhookUrl: httpUrl.optional(),
+  webhookEvents: z
+    .array(oneOf(["item"]))
+    .max(1, { error: 'must be ["item"] or left out' })
+    .optional(),
+};
+
 /** Body of POST /api/v1/jobs (docs/api.md, "Jobs"): an endpoint and 1 to 100 of its request bodies. */
 export const jobRequest = z.discriminatedUnion(
   "endpoint",
   [
-    z.strictObject({ endpoint: z.literal("screenshot"), items: itemsOf(screenshotItem) }),
-    z.strictObject({ endpoint: z.literal("html-to-screenshot"), items: itemsOf(htmlScreenshotItem) }),
-    z.strictObject({ endpoint: z.literal("content"), items: itemsOf(contentItem) }),
+    z.strictObject({ endpoint: z.literal("screenshot"), items: itemsOf(screenshotItem), ...jobWebhook }),
+    z.strictObject({ endpoint: z.literal("html-to-screenshot"), items: itemsOf(htmlScreenshotItem), ...jobWebhook }),
+    z.strictObject({ endpoint: z.literal("content"), items: itemsOf(contentItem), ...jobWebhook }),
   ],
   { error: 'must be one of "screenshot", "html-to-screenshot", "content"' },
 );

@@ -1,29 +1,44 @@
-import { SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
+import type { WebhookMessage } from "./webhooks.js";
 
-// The jobs queue (SQS; the local one under `npm run dev`): one message per item, which the worker
-// (functions/job-worker.ts) receives as Lambda's SQS event. Retries, redelivery and the dead-letter
-// queue are the queue's.
+// The jobs queue (SQS; the local one under `npm run dev`): a message per item, and one per webhook
+// delivery attempt, which the worker (functions/job-worker.ts) receives as Lambda's SQS event.
+// Retries, redelivery and the dead-letter queue are the queue's.
 
 let client: SQSClient | undefined;
 
-/** What a message names: one item of one job (its request is in the bucket). */
+/** What an item's message names: one item of one job (its request is in the bucket). */
 export interface ItemMessage {
+  readonly kind?: "item";
   readonly jobId: string;
   readonly index: number;
 }
 
-/** Queues `count` items of `jobId`, ten messages a call (SQS's batch limit). */
-export async function enqueueItems(jobId: string, count: number): Promise<void> {
+export type JobMessage = ItemMessage | WebhookMessage;
+
+const sqs = () => {
   if (!config.JOBS_QUEUE_URL) throw new AppError("INTERNAL_ERROR", "Jobs are not set up on this deployment (no queue).");
   client ??= new SQSClient({ region: config.AWS_REGION, ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}) });
+  return { client, url: config.JOBS_QUEUE_URL };
+};
+
+/** Queues `count` items of `jobId`, ten messages a call (SQS's batch limit). */
+export async function enqueueItems(jobId: string, count: number): Promise<void> {
+  const { client, url } = sqs();
   for (let start = 0; start < count; start += 10) {
     const entries = Array.from({ length: Math.min(10, count - start) }, (_, offset) => {
       const message: ItemMessage = { jobId, index: start + offset };
       return { Id: String(start + offset), MessageBody: JSON.stringify(message) };
     });
-    const sent = await client.send(new SendMessageBatchCommand({ QueueUrl: config.JOBS_QUEUE_URL, Entries: entries }));
+    const sent = await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
     if (sent.Failed?.length) throw new AppError("INTERNAL_ERROR", `The queue refused ${sent.Failed.length} items of the job; retry it.`);
   }
+}
+
+/** Queues one message, delivered after `delaySeconds` (at most 900). */
+export async function enqueue(message: JobMessage, delaySeconds: number): Promise<void> {
+  const { client, url } = sqs();
+  await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(message), DelaySeconds: delaySeconds }));
 }

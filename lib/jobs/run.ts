@@ -13,6 +13,7 @@ import { priceOf, routeById } from "../routes.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
 import { finishItem, getJob, type Job, type JobItem, readJob, startItem } from "./store.js";
+import { announce } from "./webhooks.js";
 
 // A job's item, run by the worker (functions/job-worker.ts) when the queue delivers its message:
 // taken (once at a time), charged as its endpoint would be, run with its own page-load limit, its
@@ -97,6 +98,7 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     if (!(error instanceof AppError)) throw error;
     // Not charged (the balance does not cover it): the item fails as the request would have.
     await finishItem(job.id, message.index, { status: "failed", charged: 0, error: { code: error.code, message: error.message } });
+    await ended(job, message.index);
     return "done";
   }
   const budget = whenAborted(deadlineAt, renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`));
@@ -104,6 +106,7 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     const outcome = await work(job.id, message.index, job.endpoint, item, { at: deadlineAt, signal: budget.signal, pageLoadMs });
     await markDelivered(charge);
     await finishItem(job.id, message.index, { status: "succeeded", charged: price, ...outcome });
+    await ended(job, message.index);
     return "done";
   } catch (error) {
     const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
@@ -112,10 +115,16 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     await refundCharge(charge);
     const failure = ours ? new AppError("INTERNAL_ERROR", "The item could not be run; it was not charged.") : error;
     await finishItem(job.id, message.index, { status: "failed", charged: 0, error: { code: failure.code, message: failure.message } });
+    await ended(job, message.index);
     return "done";
   } finally {
     budget.clear();
   }
+}
+
+/** After an item ended: its webhooks. A failure to queue them is logged: the item's outcome stands. */
+async function ended(job: Job, index: number): Promise<void> {
+  await announce(job, index).catch((error: unknown) => log.error("a job's webhook could not be queued", { jobId: job.id, index, error: describeError(error) }));
 }
 
 /** Whether another worker holds the item now (it runs: the message is not spent). */

@@ -43,6 +43,11 @@ export interface Job {
   readonly count: number;
   /** Set by DELETE: what had not started is not started. */
   readonly cancelledAt?: string;
+  /** Where its webhooks go (lib/jobs/webhooks.ts), and whether each item's end is one too. */
+  readonly webhookUrl?: string;
+  readonly webhookEvents?: readonly "item"[];
+  /** Set once, when every item has ended: its `job.completed` webhook is sent then. */
+  readonly completedAt?: string;
 }
 
 const JOB_ID = /^job_[A-Za-z0-9_-]{22}$/;
@@ -57,9 +62,16 @@ const expiresAt = (from: number) => Math.floor(from / 1000) + JOB_RETENTION_DAYS
  * Records job `id` of `count` items for `accountId` (their requests already stored: lib/jobs/requests.ts):
  * its items (queued), then the job and its line in the account's list. Returns the job.
  */
-export async function createJob(id: string, accountId: string, endpoint: JobEndpoint, count: number, now = Date.now()): Promise<Job> {
+export async function createJob(
+  id: string,
+  accountId: string,
+  endpoint: JobEndpoint,
+  count: number,
+  webhook: Pick<Job, "webhookUrl" | "webhookEvents"> = {},
+  now = Date.now(),
+): Promise<Job> {
   const createdAt = new Date(now).toISOString();
-  const job: Job = { id, accountId, endpoint, createdAt, count };
+  const job: Job = { id, accountId, endpoint, createdAt, count, ...webhook };
   const expires = expiresAt(now);
   const items = Array.from({ length: count }, (_, index) => ({ ...jobItemKey(id, index), index, status: "queued", expiresAt: expires }));
   // The items first, the job last: a job that is read exists whole.
@@ -207,4 +219,24 @@ export async function finishItem(
 export async function getJob(id: string): Promise<Job | null> {
   const found = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobKey(id), ConsistentRead: true }));
   return (found.Item as Job | undefined) ?? null;
+}
+
+/** Marks the job ended once, when none of its `items` is queued or running; true for the one call that did. */
+export async function markEnded(job: Job, items: readonly JobItem[], now = Date.now()): Promise<boolean> {
+  if (items.some((item) => item.status === "queued" || item.status === "running")) return false;
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: jobKey(job.id),
+        UpdateExpression: "SET completedAt = :now",
+        ConditionExpression: "attribute_not_exists(completedAt)",
+        ExpressionAttributeValues: { ":now": new Date(now).toISOString() },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as { name?: string }).name === "ConditionalCheckFailedException") return false;
+    throw error;
+  }
 }

@@ -64,8 +64,24 @@ function decode(response: http.IncomingMessage): Readable {
   return response.pipe(decoder);
 }
 
-/** One request to `url`, connected to the checked address; no redirects followed. */
-async function requestOnce(url: URL, accept: string, signal: AbortSignal, extra: Record<string, string>): Promise<http.IncomingMessage> {
+/** One GET of `url`, connected to the checked address; no redirects followed. */
+const requestOnce = (url: URL, accept: string, signal: AbortSignal, extra: Record<string, string>): Promise<http.IncomingMessage> =>
+  guardedRequest(url, {
+    method: "GET",
+    signal,
+    headers: { "user-agent": USER_AGENT, accept, "accept-language": "en;q=0.9, *;q=0.5", "accept-encoding": "gzip, deflate, br", ...extra },
+  });
+
+/**
+ * One request to `url` under the network guard (its name resolved and checked here, the socket
+ * connected to that very address), with `init`'s method, headers and body; no redirects followed.
+ * A refused or unreachable address is INVALID_URL; `signal` aborts it.
+ */
+export async function guardedRequest(
+  url: URL,
+  init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string; signal: AbortSignal },
+): Promise<http.IncomingMessage> {
+  const { signal } = init;
   const secure = url.protocol === "https:";
   const port = Number(url.port || (secure ? 443 : 80));
   const target = await resolveTarget(url.hostname, port, config.privateHosts);
@@ -78,9 +94,9 @@ async function requestOnce(url: URL, accept: string, signal: AbortSignal, extra:
       hostname: url.hostname.replace(/^\[|\]$/g, ""),
       port,
       path: `${url.pathname}${url.search}`,
-      method: "GET",
+      method: init.method,
       signal,
-      headers: { host: url.host, "user-agent": USER_AGENT, accept, "accept-language": "en;q=0.9, *;q=0.5", "accept-encoding": "gzip, deflate, br", ...extra },
+      headers: { host: url.host, ...init.headers },
       // Host header, SNI and certificate check use the name; the socket goes to the checked address.
       lookup: (_hostname, options, callback) => {
         if ((options as { all?: boolean }).all)
@@ -98,7 +114,7 @@ async function requestOnce(url: URL, accept: string, signal: AbortSignal, extra:
       if (signal.aborted) reject(signal.reason);
       else reject(invalidUrl(describeSocketError(error), error));
     });
-    request.end();
+    request.end(init.body);
   });
 }
 

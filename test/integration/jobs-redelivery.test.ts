@@ -2,12 +2,19 @@
 // pending), and twice at once. The worker runs in process against the shared stack's DynamoDB Local,
 // s3rver and Chromium, as Lambda runs it; the dead worker's state is left by the very functions a
 // worker calls (take the item, charge it) and nothing after them. One render, charged once.
-import { describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { admin, signUp } from "../../dev/harness/dev-process.js";
+import { createJobsQueue } from "../../dev/jobs-local.js";
+import { startSqsLocal } from "../../dev/sqs-local.js";
+import { canaryHits } from "../helpers/api.js";
 import { useSharedStackInProcess } from "../helpers/in-process.js";
 
-// The fixture pages are on loopback: let this process's network guard through to them, as the stack's is.
-useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host });
+// The fixture pages are on loopback: let this process's network guard through to them, as the
+// stack's is. A queue of this file's own (the local SQS), for the messages its webhooks send.
+const sqs = await startSqsLocal();
+const queue = await createJobsQueue(sqs.endpoint, 60);
+afterAll(() => sqs.stop());
+useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host, SQS_ENDPOINT: sqs.endpoint, JOBS_QUEUE_URL: queue.queueUrl });
 const { QueryCommand } = await import("@aws-sdk/lib-dynamodb");
 const { documents } = await import("../../lib/billing/dynamodb.js");
 const { reconcileCharges } = await import("../../lib/billing/ledger.js");
@@ -16,12 +23,13 @@ const { jobRequest } = await import("../../lib/http/schemas.js");
 const { storeRequests } = await import("../../lib/jobs/requests.js");
 const { chargeItem, runItem } = await import("../../lib/jobs/run.js");
 const { createJob, newJobId, readJob, startItem } = await import("../../lib/jobs/store.js");
+const { deliver, readDeliveries, rotateWebhookSecret, sendEvent } = await import("../../lib/jobs/webhooks.js");
 
 const base = inject("baseUrl");
 let counter = 0;
 
-/** An account with $10, and a job of `count` screenshot items of it. */
-async function jobOf(count: number) {
+/** An account with $10, and a job of `count` screenshot items of it (with `webhookUrl`, if given). */
+async function jobOf(count: number, webhookUrl?: string) {
   const email = `redelivery-${Date.now()}-${counter++}@jobs.test`;
   const { api_key: key, account_id: accountId } = await signUp(base, email);
   admin(inject("localDir"), "credit", accountId, "10");
@@ -31,7 +39,7 @@ async function jobOf(count: number) {
   });
   const id = newJobId();
   await storeRequests(id, items);
-  return { job: await createJob(id, accountId, "screenshot", count), key };
+  return { job: await createJob(id, accountId, "screenshot", count, webhookUrl ? { webhookUrl } : {}), key };
 }
 
 const balance = async (key: string) =>
@@ -101,6 +109,21 @@ describe("a job item delivered again", () => {
     expect((await ledgerOf(recent.job.accountId, `${recent.job.id}.0`)).pending).toHaveLength(1);
     expect(await balance(old.key)).toBe(oldBalance + 5_000);
     expect((await ledgerOf(old.job.accountId, `${old.job.id}.0`)).entries.map((e) => e.status)).toEqual(["refunded"]);
+  });
+
+  it("a webhook URL refused at delivery (its name now resolves to a private address): the attempt fails, nothing reaches it", async () => {
+    // Accepted when the job was made (as a public name would be), the canary on loopback by delivery:
+    // the guard refuses it there too, before any connection.
+    const { job } = await jobOf(1, `${inject("canaryUrl")}/hook`);
+    await rotateWebhookSecret(job.accountId);
+    await sendEvent(job, "job.completed", { status: "completed" });
+    const [pending] = await readDeliveries(job.id);
+    await deliver({ kind: "webhook", jobId: job.id, deliveryId: pending!.id, attempt: 1, dueAt: Date.now() }, job);
+    const [delivery] = await readDeliveries(job.id);
+    expect(delivery!.attempts).toHaveLength(1);
+    expect(delivery!.attempts[0]!.error).toMatch(/private, loopback, link-local or reserved address/);
+    expect(delivery!.status).toBe("pending");
+    expect((await canaryHits()).filter((hit) => hit.includes("/hook"))).toEqual([]);
   });
 
   it("a message for no job (expired, or made up) is spent without a charge", async () => {

@@ -1,0 +1,10 @@
+import { keyAccess } from "../lib/http/key-access.js";
+import { json } from "../lib/http/responses.js";
+import { withHttp } from "../lib/http/with-http.js";
+import { rotateWebhookSecret } from "../lib/jobs/webhooks.js";
+
+// POST /api/v1/webhook-secret: makes (or replaces) the secret that signs the account's job
+// webhooks (Standard Webhooks' whsec_ form). Shown in this answer only; the old one stops at once.
+export const handler = withHttp({ route: "webhook-secret", access: keyAccess }, async ({ account }) =>
+  json({ secret: await rotateWebhookSecret(account.accountId) }, 201),
+);

@@ -1,0 +1,204 @@
+import { createHmac, randomBytes } from "node:crypto";
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { documents } from "../billing/dynamodb.js";
+import { JOB_HOOK_PREFIX, jobHookKey, jobKey, webhookSecretKey } from "../billing/keys.js";
+import { config } from "../config.js";
+import { describeError, log } from "../log.js";
+import { guardedRequest } from "../metadata/fetch.js";
+import { JOB_RETENTION_DAYS } from "../packaging.js";
+import { enqueue } from "./queue.js";
+import { type Job, jobStatus, markEnded, readJob } from "./store.js";
+
+// A job's webhooks (docs/api.md, "Jobs"): events POSTed to the job's webhookUrl, signed as the
+// Standard Webhooks specification defines (webhook-id, webhook-timestamp, webhook-signature:
+// "v1," and the base64 HMAC-SHA256 of "id.timestamp.body" with the account's secret), each attempt
+// through the network guard with a short timeout and no redirect followed, retried with backoff
+// for about a day on anything but a 2xx. Each event and its attempts are kept with the job.
+
+/** Seconds before each retry after the first attempt (about a day in all), as Standard Webhooks' senders do. */
+const RETRY_SECONDS = [5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600];
+/** An attempt gives up after this long (a receiver should answer at once and work later). */
+const ATTEMPT_TIMEOUT_MS = 10_000;
+/** SQS delays a message 15 minutes at most: a later attempt waits in steps. */
+const MAX_DELAY_SECONDS = 900;
+
+const SECRET_PREFIX = "whsec_";
+
+/** Makes (or replaces) the account's webhook secret; the answer is the only place it is shown. */
+export async function rotateWebhookSecret(accountId: string, now = Date.now()): Promise<string> {
+  const secret = `${SECRET_PREFIX}${randomBytes(24).toString("base64")}`;
+  await documents.send(
+    new PutCommand({ TableName: config.TABLE_NAME, Item: { ...webhookSecretKey(accountId), secret, createdAt: new Date(now).toISOString() } }),
+  );
+  return secret;
+}
+
+/** The account's webhook secret, or null when it has none. */
+export async function webhookSecretOf(accountId: string): Promise<string | null> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: webhookSecretKey(accountId), ConsistentRead: true }));
+  return (Item?.secret as string | undefined) ?? null;
+}
+
+/** The webhook-signature header of `body` sent as message `id` at `timestamp` (unix seconds). */
+function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), "base64");
+  return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
+}
+
+/** One attempt: when, and the status it got or why it got none. */
+interface Attempt {
+  readonly at: string;
+  readonly status?: number;
+  readonly error?: string;
+}
+
+/** An event of a job and its delivery, as kept with the job. */
+export interface Delivery {
+  readonly id: string;
+  readonly type: "job.completed" | "job.item";
+  readonly status: "pending" | "delivered" | "failed";
+  readonly attempts: readonly Attempt[];
+  /** The body sent, the same on every attempt. */
+  readonly payload: string;
+}
+
+/** A delivery attempt's message on the jobs queue (lib/jobs/queue.ts). */
+export interface WebhookMessage {
+  readonly kind: "webhook";
+  readonly jobId: string;
+  readonly deliveryId: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** Not before (epoch ms). */
+  readonly dueAt: number;
+}
+
+/** Keeps event `type` of `job` with `data` and queues its first attempt, if the job has a webhook. */
+export async function sendEvent(job: Job, type: Delivery["type"], data: Record<string, unknown>, now = Date.now()): Promise<void> {
+  if (!job.webhookUrl) return;
+  const id = `msg_${randomBytes(12).toString("base64url")}`;
+  const payload = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data: { job_id: job.id, ...data } });
+  await documents.send(
+    new PutCommand({
+      TableName: config.TABLE_NAME,
+      Item: { ...jobHookKey(job.id, id), id, type, status: "pending", attempts: [], payload, expiresAt: Math.floor(now / 1000) + JOB_RETENTION_DAYS * 86_400 },
+    }),
+  );
+  const message: WebhookMessage = { kind: "webhook", jobId: job.id, deliveryId: id, attempt: 1, dueAt: now };
+  await enqueue(message, 0);
+}
+
+/** A job's webhook events and their attempts, oldest first. */
+export async function readDeliveries(jobId: string): Promise<Delivery[]> {
+  const page = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :hooks)",
+      ExpressionAttributeValues: { ":pk": jobKey(jobId).pk, ":hooks": JOB_HOOK_PREFIX },
+      ConsistentRead: true,
+    }),
+  );
+  return (page.Items ?? []) as Delivery[];
+}
+
+/** One POST of `payload` to `url`, signed; the status it got, or why it got none. */
+async function attempt(url: string, secret: string, id: string, payload: string, now: number): Promise<Attempt> {
+  const timestamp = Math.floor(now / 1000);
+  const at = new Date(now).toISOString();
+  try {
+    const response = await guardedRequest(new URL(url), {
+      method: "POST",
+      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "Shotline-Webhooks/1.0",
+        "webhook-id": id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signWebhook(secret, id, timestamp, payload),
+      },
+      body: payload,
+    });
+    // The status is the answer: the body is not read (a receiver's page is none of our business).
+    response.destroy();
+    return { at, status: response.statusCode ?? 0 };
+  } catch (error) {
+    const reason = (error as Error).name === "TimeoutError" ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : (error as Error).message;
+    return { at, error: reason.slice(0, 300) };
+  }
+}
+
+/**
+ * Handles a delivery message: not yet due, it waits on the queue again (in steps of at most 15
+ * minutes); due, it makes the attempt, keeps its outcome, and queues the next one after a failure
+ * (anything but a 2xx), until RETRY_SECONDS run out.
+ */
+export async function deliver(message: WebhookMessage, job: Job, now = Date.now()): Promise<void> {
+  if (message.dueAt > now) {
+    await enqueue(message, Math.min(MAX_DELAY_SECONDS, Math.ceil((message.dueAt - now) / 1000)));
+    return;
+  }
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobHookKey(job.id, message.deliveryId), ConsistentRead: true }));
+  const delivery = Item as Delivery | undefined;
+  // Ended already (this message came twice), or gone with its job.
+  if (delivery?.status !== "pending" || delivery.attempts.length >= message.attempt) return;
+  const secret = await webhookSecretOf(job.accountId);
+  const outcome: Attempt = secret
+    ? await attempt(job.webhookUrl!, secret, delivery.id, delivery.payload, now)
+    : { at: new Date(now).toISOString(), error: "no webhook secret" };
+  const delivered = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
+  const retryIn = RETRY_SECONDS[message.attempt - 1];
+  const status = delivered ? "delivered" : retryIn === undefined || !secret ? "failed" : "pending";
+  const attempts = [...delivery.attempts, outcome];
+  await documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: jobHookKey(job.id, delivery.id),
+      UpdateExpression: "SET attempts = :attempts, #status = :status",
+      // Only this attempt writes it: a message delivered twice finds the attempt kept already.
+      ConditionExpression: "size(attempts) = :before",
+      ExpressionAttributeNames: { "#status": "status" },
+      ExpressionAttributeValues: {
+        ":attempts": attempts,
+        ":status": status,
+        ":before": delivery.attempts.length,
+      },
+    }),
+  );
+  if (status === "pending") {
+    const next: WebhookMessage = { ...message, attempt: message.attempt + 1, dueAt: now + retryIn! * 1000 * config.WEBHOOK_BACKOFF_SCALE };
+    await enqueue(next, Math.min(MAX_DELAY_SECONDS, Math.ceil((next.dueAt - now) / 1000)));
+  } else if (status === "failed") {
+    log.warn("webhook not delivered", {
+      jobId: job.id,
+      deliveryId: delivery.id,
+      attempts: attempts.length,
+      last: describeError(outcome.error ?? outcome.status),
+    });
+  }
+}
+
+/**
+ * After item `index` of `job` ended (or the job was cancelled: no index): its `job.item` event when
+ * the job asks for them, and once every item has ended, the job's `job.completed`.
+ */
+export async function announce(job: Job, index?: number): Promise<void> {
+  if (!job.webhookUrl) return;
+  const found = await readJob(job.id);
+  if (!found) return;
+  const item = index === undefined ? undefined : found.items.find((i) => i.index === index);
+  if (item && job.webhookEvents?.includes("item"))
+    await sendEvent(job, "job.item", {
+      index: item.index,
+      status: item.status,
+      charged_micro_usd: item.charged ?? 0,
+      ...(item.error ? { error: item.error } : {}),
+    });
+  if (await markEnded(found.job, found.items)) {
+    const counts = Object.fromEntries(["succeeded", "failed", "cancelled"].map((status) => [status, found.items.filter((i) => i.status === status).length]));
+    await sendEvent(job, "job.completed", {
+      status: jobStatus(found.job, found.items),
+      counts,
+      charged_micro_usd: found.items.reduce((sum, i) => sum + (i.charged ?? 0), 0),
+    });
+  }
+}
