@@ -1,7 +1,6 @@
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
-import type { WebhookMessage } from "./webhooks.js";
 
 // The jobs queue (SQS; the local one under `npm run dev`): a message per item, and one per webhook
 // delivery attempt, which the worker (functions/job-worker.ts) receives as Lambda's SQS event.
@@ -14,6 +13,17 @@ export interface ItemMessage {
   readonly kind?: "item";
   readonly jobId: string;
   readonly index: number;
+}
+
+/** A webhook delivery attempt's message (lib/jobs/webhooks.ts). */
+export interface WebhookMessage {
+  readonly kind: "webhook";
+  readonly jobId: string;
+  readonly deliveryId: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** Not before (epoch ms). */
+  readonly dueAt: number;
 }
 
 export type JobMessage = ItemMessage | WebhookMessage;

@@ -6,7 +6,7 @@ import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { guardedRequest } from "../metadata/fetch.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
-import { enqueue } from "./queue.js";
+import { enqueue, type WebhookMessage } from "./queue.js";
 import { type Job, jobStatus, markEnded, readJob } from "./store.js";
 
 // A job's webhooks (docs/api.md, "Jobs"): events POSTed to the job's webhookUrl, signed as the
@@ -60,17 +60,6 @@ export interface Delivery {
   readonly attempts: readonly Attempt[];
   /** The body sent, the same on every attempt. */
   readonly payload: string;
-}
-
-/** A delivery attempt's message on the jobs queue (lib/jobs/queue.ts). */
-export interface WebhookMessage {
-  readonly kind: "webhook";
-  readonly jobId: string;
-  readonly deliveryId: string;
-  /** 1 for the first attempt. */
-  readonly attempt: number;
-  /** Not before (epoch ms). */
-  readonly dueAt: number;
 }
 
 /** Keeps event `type` of `job` with `data` and queues its first attempt, if the job has a webhook. */
