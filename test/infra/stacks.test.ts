@@ -252,15 +252,20 @@ describe("Api stack", () => {
       ScalingConfig: { MaximumConcurrency: worker.concurrency },
     });
     expect(JSON.stringify(mapping!.Properties.EventSourceArn)).toContain(jobsId);
-    // Only the route that makes jobs may send to the queue, and only to it; it knows where it is.
+    // Only what queues items or webhooks may send to the queue, and only to it: the route that makes
+    // jobs, the one that cancels them (its completion webhook) and the worker (webhooks, retries).
     const sending = (Object.values(api.findResources("AWS::IAM::Policy")) as Resource[]).flatMap((p) =>
       (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((st) =>
         [st.Action].flat().includes("sqs:SendMessage"),
       ).map((st) => ({ roles: JSON.stringify(p.Properties.Roles), resource: JSON.stringify(st.Resource) })),
     );
-    expect(sending).toHaveLength(1);
-    expect(sending[0]!.roles).toContain((fn("functions/jobs-create.handler").Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0]);
-    expect(sending[0]!.resource).toContain(jobsId);
+    const roleOf = (id: string) => (fn(`functions/${id}.handler`).Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0];
+    expect(sending.map((st) => ["jobs-create", "jobs-cancel", "job-worker"].find((id) => st.roles.includes(roleOf(id)))).sort()).toEqual([
+      "job-worker",
+      "jobs-cancel",
+      "jobs-create",
+    ]);
+    for (const st of sending) expect(st.resource).toContain(jobsId);
     expect(JSON.stringify((fn("functions/jobs-create.handler").Environment as { Variables: unknown }).Variables)).toContain("JOBS_QUEUE_URL");
   });
 
