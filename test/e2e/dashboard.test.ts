@@ -363,7 +363,7 @@ describe("dashboard", () => {
     await visible(page, "#create-signing-key");
     await page.click("#create-signing-key");
     // (Read once shown: on a busy machine the first read came before the message, in one CI run.)
-    await page.waitForFunction(() => (document.querySelector("#signing-keys-error") as HTMLElement | null)?.innerText.trim() !== "", { timeout: 5_000 });
+    await page.waitForFunction(() => (document.querySelector("#signing-keys-error") as HTMLElement | null)?.textContent?.trim() !== "", { timeout: 5_000 });
     expect(await textOf(page, "#signing-keys-error")).toBe("A daily limit is an amount from $0.01 to $10,000, or empty for none.");
     await page.$eval("#signing-key-limit", (el) => ((el as HTMLInputElement).value = ""));
     await page.type("#signing-key-limit", "2.5");
