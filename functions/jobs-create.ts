@@ -14,13 +14,19 @@ import { routeById } from "../lib/routes.js";
 
 // POST /api/v1/jobs: up to 100 requests of one endpoint, every one validated before anything is
 // queued (a bad one is a 400 naming its index); 202 with the job as GET shows it. Each item is
-// charged when it starts (docs/api.md, "Jobs"). A webhook URL must pass the network guard now (and
-// does again at each delivery), and the account must have a secret to sign with.
+// charged when it starts (docs/api.md, "Jobs"). A webhook URL and items' upload URLs must pass the
+// network guard now (and do again when used); a webhook needs the account's secret to sign with.
+/** Refuses (400, naming `field`) a URL the network guard would refuse: checked now, and again when it is used. */
+async function assertReachable(field: string, href: string): Promise<void> {
+  const url = new URL(href);
+  const target = await resolveTarget(url.hostname, Number(url.port || (url.protocol === "https:" ? 443 : 80)), config.privateHosts);
+  if (!target.ok) throw invalidParams(`Invalid request: ${field}: ${target.reason}.`);
+}
+
 export const handler = withHttp({ route: "jobs-create", schema: jobRequest, access: keyAccess }, async ({ account, body }) => {
+  for (const [index, item] of body.items.entries()) if (item.upload) await assertReachable(`items.${index}.upload.url`, item.upload.url);
   if (body.webhookUrl) {
-    const url = new URL(body.webhookUrl);
-    const target = await resolveTarget(url.hostname, Number(url.port || (url.protocol === "https:" ? 443 : 80)), config.privateHosts);
-    if (!target.ok) throw invalidParams(`Invalid request: webhookUrl: ${target.reason}.`);
+    await assertReachable("webhookUrl", body.webhookUrl);
     if (!(await webhookSecretOf(account.accountId)))
       throw invalidParams("Invalid request: webhookUrl: the account has no webhook secret to sign with; make one with POST /api/v1/webhook-secret.");
   }

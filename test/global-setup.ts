@@ -1,7 +1,11 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { type DevProcess, fundedKey, startDev } from "../dev/harness/dev-process.js";
 import { type Fixtures, startFixtures } from "../dev/harness/fixtures.js";
 import { freePort } from "../dev/ports.js";
+import { type S3Local, startS3Local } from "../dev/s3-local.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -15,13 +19,15 @@ declare module "vitest" {
     apiKey: string;
     localDir: string;
     accountEmail: string;
+    /** An S3 of "the customer's" (another s3rver), that job items upload to through presigned URLs. */
+    customerS3: string;
   }
 }
 
 /** The page-load limit of the test stack: short, so the timeout tests take seconds, not half a minute. */
 export const TEST_PAGE_LOAD_MS = 5_000;
 
-type Shared = { dev: DevProcess; fixtures: Fixtures; closedPort: number; apiKey: string; accountEmail: string };
+type Shared = { dev: DevProcess; fixtures: Fixtures; closedPort: number; apiKey: string; accountEmail: string; customerS3: S3Local };
 
 // The integration, infra, e2e, hostile and final projects each list this file; the stack starts
 // once for whichever of them run and stops after the last of them (vitest sets every project up
@@ -34,7 +40,8 @@ const state = holder.__shotlineStack;
 export async function setup(project: TestProject) {
   state.users++;
   state.shared ??= startShared();
-  const { dev, fixtures, closedPort, apiKey, accountEmail } = await state.shared;
+  const { dev, fixtures, closedPort, apiKey, accountEmail, customerS3 } = await state.shared;
+  project.provide("customerS3", customerS3.endpoint);
   project.provide("apiKey", apiKey);
   project.provide("localDir", dev.localDir);
   project.provide("accountEmail", accountEmail);
@@ -49,10 +56,11 @@ export async function setup(project: TestProject) {
 
 export async function teardown() {
   if (--state.users > 0 || !state.shared) return;
-  const { dev, fixtures } = await state.shared;
+  const { dev, fixtures, customerS3 } = await state.shared;
   state.shared = undefined;
   await dev.stop();
   await fixtures.close();
+  await customerS3.stop();
 }
 
 // One local stack (`npm run dev` with its state in a temp folder), plus the fixture pages it may
@@ -61,9 +69,10 @@ async function startShared(): Promise<Shared> {
   const fixtures = await startFixtures();
   // Allowed through the guard but with nothing listening: a real "connection refused".
   const closedPort = await freePort();
+  const customerS3 = await startS3Local({ directory: await mkdtemp(path.join(tmpdir(), "shotline-customer-s3-")) });
   const dev = await startDev({
     // localhost:<fixtures port> is the same server as another origin (request controls' third party).
-    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},localhost:${new URL(fixtures.baseUrl).port},127.0.0.1:${closedPort}`,
+    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},localhost:${new URL(fixtures.baseUrl).port},127.0.0.1:${closedPort},${new URL(customerS3.endpoint).host}`,
     PAGE_LOAD_TIMEOUT_MS: String(TEST_PAGE_LOAD_MS),
     // Many test files share 127.0.0.1; per-account limits are tested with an account set to 10/s.
     RATE_LIMIT_PER_SECOND: "100",
@@ -79,5 +88,5 @@ async function startShared(): Promise<Shared> {
   // operators' CLI (which is thereby tested too).
   const accountEmail = "render-tests@shotline.test";
   const apiKey = await fundedKey(dev.info.baseUrl, dev.localDir, accountEmail, 1000);
-  return { dev, fixtures, closedPort, apiKey, accountEmail };
+  return { dev, fixtures, closedPort, apiKey, accountEmail, customerS3 };
 }

@@ -31,6 +31,7 @@ export async function jobAnswer(job: Job, items: readonly JobItem[]) {
         ...(item.finishedAt ? { finished_at: item.finishedAt } : {}),
         ...(result ? { result } : {}),
         ...(item.error ? { error: item.error } : {}),
+        ...(item.upload ? { upload: item.upload } : {}),
       };
     }),
   );

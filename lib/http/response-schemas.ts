@@ -223,6 +223,10 @@ export const jobResponse = z.object({
         .optional()
         .describe("the synchronous endpoint's JSON envelope (a content answer's summary), its output at downloadUrl"),
       error: z.object({ code: z.string(), message: z.string() }).optional(),
+      upload: z
+        .object({ status: z.enum(["uploaded", "failed"]), http_status: z.number().int().optional(), error: z.string().optional() })
+        .optional()
+        .describe("with upload: what the customer's URL answered the PUT of the output"),
     }),
   ),
   webhook: z

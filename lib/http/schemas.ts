@@ -611,8 +611,15 @@ export function contentPageOptions(body: Omit<ContentFields, "screenshot"> & { s
 const MAX_JOB_ITEMS = 100;
 const MAX_JOB_TIMEOUT_SECONDS = 90;
 
-/** What a job item takes besides its endpoint's body: its page-load limit in seconds (the synchronous endpoints keep theirs). */
-const jobItemFields = { timeout: integer(1, MAX_JOB_TIMEOUT_SECONDS).default(30) };
+/**
+ * What a job item takes besides its endpoint's body: its page-load limit in seconds (the
+ * synchronous endpoints keep theirs), and where to PUT its output besides (a presigned URL of the
+ * customer's bucket, with the headers it was signed for).
+ */
+const jobItemFields = {
+  timeout: integer(1, MAX_JOB_TIMEOUT_SECONDS).default(30),
+  upload: z.strictObject({ url: httpUrl, headers: headers.optional() }, { error: "must be {url, headers?}: a presigned PUT URL" }).optional(),
+};
 /** A job's results are JSON with links, and its items are not cached: these fields have nothing to do in one. */
 const NOT_IN_JOBS = { responseFormat: true, cacheTtl: true, cacheKey: true } as const;
 

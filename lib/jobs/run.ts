@@ -5,6 +5,7 @@ import { contentBody } from "../http/content.js";
 import { EXTENSIONS, envelopeOf } from "../http/deliver.js";
 import type { JobRequest } from "../http/schemas.js";
 import { describeError, log } from "../log.js";
+import { guardedRequest } from "../metadata/fetch.js";
 import { JOB_MAX_RECEIVES } from "../packaging.js";
 import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
@@ -30,7 +31,33 @@ const LEASE_MARGIN_MS = 15_000;
 const CHARGE_HOLD_MS = 60 * 60_000;
 
 type Item = JobRequest["items"][number];
-type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey">;
+type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey"> & { output: { body: Buffer; contentType: string } };
+
+/** An upload gives up after this long. */
+const UPLOAD_TIMEOUT_MS = 60_000;
+
+/**
+ * PUTs an item's output to the customer's `upload` URL (a presigned URL of their bucket) under the
+ * network guard, no redirect followed: what it answered, or why it did not.
+ */
+async function upload(target: NonNullable<Item["upload"]>, output: Outcome["output"]): Promise<NonNullable<JobItem["upload"]>> {
+  try {
+    const response = await guardedRequest(new URL(target.url), {
+      method: "PUT",
+      signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS),
+      headers: { "content-type": output.contentType, "content-length": String(output.body.length), ...target.headers },
+      body: output.body,
+    });
+    response.destroy();
+    const status = response.statusCode ?? 0;
+    return status >= 200 && status < 300 ? { status: "uploaded", http_status: status } : { status: "failed", http_status: status };
+  } catch (error) {
+    return {
+      status: "failed",
+      error: ((error as Error).name === "TimeoutError" ? `no answer within ${UPLOAD_TIMEOUT_MS / 1000} s` : (error as Error).message).slice(0, 300),
+    };
+  }
+}
 
 /** Runs the work of one item under `deadline`; what is kept of it. */
 async function work(jobId: string, index: number, endpoint: JobRequest["endpoint"], item: Item, deadline: Parameters<typeof capture>[2]): Promise<Outcome> {
@@ -48,12 +75,14 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
       return stored.envelope;
     });
     const outputKey = outputKeyOf(jobId, index, "json");
-    await putObject(outputKey, JSON.stringify(answer), "application/json");
+    const json = Buffer.from(JSON.stringify(answer));
+    await putObject(outputKey, json, "application/json");
     const { url, title, rendered, tokens } = answer;
     return {
       outputKey,
       result: { url, title, rendered, tokens, format: body.format, ...(answer.screenshot ? { screenshot: answer.screenshot } : {}) },
       imageKey,
+      output: { body: json, contentType: "application/json" },
     };
   }
   const { timeout: _, ...body } = item as Exclude<Item, { format: "markdown" | "text" | "html" }>;
@@ -61,7 +90,7 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
   const { url: _url, html: _html, ...options } = body as typeof body & { url?: string; html?: string };
   const shot = await capture(source, options as CaptureOptions, deadline);
   const stored = await storeCapture(shot);
-  return { outputKey: stored.key, result: stored.envelope };
+  return { outputKey: stored.key, result: stored.envelope, output: { body: shot.body, contentType: shot.contentType } };
 }
 
 /**
@@ -103,9 +132,11 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
   }
   const budget = whenAborted(deadlineAt, renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`));
   try {
-    const outcome = await work(job.id, message.index, job.endpoint, item, { at: deadlineAt, signal: budget.signal, pageLoadMs });
+    const { output, ...outcome } = await work(job.id, message.index, job.endpoint, item, { at: deadlineAt, signal: budget.signal, pageLoadMs });
+    // The output is made and kept: it is charged, whatever the customer's bucket answers.
     await markDelivered(charge);
-    await finishItem(job.id, message.index, { status: "succeeded", charged: price, ...outcome });
+    const uploaded = item.upload ? await upload(item.upload, output) : undefined;
+    await finishItem(job.id, message.index, { status: "succeeded", charged: price, ...outcome, ...(uploaded ? { upload: uploaded } : {}) });
     await ended(job, message.index);
     return "done";
   } catch (error) {

@@ -33,6 +33,8 @@ export interface JobItem {
   /** A content snapshot's image, linked when the job is read. */
   readonly imageKey?: string;
   readonly error?: { code: string; message: string };
+  /** Its output PUT to the customer's URL (`upload`): the status it got, or why it got none. */
+  readonly upload?: { readonly status: "uploaded" | "failed"; readonly http_status?: number; readonly error?: string };
 }
 
 export interface Job {
@@ -199,7 +201,7 @@ export async function startItem(jobId: string, index: number, leaseUntil: number
 export async function finishItem(
   jobId: string,
   index: number,
-  outcome: Pick<JobItem, "charged" | "result" | "outputKey" | "error"> & { status: "succeeded" | "failed" },
+  outcome: Pick<JobItem, "charged" | "result" | "outputKey" | "imageKey" | "error" | "upload"> & { status: "succeeded" | "failed" },
   now = Date.now(),
 ): Promise<void> {
   const fields = Object.entries({ ...outcome, finishedAt: new Date(now).toISOString() }).filter(([, value]) => value !== undefined);

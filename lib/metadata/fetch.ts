@@ -79,7 +79,7 @@ const requestOnce = (url: URL, accept: string, signal: AbortSignal, extra: Recor
  */
 export async function guardedRequest(
   url: URL,
-  init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string; signal: AbortSignal },
+  init: { method: "GET" | "POST" | "PUT"; headers: Record<string, string>; body?: string | Buffer; signal: AbortSignal },
 ): Promise<http.IncomingMessage> {
   const { signal } = init;
   const secure = url.protocol === "https:";

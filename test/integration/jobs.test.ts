@@ -4,8 +4,11 @@
 // page slower than a synchronous call may take, finished by an item with a longer `timeout`; a
 // job cancelled; another account's job unknown.
 import { setTimeout as sleep } from "node:timers/promises";
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { describe, expect, inject, it } from "vitest";
 import { fundedKey } from "../../dev/harness/dev-process.js";
+import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
 import { readImage } from "../helpers/image.js";
 
@@ -149,6 +152,41 @@ describe("jobs", () => {
     for (const item of skipped) expect(item.charged_micro_usd).toBe(0);
     expect(await balance(key)).toBe(before - ran.length * 5_000);
   }, 90_000);
+
+  it("uploads an item's output to the customer's bucket through a presigned PUT (another S3), and records what it answered", async () => {
+    const key = await account();
+    // The customer's bucket, and presigned PUT URLs to it, as their code would make them.
+    const customer = new S3Client({ endpoint: inject("customerS3"), region: "us-east-1", forcePathStyle: true, credentials: LOCAL_CREDENTIALS });
+    const bucket = `customer-${Date.now()}`;
+    await customer.send(new CreateBucketCommand({ Bucket: bucket }));
+    const presign = (objectKey: string) => getSignedUrl(customer, new PutObjectCommand({ Bucket: bucket, Key: objectKey }), { expiresIn: 600 });
+    const { body } = await submit(key, {
+      endpoint: "screenshot",
+      items: [
+        shot("/simple", { upload: { url: await presign("shots/one.png") } }),
+        // A bucket that does not exist: S3 refuses the PUT; the item still succeeds (its output is kept with the job), its upload failed.
+        shot("/simple", {
+          upload: { url: await getSignedUrl(customer, new PutObjectCommand({ Bucket: `${bucket}-gone`, Key: "x.png" }), { expiresIn: 600 }) },
+        }),
+      ],
+    });
+    const job = await settled(key, body.id);
+    expect(job.items.map((i) => i.status)).toEqual(["succeeded", "succeeded"]);
+    expect((job.items[0] as Item & { upload: unknown }).upload).toEqual({ status: "uploaded", http_status: 200 });
+    expect((job.items[1] as Item & { upload: { status: string; http_status: number } }).upload).toMatchObject({ status: "failed", http_status: 404 });
+    const ours = Buffer.from(await (await fetch(job.items[0]!.result!.downloadUrl!)).arrayBuffer());
+    const theirs = await customer.send(new GetObjectCommand({ Bucket: bucket, Key: "shots/one.png" }));
+    expect(Buffer.from(await theirs.Body!.transformToByteArray()).equals(ours)).toBe(true);
+    expect(theirs.ContentType).toBe("image/png");
+    customer.destroy();
+    // An upload URL on a private address is refused with the job, naming the item.
+    const refused = await submit(key, {
+      endpoint: "screenshot",
+      items: [shot("/simple"), shot("/simple", { upload: { url: "http://169.254.169.254/latest" } })],
+    });
+    expect(refused.res.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/items\.1\.upload\.url: .*private, loopback, link-local or reserved address/);
+  }, 60_000);
 
   it("another account's job, or none: 404; listed only to its own account", async () => {
     const owner = await account();
