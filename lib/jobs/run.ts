@@ -9,6 +9,7 @@ import { guardedRequest } from "../metadata/fetch.js";
 import { JOB_MAX_RECEIVES } from "../packaging.js";
 import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
+import { JOB_CAPTURE_HEIGHT } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
 import { priceOf, routeById } from "../routes.js";
 import type { ItemMessage } from "./queue.js";
@@ -88,7 +89,7 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
   const { timeout: _, ...body } = item as Exclude<Item, { format: "markdown" | "text" | "html" }>;
   const source = "url" in body ? { kind: "url" as const, url: body.url as string } : { kind: "html" as const, html: (body as { html: string }).html };
   const { url: _url, html: _html, ...options } = body as typeof body & { url?: string; html?: string };
-  const shot = await capture(source, options as CaptureOptions, deadline);
+  const shot = await capture(source, options as CaptureOptions, deadline, { maxHeight: JOB_CAPTURE_HEIGHT });
   const stored = await storeCapture(shot);
   return { outputKey: stored.key, result: stored.envelope, output: { body: shot.body, contentType: shot.contentType } };
 }

@@ -52,7 +52,13 @@ export interface SettledPage {
  * the page, loading it, settling it; then runs `fn` on it before the deadline (a capture, or a
  * reading of its DOM: lib/content).
  */
-export async function withSettledPage<T>(source: RenderSource, options: CaptureOptions, deadline: Deadline, fn: (page: SettledPage) => Promise<T>): Promise<T> {
+export async function withSettledPage<T>(
+  source: RenderSource,
+  options: CaptureOptions,
+  deadline: Deadline,
+  fn: (page: SettledPage) => Promise<T>,
+  limits: CaptureLimits = {},
+): Promise<T> {
   const started = Date.now();
   const viewport = viewportFor(options);
   const paged = isPaged(options);
@@ -89,7 +95,7 @@ export async function withSettledPage<T>(source: RenderSource, options: CaptureO
         consent,
         { ...options, fullPage: options.fullPage || paged },
         viewport.height,
-        maxCaptureHeight(viewport, options.style === "mockup", options.format),
+        maxCaptureHeight(viewport, options.style === "mockup", options.format, limits.maxHeight),
       );
       // A later navigation that failed (refused by the guard, unreachable) leaves Chromium's error page.
       if (loaded.page.url().startsWith("chrome-error:")) {
@@ -130,6 +136,12 @@ export async function captureSettled({ loaded, settled, viewport, started }: Set
   };
 }
 
+/** What a render may reach besides the request's own fields: a job's item a taller full page. */
+export interface CaptureLimits {
+  /** The tallest full page, CSS px (default MAX_CAPTURE_HEIGHT). */
+  readonly maxHeight?: number;
+}
+
 /** Renders `source` with `options` and captures it before the deadline. */
-export const capture = (source: RenderSource, options: CaptureOptions, deadline: Deadline): Promise<Capture> =>
-  withSettledPage(source, options, deadline, (page) => captureSettled(page, source, options));
+export const capture = (source: RenderSource, options: CaptureOptions, deadline: Deadline, limits: CaptureLimits = {}): Promise<Capture> =>
+  withSettledPage(source, options, deadline, (page) => captureSettled(page, source, options), limits);

@@ -135,6 +135,18 @@ describe("jobs", () => {
     expect(job.items[0]).toMatchObject({ status: "succeeded", charged_micro_usd: 5_000 });
   }, 60_000);
 
+  it("a full page up to 50,000 CSS px in a job (20,000 synchronously), cut there and saying so", async () => {
+    const key = await account();
+    const tall = shot("/tall?h=60000", { fullPage: true, format: "jpeg" });
+    const sync = await postJson("/api/v1/screenshot", { ...tall, responseFormat: "json" }, auth(key));
+    expect(((await sync.json()) as { height: number; truncated: boolean }).height).toBe(20_000);
+    const { body } = await submit(key, { endpoint: "screenshot", items: [{ ...tall, timeout: 60 }] });
+    const job = await settled(key, body.id, 120_000);
+    expect(job.items[0]).toMatchObject({ status: "succeeded", result: { width: 320, height: 50_000, truncated: true } });
+    const image = await readImage(Buffer.from(await (await fetch(job.items[0]!.result!.downloadUrl!)).arrayBuffer()));
+    expect(image).toMatchObject({ width: 320, height: 50_000 });
+  }, 180_000);
+
   it("cancelled: what has not started is never run nor charged; what runs ends as it would", async () => {
     const key = await account();
     const before = await balance(key);
