@@ -184,6 +184,7 @@
     renderUsage(usage);
     loadApiKeys();
     loadSigningKeys();
+    loadJobs();
   }
 
   /** A key as lists show it: its first 13 characters and its last 4. */
@@ -242,9 +243,54 @@
     show("usage-empty", usage.recent_usage.length === 0);
   }
 
+  // ---- Jobs (docs/api.md, "Jobs") --------------------------------------------------------------
+
+  /** The newest jobs: when made, endpoint, status, items done of all (failed ones said), and what they cost. */
+  async function loadJobs() {
+    fieldError("jobs-error");
+    let jobs;
+    try {
+      ({ jobs } = await api("/jobs"));
+    } catch (error) {
+      return fieldError("jobs-error", explain(error));
+    }
+    const rows = $("jobs-rows");
+    rows.replaceChildren();
+    for (const job of jobs) {
+      const row = document.createElement("tr");
+      row.dataset.job = job.id;
+      const done = `${job.succeeded} of ${job.items}${job.failed ? ` (${job.failed} failed)` : ""}`;
+      const cells = [
+        new Date(job.created_at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }),
+        job.endpoint,
+        job.status,
+        done,
+        dollars(job.charged_micro_usd),
+      ];
+      cells.forEach((value, index) => {
+        const cell = document.createElement("td");
+        if (index === 0) cell.title = `${job.id}, ${job.created_at}`;
+        if (index >= 3) cell.className = "num";
+        if (index === 2) {
+          const badge = document.createElement("span");
+          badge.className = `badge ${value}`;
+          badge.textContent = value;
+          cell.append(badge);
+        } else {
+          cell.textContent = value;
+        }
+        row.append(cell);
+      });
+      rows.append(row);
+    }
+    show("jobs-table", jobs.length > 0);
+    show("jobs-empty", jobs.length === 0);
+  }
+
   async function refresh() {
     try {
       renderUsage(await api("/usage"));
+      loadJobs();
       // The panel's allowance is the chain's: read again with the rest.
       if (!$("auto-topup-card").hidden) {
         const answer = await api("/auto-topup");

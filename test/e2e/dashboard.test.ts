@@ -348,6 +348,36 @@ describe("dashboard", () => {
     await page.close();
   });
 
+  it("lists the account's jobs with their items' status and cost, at 1280 and 390 px", async () => {
+    const page = await openDashboard({ wallet: false });
+    const key = await signUpThroughPage(page, `jobs-${Date.now()}@shotline.test`);
+    await page.click("#continue");
+    await visible(page, "#jobs-card");
+    expect(await textOf(page, "#jobs-empty")).toBe("No jobs yet.");
+    const items = [1, 2].map((n) => ({ html: `<h1>Item ${n}</h1>`, width: 400, deviceScaleFactor: 1 }));
+    const made = await fetch(`${dev.info.baseUrl}/api/v1/jobs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ endpoint: "html-to-screenshot", items }),
+    });
+    const { id } = (await made.json()) as { id: string };
+    for (let waited = 0; waited < 60_000; waited += 250) {
+      const job = (await (await fetch(`${dev.info.baseUrl}/api/v1/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { status: string };
+      if (job.status === "completed") break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    await page.click("#refresh");
+    await page.waitForSelector(`#jobs-rows tr[data-job="${id}"]`, { timeout: 30_000 });
+    const cells = await page.$$eval(`#jobs-rows tr[data-job="${id}"] td`, (tds) => tds.map((td) => (td.textContent ?? "").trim()));
+    expect(cells.slice(1)).toEqual(["html-to-screenshot", "completed", "2 of 2", "$0.01"]);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "jobs-desktop.png"), fullPage: true });
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "jobs-phone.png"), fullPage: true });
+    // Nothing on the page spills out sideways at a phone's width.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.close();
+  });
+
   it("manages signing keys and builds a signed link that renders as an <img>, refused once its key is revoked", async () => {
     const page = await openDashboard({ wallet: false });
     const errors: string[] = [];
