@@ -9,7 +9,8 @@
 // AVIF vs PNG, a full page in tiles vs one under the limit), metadata (bench/metadata.ts): our
 // extraction vs metascraper and open-graph-scraper, the render cache (bench/cache.ts), MCP vs REST
 // (bench/mcp.ts), main-content quality on real pages (bench/content-quality.ts) and content speed vs jsdom +
-// Readability + turndown and vs metadata through HTTP (bench/content-speed.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
+// Readability + turndown and vs metadata through HTTP (bench/content-speed.ts), jobs through the
+// queue vs synchronous and their webhooks' lag (bench/jobs.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
 // Lambda cold start of the bundled render function vs @sparticuz/chromium's own (bench/cold-start.ts).
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
 import puppeteer from "puppeteer-core";
@@ -21,6 +22,7 @@ import { benchColdStart } from "./cold-start.js";
 import { benchContentQuality } from "./content-quality.js";
 import { benchContentSpeed } from "./content-speed.js";
 import { benchFilterLists } from "./filter-lists.js";
+import { benchJobs } from "./jobs.js";
 import { benchMcp } from "./mcp.js";
 import { benchMetadata } from "./metadata.js";
 import { benchOutputs } from "./outputs.js";
@@ -148,6 +150,9 @@ async function main() {
   // Content speed: the usual Node pipeline on the same pages, and content vs metadata through HTTP (bench/content-speed.ts).
   const contentSpeed = await benchContentSpeed({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, contentSpeed.ratios);
+  // Jobs: items a second through the local queue and worker vs synchronous, and the webhook's lag (bench/jobs.ts).
+  const jobs = await benchJobs({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey });
+  Object.assign(results.ratios, jobs.ratios);
   const cache = await benchCache({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, cache.ratios);
   const mcp = await benchMcp({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
@@ -163,6 +168,7 @@ async function main() {
     metadata: metadata.results,
     content: content.results,
     content_speed: contentSpeed.results,
+    jobs: jobs.results,
     mcp: mcp.results,
     cache: cache.results,
     throughput: throughput.results,
@@ -190,6 +196,7 @@ async function main() {
     `content: main-text F1 ${content.results.f1} (precision ${content.results.precision}, recall ${content.results.recall}) on ${content.results.pages} real pages with their true article bodies (target >= 0.96), ${content.results.ms_per_page} ms a page`,
   );
   contentSpeed.print();
+  jobs.print();
   cache.print();
   mcp.print();
   throughput.print();

@@ -309,7 +309,7 @@ export async function startFixtures(): Promise<Fixtures> {
   const hanging = new Set<http.ServerResponse>();
   // Things fixture pages report back (e.g. which consent button was clicked).
   const events: string[] = [];
-  const hooks = new Map<string, { headers: http.IncomingHttpHeaders; body: string }[]>();
+  const hooks = new Map<string, { headers: http.IncomingHttpHeaders; body: string; at: number }[]>();
   const echoes: { id: string; what: string; host: string; cookie: string; authorization: string; extra: string; userAgent: string }[] = [];
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://fixture");
@@ -324,7 +324,7 @@ export async function startFixtures(): Promise<Fixtures> {
       setTimeout(() => response.writeHead(200, { "content-type": "application/json" }).end('{"show":true}'), ms);
       return;
     }
-    // A webhook receiver: POST /hooks/in?id=X&fail=N keeps each request (headers and body) under X and
+    // A webhook receiver: POST /hooks/in?id=X&fail=N keeps each request (headers, body, when) under X and
     // answers 500 to the first N, then 204 (with &redirect=1, a 302 elsewhere instead);
     // /hooks/seen?id=X answers what it kept.
     if (url.pathname === "/hooks/in") {
@@ -333,7 +333,7 @@ export async function startFixtures(): Promise<Fixtures> {
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {
         const kept = hooks.get(id) ?? [];
-        kept.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
+        kept.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() });
         hooks.set(id, kept);
         if (url.searchParams.get("redirect")) return void response.writeHead(302, { location: `/hooks/in?id=${id}-redirected` }).end();
         response.writeHead(kept.length <= Number(url.searchParams.get("fail") ?? 0) ? 500 : 204).end();

@@ -113,9 +113,13 @@ export const chargeItem = (job: Job, index: number, price: number, taken: JobIte
  * up to JOB_MAX_RECEIVES times; at the last one they fail the item and refund it instead.
  */
 export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
-  const job = await getJob(message.jobId);
-  if (!job) return "done";
-  const item = (await loadRequest(job.id, message.index)) as Item;
+  // Read at once: a message of no job (expired, or made up) finds neither.
+  const request = loadRequest(message.jobId, message.index).catch((error: unknown) => {
+    if ((error as { name?: string }).name === "NoSuchKey") return null;
+    throw error;
+  }) as Promise<Item | null>;
+  const [job, item] = await Promise.all([getJob(message.jobId), request]);
+  if (!job || !item) return "done";
   const pageLoadMs = item.timeout * 1000;
   const deadlineAt = now + pageLoadMs + ITEM_RESERVE_MS;
   const taken = await startItem(job.id, message.index, deadlineAt + LEASE_MARGIN_MS, now);

@@ -1,0 +1,82 @@
+import { type Sample, stats } from "./stats.js";
+
+// Jobs in `npm run bench`, measured in the same run:
+//   jobs_vs_sync  items a second of one job of ITEMS screenshots (/simple, 1280x800 at 2x, PNG)
+//                 through the local queue and worker at the default concurrency, from submitting it
+//                 to its job.completed webhook, against synchronous POST /api/v1/screenshot of the
+//                 same page at the same concurrency (the worker's locally: RENDER_CONCURRENCY, 4);
+//                 goal >= 0.9
+//   webhook_ms    from a job's last item ending (its finished_at) to its job.completed webhook
+//                 arriving at a receiver on loopback, p50 of WEBHOOK_JOBS small jobs; goal < 1,000
+
+const ITEMS = Number(process.env.BENCH_JOB_ITEMS ?? 24);
+const WEBHOOK_JOBS = 8;
+const CONCURRENCY = 4;
+const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 2 };
+
+type Seen = { body: string; at: number };
+
+export async function benchJobs(options: { fixturesUrl: string; serviceUrl: string; apiKey: string }) {
+  const headers = { "content-type": "application/json", authorization: `Bearer ${options.apiKey}` };
+  const url = `${options.fixturesUrl}/simple`;
+  await fetch(`${options.serviceUrl}/api/v1/webhook-secret`, { method: "POST", headers });
+  const seen = async (id: string) => (await (await fetch(`${options.fixturesUrl}/hooks/seen?id=${id}`)).json()) as Seen[];
+  /** Submits a job of `count` items with its webhook at `hook`; resolves when the webhook has arrived, with when it did. */
+  const run = async (hook: string, count: number) => {
+    const started = performance.now();
+    const res = await fetch(`${options.serviceUrl}/api/v1/jobs`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        endpoint: "screenshot",
+        items: Array.from({ length: count }, () => ({ url, ...VIEWPORT })),
+        webhookUrl: `${options.fixturesUrl}/hooks/in?id=${hook}`,
+      }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    if (res.status !== 202) throw new Error(`jobs answered ${res.status}`);
+    for (;;) {
+      const arrived = await seen(hook);
+      if (arrived.length) return { id, ms: performance.now() - started, arrivedAt: arrived[0]!.at };
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  // Synchronous: the same shots, CONCURRENCY at once.
+  let next = 0;
+  const syncStarted = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < ITEMS) {
+        const shot = await fetch(`${options.serviceUrl}/api/v1/screenshot`, { method: "POST", headers, body: JSON.stringify({ url, ...VIEWPORT }) });
+        await shot.arrayBuffer();
+      }
+    }),
+  );
+  const syncPerS = ITEMS / ((performance.now() - syncStarted) / 1000);
+  const job = await run(`bench-${Date.now()}`, ITEMS);
+  const jobPerS = ITEMS / (job.ms / 1000);
+  // The webhook's lag after the last item, over small jobs.
+  const lags: Sample = [];
+  for (let i = 0; i < WEBHOOK_JOBS; i++) {
+    const small = await run(`bench-lag-${Date.now()}-${i}`, 2);
+    const read = (await (await fetch(`${options.serviceUrl}/api/v1/jobs/${small.id}`, { headers })).json()) as { items: { finished_at: string }[] };
+    const lastEnded = Math.max(...read.items.map((item) => Date.parse(item.finished_at)));
+    lags.push(small.arrivedAt - lastEnded);
+  }
+  const results = {
+    items: ITEMS,
+    concurrency: CONCURRENCY,
+    sync_per_s: Number(syncPerS.toFixed(2)),
+    job_per_s: Number(jobPerS.toFixed(2)),
+    webhook_ms: stats(lags),
+  };
+  const ratios = { jobs_vs_sync: Number((jobPerS / syncPerS).toFixed(2)), webhook_p50_ms: results.webhook_ms.p50_ms };
+  return {
+    ratios,
+    results,
+    print: () =>
+      console.log(
+        `jobs: ${ITEMS} items at ${results.job_per_s}/s through the queue and worker vs ${results.sync_per_s}/s synchronously at ${CONCURRENCY} at once: jobs_vs_sync ${ratios.jobs_vs_sync} (goal >= 0.9); job.completed webhook p50 ${results.webhook_ms.p50_ms} ms after the last item (p95 ${results.webhook_ms.p95_ms}, goal < 1000)`,
+      ),
+  };
+}
