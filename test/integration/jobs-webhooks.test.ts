@@ -7,7 +7,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, inject, it } from "vitest";
 import { fundedKey } from "../../dev/harness/dev-process.js";
-import { canaryHits, type ErrorBody, postJson } from "../helpers/api.js";
+import { canaryHits, type ErrorBody, postJson, rgb } from "../helpers/api.js";
+import { readImage } from "../helpers/image.js";
 
 const base = inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
@@ -20,6 +21,8 @@ const secretOf = async (key: string) => {
   return ((await res.json()) as { secret: string }).secret;
 };
 const shot = { url: fixture("/simple"), width: 320, deviceScaleFactor: 1 };
+const balance = async (key: string) =>
+  ((await (await fetch(`${base}/api/v1/usage`, { headers: auth(key) })).json()) as { balance_micro_usd: number }).balance_micro_usd;
 
 type Delivery = { id: string; type: string; status: string; attempts: { status?: number; error?: string }[] };
 type Job = { id: string; status: string; webhook?: { deliveries: Delivery[] } } & ErrorBody;
@@ -27,9 +30,9 @@ type Seen = { headers: Record<string, string>; body: string };
 
 const seen = async (id: string) => (await (await fetch(fixture(`/hooks/seen?id=${id}`))).json()) as Seen[];
 
-/** The job once `until` holds, read every 250 ms for at most 60 s. */
-async function waitFor(key: string, id: string, until: (job: Job) => boolean): Promise<Job> {
-  const end = Date.now() + 60_000;
+/** The job once `until` holds, read every 250 ms for at most `ms`. */
+async function waitFor(key: string, id: string, until: (job: Job) => boolean, ms = 60_000): Promise<Job> {
+  const end = Date.now() + ms;
   for (;;) {
     const job = (await (await fetch(`${base}/api/v1/jobs/${id}`, { headers: auth(key) })).json()) as Job;
     if (until(job) || Date.now() > end) return job;
@@ -61,6 +64,38 @@ describe("job webhooks", () => {
     // A new secret replaces the old one.
     expect(await secretOf(key)).not.toBe(secret);
   }, 90_000);
+
+  it("a 50-item job: every output decoded, one job.completed verified by the reference library, exact charges", async () => {
+    const key = await account();
+    const secret = await secretOf(key);
+    const before = await balance(key);
+    const hook = `fifty-${Date.now()}`;
+    const items = Array.from({ length: 50 }, (_, n) => ({
+      html: `<body style="margin:0;background:#${(n * 5).toString(16).padStart(2, "0")}8040"><h1>Item ${n}</h1></body>`,
+      width: 320,
+      deviceScaleFactor: 1,
+    }));
+    const submitted = await postJson("/api/v1/jobs", { endpoint: "html-to-screenshot", items, webhookUrl: fixture(`/hooks/in?id=${hook}`) }, auth(key));
+    expect(submitted.status).toBe(202);
+    const { id } = (await submitted.json()) as Job;
+    const job = (await waitFor(key, id, (j) => j.webhook?.deliveries[0]?.status === "delivered", 120_000)) as Job & {
+      items: { status: string; charged_micro_usd: number; result: { downloadUrl: string } }[];
+    };
+    expect(job.items.map((i) => i.status)).toEqual(Array(50).fill("succeeded"));
+    // Each output is its own item's page: the background colour of item n.
+    for (const [n, item] of job.items.entries()) {
+      const image = await readImage(Buffer.from(await (await fetch(item.result.downloadUrl)).arrayBuffer()));
+      expect(image.width, `item ${n}`).toBe(320);
+      expect(rgb(image, 300, 190), `item ${n}`).toEqual({ r: n * 5, g: 0x80, b: 0x40 });
+    }
+    expect(await balance(key)).toBe(before - 50 * 5_000);
+    const received = await seen(hook);
+    expect(received).toHaveLength(1);
+    expect(new Webhook(secret).verify(received[0]!.body, received[0]!.headers)).toMatchObject({
+      type: "job.completed",
+      data: { job_id: id, status: "completed", counts: { succeeded: 50 }, charged_micro_usd: 250_000 },
+    });
+  }, 180_000);
 
   it('with webhookEvents ["item"]: each item\'s end too; a 500 is retried until a 2xx, each attempt kept', async () => {
     const key = await account();
