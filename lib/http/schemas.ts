@@ -718,6 +718,9 @@ export const autoTopupRequest = z
 /** Body of POST /api/v1/signing-keys (optional): the most links signed with the key may be charged a UTC day, in cents (1 cent to $10,000). */
 export const signingKeyRequest = z.strictObject({ dailyLimitCents: integer(1, MAX_TOPUP_CENTS).optional() });
 
+/** A body that says nothing: `{}` (POST /api/v1/webhook-secret). */
+export const emptyRequest = z.strictObject({});
+
 /** Body of POST /api/v1/api-keys (optional): a name to tell the key by. */
 export const apiKeyRequest = z.strictObject({
   name: z.string({ error: "must be a string" }).trim().min(1, { error: "must not be empty" }).max(64, { error: "must be at most 64 characters" }).optional(),
