@@ -199,6 +199,29 @@
       `  -d '{"url": "https://example.com"}' -o screenshot.png`,
     ].join("\n");
 
+  /** A date and time as the tables show it. */
+  const when = (iso) => new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+  /** A table row of `cells`: the first titled `title`, cell `badge` as a status badge, `classes` by cell. */
+  function tableRow(cells, { title, badge, classes }) {
+    const row = document.createElement("tr");
+    cells.forEach((value, index) => {
+      const cell = document.createElement("td");
+      if (index === 0) cell.title = title;
+      if (classes[index]) cell.className = classes[index];
+      if (index === badge) {
+        const label = document.createElement("span");
+        label.className = `badge ${value}`;
+        label.textContent = value;
+        cell.append(label);
+      } else {
+        cell.textContent = value;
+      }
+      row.append(cell);
+    });
+    return row;
+  }
+
   // How credits read in the usage table; charges show the endpoint they paid for.
   const ENDPOINT_LABELS = { bonus: "signup bonus", topup: "top-up", "auto-topup": "auto-topup" };
 
@@ -212,33 +235,20 @@
     renderAutoTopup(usage.auto_topup);
     show("low-balance", balance < STANDARD_MICRO);
 
-    const rows = $("usage-rows");
-    rows.replaceChildren();
-    for (const entry of usage.recent_usage) {
-      const row = document.createElement("tr");
-      const credit = entry.status === "credited";
-      const cells = [
-        new Date(entry.created_at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }),
-        ENDPOINT_LABELS[entry.endpoint] || ENDPOINT_LABELS[entry.kind] || entry.endpoint,
-        `${credit ? "+" : ""}${dollars(entry.amount_micro_usd)}`,
-        entry.status,
-      ];
-      cells.forEach((value, index) => {
-        const cell = document.createElement("td");
-        if (index === 0) cell.title = entry.created_at;
-        if (index === 2) cell.className = `num${credit ? " credit" : ""}`;
-        if (index === 3) {
-          const badge = document.createElement("span");
-          badge.className = `badge ${value}`;
-          badge.textContent = value;
-          cell.append(badge);
-        } else {
-          cell.textContent = value;
-        }
-        row.append(cell);
-      });
-      rows.append(row);
-    }
+    $("usage-rows").replaceChildren(
+      ...usage.recent_usage.map((entry) => {
+        const credit = entry.status === "credited";
+        return tableRow(
+          [
+            when(entry.created_at),
+            ENDPOINT_LABELS[entry.endpoint] || ENDPOINT_LABELS[entry.kind] || entry.endpoint,
+            `${credit ? "+" : ""}${dollars(entry.amount_micro_usd)}`,
+            entry.status,
+          ],
+          { title: entry.created_at, badge: 3, classes: { 2: `num${credit ? " credit" : ""}` } },
+        );
+      }),
+    );
     show("usage-table", usage.recent_usage.length > 0);
     show("usage-empty", usage.recent_usage.length === 0);
   }
@@ -254,35 +264,18 @@
     } catch (error) {
       return fieldError("jobs-error", explain(error));
     }
-    const rows = $("jobs-rows");
-    rows.replaceChildren();
-    for (const job of jobs) {
-      const row = document.createElement("tr");
-      row.dataset.job = job.id;
-      const done = `${job.succeeded} of ${job.items}${job.failed ? ` (${job.failed} failed)` : ""}`;
-      const cells = [
-        new Date(job.created_at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }),
-        job.endpoint,
-        job.status,
-        done,
-        dollars(job.charged_micro_usd),
-      ];
-      cells.forEach((value, index) => {
-        const cell = document.createElement("td");
-        if (index === 0) cell.title = `${job.id}, ${job.created_at}`;
-        if (index >= 3) cell.className = "num";
-        if (index === 2) {
-          const badge = document.createElement("span");
-          badge.className = `badge ${value}`;
-          badge.textContent = value;
-          cell.append(badge);
-        } else {
-          cell.textContent = value;
-        }
-        row.append(cell);
-      });
-      rows.append(row);
-    }
+    $("jobs-rows").replaceChildren(
+      ...jobs.map((job) => {
+        const done = `${job.succeeded} of ${job.items}${job.failed ? ` (${job.failed} failed)` : ""}`;
+        const row = tableRow([when(job.created_at), job.endpoint, job.status, done, dollars(job.charged_micro_usd)], {
+          title: `${job.id}, ${job.created_at}`,
+          badge: 2,
+          classes: { 3: "num", 4: "num" },
+        });
+        row.dataset.job = job.id;
+        return row;
+      }),
+    );
     show("jobs-table", jobs.length > 0);
     show("jobs-empty", jobs.length === 0);
   }
