@@ -132,10 +132,13 @@ export async function listJobs(accountId: string, limit: number): Promise<string
   return (page.Items ?? []).map((item) => item.jobId as string);
 }
 
-/** A job's status, from its items: cancelled once asked and nothing runs, completed once every item has ended. */
+/**
+ * A job's status, from its items: cancelled once asked, nothing runs and something was cancelled
+ * (a job asked after it had ended stays completed), completed once every item has ended.
+ */
 export function jobStatus(job: Job, items: readonly JobItem[]): JobStatus {
   if (items.some((item) => item.status === "running")) return "running";
-  if (job.cancelledAt) return "cancelled";
+  if (job.cancelledAt && items.some((item) => item.status === "cancelled")) return "cancelled";
   if (items.every((item) => item.status === "queued")) return "queued";
   return items.some((item) => item.status === "queued") ? "running" : "completed";
 }

@@ -163,6 +163,11 @@ describe("jobs", () => {
     expect(ran.length + skipped.length).toBe(12);
     for (const item of skipped) expect(item.charged_micro_usd).toBe(0);
     expect(await balance(key)).toBe(before - ran.length * 5_000);
+    // A job cancelled after it ended stays completed: nothing was left to cancel.
+    const { body: done } = await submit(key, { endpoint: "screenshot", items: [shot("/simple")] });
+    expect((await settled(key, done.id)).status).toBe("completed");
+    const late = (await (await fetch(`${base}/api/v1/jobs/${done.id}`, { method: "DELETE", headers: auth(key) })).json()) as Job;
+    expect(late.status).toBe("completed");
   }, 90_000);
 
   it("uploads an item's output to the customer's bucket through a presigned PUT (another S3), and records what it answered", async () => {
