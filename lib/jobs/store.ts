@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { documents } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
 import { ACCOUNT_JOB_PREFIX, accountJobKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
@@ -97,9 +97,8 @@ export async function createJob(
 
 /** The job `id` with its items, in order; null when there is none (or it has expired). */
 export async function readJob(id: string): Promise<{ job: Job; items: JobItem[] } | null> {
-  if (!isJobId(id)) return null;
-  const found = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobKey(id), ConsistentRead: true }));
-  if (!found.Item) return null;
+  const job = isJobId(id) ? await getJob(id) : null;
+  if (!job) return null;
   const items: JobItem[] = [];
   let start: Record<string, unknown> | undefined;
   do {
@@ -115,7 +114,7 @@ export async function readJob(id: string): Promise<{ job: Job; items: JobItem[] 
     items.push(...((page.Items ?? []) as JobItem[]));
     start = page.LastEvaluatedKey;
   } while (start);
-  return { job: found.Item as Job, items };
+  return { job, items };
 }
 
 /** The newest `limit` jobs of an account, newest first. */
@@ -155,8 +154,9 @@ export async function cancelJob(job: Job, items: readonly JobItem[], now = Date.
   );
   let cancelled = 0;
   for (const item of items.filter((i) => i.status === "queued")) {
-    try {
-      await documents.send(
+    // A condition that fails: started meanwhile, it runs to its end.
+    const done = await conditionHeld(
+      documents.send(
         new UpdateCommand({
           TableName: config.TABLE_NAME,
           Key: jobItemKey(job.id, item.index),
@@ -165,12 +165,9 @@ export async function cancelJob(job: Job, items: readonly JobItem[], now = Date.
           ExpressionAttributeNames: { "#status": "status" },
           ExpressionAttributeValues: { ":cancelled": "cancelled", ":queued": "queued", ":now": new Date(now).toISOString() },
         }),
-      );
-      cancelled++;
-    } catch (error) {
-      // Started meanwhile: it runs to its end.
-      if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
-    }
+      ),
+    );
+    if (done) cancelled++;
   }
   return cancelled;
 }
@@ -195,8 +192,8 @@ export async function startItem(jobId: string, index: number, leaseUntil: number
     );
     return Attributes as JobItem;
   } catch (error) {
-    if ((error as { name?: string }).name === "ConditionalCheckFailedException") return null;
-    throw error;
+    ignoreFailedCondition(error);
+    return null;
   }
 }
 
@@ -229,8 +226,8 @@ export async function getJob(id: string): Promise<Job | null> {
 /** Marks the job ended once, when none of its `items` is queued or running; true for the one call that did. */
 export async function markEnded(job: Job, items: readonly JobItem[], now = Date.now()): Promise<boolean> {
   if (items.some((item) => item.status === "queued" || item.status === "running")) return false;
-  try {
-    await documents.send(
+  return conditionHeld(
+    documents.send(
       new UpdateCommand({
         TableName: config.TABLE_NAME,
         Key: jobKey(job.id),
@@ -238,10 +235,6 @@ export async function markEnded(job: Job, items: readonly JobItem[], now = Date.
         ConditionExpression: "attribute_not_exists(completedAt)",
         ExpressionAttributeValues: { ":now": new Date(now).toISOString() },
       }),
-    );
-    return true;
-  } catch (error) {
-    if ((error as { name?: string }).name === "ConditionalCheckFailedException") return false;
-    throw error;
-  }
+    ),
+  );
 }
