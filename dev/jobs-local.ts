@@ -90,8 +90,9 @@ export function pollJobs(endpoint: string, queue: JobsQueue, worker: Worker, pol
           (answer) => answer.batchItemFailures.length > 0,
           () => true,
         );
-        // Done: deleted. Failed: left for the queue to deliver again after its visibility timeout.
-        if (!failed) await client.send(new DeleteMessageCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: message.ReceiptHandle })).catch(() => undefined);
+        // Done: deleted, while the poller asks for the next one. Failed: left for the queue to deliver
+        // again after its visibility timeout.
+        if (!failed) void client.send(new DeleteMessageCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: message.ReceiptHandle })).catch(() => undefined);
       }
     }
   };

@@ -10,8 +10,12 @@ import { announce } from "../lib/jobs/webhooks.js";
 export const handler = withHttp({ route: "jobs-cancel", access: keyAccess }, async ({ account, params }) => {
   const { job, items } = await ownJob(account.accountId, params.jobId ?? "");
   await cancelJob(job, items);
-  // Nothing left running: the job has ended, and its webhook says so.
-  await announce(job);
   const now = (await readJob(job.id))!;
+  // Its cancelled items have ended (all of them: a DELETE repeated after a failure notes them again); nothing left running, the job has, and its webhook says so.
+  await announce(
+    now.job,
+    now.items.filter((item) => item.status === "cancelled"),
+    false,
+  );
   return json(await jobAnswer(now.job, now.items));
 });

@@ -33,15 +33,17 @@ export const handler = withHttp({ route: "jobs-create", schema: jobRequest, acce
   const id = newJobId();
   await storeRequests(id, body.items);
   const webhook = body.webhookUrl ? { webhookUrl: body.webhookUrl, ...(body.webhookEvents?.length ? { webhookEvents: body.webhookEvents } : {}) } : {};
-  const job = await createJob(id, account.accountId, body.endpoint, body.items.length, webhook);
+  const { job, items } = await createJob(id, account.accountId, body.endpoint, body.items.length, webhook);
   try {
-    await enqueueItems(job.id, job.count);
+    await enqueueItems(
+      job.id,
+      body.items.map((item) => item.timeout),
+    );
   } catch (error) {
     // What was not queued must not wait for ever: the job is cancelled (an item already running ends as it would).
     const stored = await readJob(job.id);
     if (stored) await cancelJob(stored.job, stored.items);
     throw error;
   }
-  const stored = await readJob(job.id);
-  return json(await jobAnswer(stored!.job, stored!.items), 202, { Location: routeById("jobs-get").path.replace("{jobId}", job.id) });
+  return json(await jobAnswer(job, items), 202, { Location: routeById("jobs-get").path.replace("{jobId}", job.id) });
 });

@@ -13,6 +13,8 @@ export interface ItemMessage {
   readonly kind?: "item";
   readonly jobId: string;
   readonly index: number;
+  /** Its page-load limit in seconds: the worker takes the item while its request is read. */
+  readonly timeout: number;
 }
 
 /** A webhook delivery attempt's message (lib/jobs/webhooks.ts). */
@@ -34,12 +36,12 @@ const sqs = () => {
   return { client, url: config.JOBS_QUEUE_URL };
 };
 
-/** Queues `count` items of `jobId`, ten messages a call (SQS's batch limit). */
-export async function enqueueItems(jobId: string, count: number): Promise<void> {
+/** Queues the items of `jobId` (their page-load limits in seconds, in order), ten messages a call (SQS's batch limit). */
+export async function enqueueItems(jobId: string, timeouts: readonly number[]): Promise<void> {
   const { client, url } = sqs();
-  for (let start = 0; start < count; start += 10) {
-    const entries = Array.from({ length: Math.min(10, count - start) }, (_, offset) => {
-      const message: ItemMessage = { jobId, index: start + offset };
+  for (let start = 0; start < timeouts.length; start += 10) {
+    const entries = timeouts.slice(start, start + 10).map((timeout, offset) => {
+      const message: ItemMessage = { jobId, index: start + offset, timeout };
       return { Id: String(start + offset), MessageBody: JSON.stringify(message) };
     });
     const sent = await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));

@@ -113,17 +113,21 @@ export const chargeItem = (job: Job, index: number, price: number, taken: JobIte
  * up to JOB_MAX_RECEIVES times; at the last one they fail the item and refund it instead.
  */
 export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
-  // Read at once: a message of no job (expired, or made up) finds neither.
+  const deadlineAt = now + message.timeout * 1000 + ITEM_RESERVE_MS;
+  // Read and taken at once: a message of no job (expired, or made up) finds nothing and takes nothing.
   const request = loadRequest(message.jobId, message.index).catch((error: unknown) => {
     if ((error as { name?: string }).name === "NoSuchKey") return null;
     throw error;
   }) as Promise<Item | null>;
-  const [job, item] = await Promise.all([getJob(message.jobId), request]);
-  if (!job || !item) return "done";
-  const pageLoadMs = item.timeout * 1000;
-  const deadlineAt = now + pageLoadMs + ITEM_RESERVE_MS;
-  const taken = await startItem(job.id, message.index, deadlineAt + LEASE_MARGIN_MS, now);
-  if (!taken) return (await stillHeld(job.id, message.index, now)) ? "busy" : "done";
+  const [job, item, taken] = await Promise.all([getJob(message.jobId), request, startItem(message.jobId, message.index, deadlineAt + LEASE_MARGIN_MS, now)]);
+  if (!job) return "done";
+  if (!taken) return settled(job, message.index, now);
+  const end = async (outcome: Parameters<typeof finishItem>[2]) => {
+    await finishItem(job.id, message.index, outcome);
+    await ended(job, { index: message.index, ...outcome });
+    return "done" as const;
+  };
+  if (!item) return end({ status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "The item's request is gone; it was not charged." } });
   const price = priceOf(routeById(job.endpoint).price!, item);
   let charge: Charge;
   try {
@@ -131,41 +135,46 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     // Not charged (the balance does not cover it): the item fails as the request would have.
-    await finishItem(job.id, message.index, { status: "failed", charged: 0, error: { code: error.code, message: error.message } });
-    await ended(job, message.index);
-    return "done";
+    return end({ status: "failed", charged: 0, error: { code: error.code, message: error.message } });
   }
   const budget = whenAborted(deadlineAt, renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`));
   try {
-    const { output, ...outcome } = await work(job.id, message.index, job.endpoint, item, { at: deadlineAt, signal: budget.signal, pageLoadMs });
+    const { output, ...outcome } = await work(job.id, message.index, job.endpoint, item, {
+      at: deadlineAt,
+      signal: budget.signal,
+      pageLoadMs: item.timeout * 1000,
+    });
     // The output is made and kept: it is charged, whatever the customer's bucket answers.
     await markDelivered(charge);
     const uploaded = item.upload ? await upload(item.upload, output) : undefined;
-    await finishItem(job.id, message.index, { status: "succeeded", charged: price, ...outcome, ...(uploaded ? { upload: uploaded } : {}) });
-    await ended(job, message.index);
-    return "done";
+    return await end({ status: "succeeded", charged: price, ...outcome, ...(uploaded ? { upload: uploaded } : {}) });
   } catch (error) {
     const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
     if (ours && receiveCount < JOB_MAX_RECEIVES) throw error;
     log.warn("job item failed", { jobId: job.id, index: message.index, error: describeError(error) });
     await refundCharge(charge);
     const failure = ours ? new AppError("INTERNAL_ERROR", "The item could not be run; it was not charged.") : error;
-    await finishItem(job.id, message.index, { status: "failed", charged: 0, error: { code: failure.code, message: failure.message } });
-    await ended(job, message.index);
-    return "done";
+    return end({ status: "failed", charged: 0, error: { code: failure.code, message: failure.message } });
   } finally {
     budget.clear();
   }
 }
 
 /** After an item ended: its webhooks. A failure to queue them is logged: the item's outcome stands. */
-async function ended(job: Job, index: number): Promise<void> {
-  await announce(job, index).catch((error: unknown) => log.error("a job's webhook could not be queued", { jobId: job.id, index, error: describeError(error) }));
+async function ended(job: Job, item: JobItem, itemEvents = true): Promise<void> {
+  await announce(job, [item], itemEvents).catch((error: unknown) =>
+    log.error("a job's webhook could not be queued", { jobId: job.id, index: item.index, error: describeError(error) }),
+  );
 }
 
-/** Whether another worker holds the item now (it runs: the message is not spent). */
-async function stillHeld(jobId: string, index: number, now: number): Promise<boolean> {
-  const found = await readJob(jobId);
-  const item = found?.items.find((i) => i.index === index);
-  return item?.status === "running" && (item.leaseUntil ?? 0) >= now;
+/**
+ * An item this message could not take: "busy" while another worker holds it (it runs: the message
+ * is not spent); else it has ended, and is noted as ended again, in case the worker that ended it
+ * died before it could be.
+ */
+async function settled(job: Job, index: number, now: number): Promise<"done" | "busy"> {
+  const item = (await readJob(job.id))?.items.find((i) => i.index === index);
+  if (item?.status === "running" && (item.leaseUntil ?? 0) >= now) return "busy";
+  if (item && item.status !== "queued" && item.status !== "running") await ended(job, item, false);
+  return "done";
 }

@@ -48,6 +48,8 @@ export interface Job {
   /** Where its webhooks go (lib/jobs/webhooks.ts), and whether each item's end is one too. */
   readonly webhookUrl?: string;
   readonly webhookEvents?: readonly "item"[];
+  /** The items that have ended, noted as each does when the job has a webhook (lib/jobs/webhooks.ts, announce). */
+  readonly endedItems?: ReadonlySet<number>;
   /** Set once, when every item has ended: its `job.completed` webhook is sent then. */
   readonly completedAt?: string;
 }
@@ -62,7 +64,7 @@ const expiresAt = (from: number) => Math.floor(from / 1000) + JOB_RETENTION_DAYS
 
 /**
  * Records job `id` of `count` items for `accountId` (their requests already stored: lib/jobs/requests.ts):
- * its items (queued), then the job and its line in the account's list. Returns the job.
+ * its items (queued), then the job and its line in the account's list. Returns the job and its items.
  */
 export async function createJob(
   id: string,
@@ -71,7 +73,7 @@ export async function createJob(
   count: number,
   webhook: Pick<Job, "webhookUrl" | "webhookEvents"> = {},
   now = Date.now(),
-): Promise<Job> {
+): Promise<{ job: Job; items: JobItem[] }> {
   const createdAt = new Date(now).toISOString();
   const job: Job = { id, accountId, endpoint, createdAt, count, ...webhook };
   const expires = expiresAt(now);
@@ -92,7 +94,7 @@ export async function createJob(
       ],
     }),
   );
-  return job;
+  return { job, items: items.map(({ index }) => ({ index, status: "queued" })) };
 }
 
 /** The job `id` with its items, in order; null when there is none (or it has expired). */
@@ -221,6 +223,30 @@ export async function finishItem(
 export async function getJob(id: string): Promise<Job | null> {
   const found = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobKey(id), ConsistentRead: true }));
   return (found.Item as Job | undefined) ?? null;
+}
+
+/**
+ * Notes that items `indices` of job `id` have ended (a set: noting one twice changes nothing);
+ * the job as it now is, or null when it is gone.
+ */
+export async function noteEnded(id: string, indices: readonly number[]): Promise<Job | null> {
+  if (!indices.length) return getJob(id);
+  try {
+    const { Attributes } = await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: jobKey(id),
+        UpdateExpression: "ADD endedItems :ended",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":ended": new Set(indices) },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return Attributes as Job;
+  } catch (error) {
+    ignoreFailedCondition(error);
+    return null;
+  }
 }
 
 /** Marks the job ended once, when none of its `items` is queued or running; true for the one call that did. */

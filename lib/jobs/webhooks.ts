@@ -7,7 +7,7 @@ import { describeError, log } from "../log.js";
 import { guardedRequest } from "../metadata/fetch.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 import { enqueue, type WebhookMessage } from "./queue.js";
-import { type Job, jobStatus, markEnded, readJob } from "./store.js";
+import { type Job, type JobItem, jobStatus, markEnded, noteEnded, readJob } from "./store.js";
 
 // A job's webhooks (docs/api.md, "Jobs"): events POSTed to the job's webhookUrl, signed as the
 // Standard Webhooks specification defines (webhook-id, webhook-timestamp, webhook-signature:
@@ -167,27 +167,33 @@ export async function deliver(message: WebhookMessage, job: Job, now = Date.now(
 }
 
 /**
- * After item `index` of `job` ended (or the job was cancelled: no index): its `job.item` event when
- * the job asks for them, and once every item has ended, the job's `job.completed`.
+ * After items of `job` ended (`ended`: one that ran, or those cancelled): each one's `job.item`
+ * event when the job asks for them and `itemEvents`, then, noted as ended, once every item has,
+ * the job's `job.completed`. Noting is idempotent: an item noted again (its message delivered
+ * again after its worker died before announcing it) completes the job as it would have.
  */
-export async function announce(job: Job, index?: number): Promise<void> {
+export async function announce(job: Job, ended: readonly JobItem[], itemEvents = true): Promise<void> {
   if (!job.webhookUrl) return;
+  if (itemEvents && job.webhookEvents?.includes("item"))
+    for (const item of ended)
+      await sendEvent(job, "job.item", {
+        index: item.index,
+        status: item.status,
+        charged_micro_usd: item.charged ?? 0,
+        ...(item.error ? { error: item.error } : {}),
+      });
+  const noted = await noteEnded(
+    job.id,
+    ended.map((item) => item.index),
+  );
+  if (!noted || (noted.endedItems?.size ?? 0) < noted.count || noted.completedAt) return;
+  // Every item has ended: read once, for the job's counts.
   const found = await readJob(job.id);
-  if (!found) return;
-  const item = index === undefined ? undefined : found.items.find((i) => i.index === index);
-  if (item && job.webhookEvents?.includes("item"))
-    await sendEvent(job, "job.item", {
-      index: item.index,
-      status: item.status,
-      charged_micro_usd: item.charged ?? 0,
-      ...(item.error ? { error: item.error } : {}),
-    });
-  if (await markEnded(found.job, found.items)) {
-    const counts = Object.fromEntries(["succeeded", "failed", "cancelled"].map((status) => [status, found.items.filter((i) => i.status === status).length]));
-    await sendEvent(job, "job.completed", {
-      status: jobStatus(found.job, found.items),
-      counts,
-      charged_micro_usd: found.items.reduce((sum, i) => sum + (i.charged ?? 0), 0),
-    });
-  }
+  if (!found || !(await markEnded(found.job, found.items))) return;
+  const counts = Object.fromEntries(["succeeded", "failed", "cancelled"].map((status) => [status, found.items.filter((i) => i.status === status).length]));
+  await sendEvent(job, "job.completed", {
+    status: jobStatus(found.job, found.items),
+    counts,
+    charged_micro_usd: found.items.reduce((sum, i) => sum + (i.charged ?? 0), 0),
+  });
 }

@@ -22,7 +22,7 @@ const { config } = await import("../../lib/config.js");
 const { jobRequest } = await import("../../lib/http/schemas.js");
 const { storeRequests } = await import("../../lib/jobs/requests.js");
 const { chargeItem, runItem } = await import("../../lib/jobs/run.js");
-const { createJob, newJobId, readJob, startItem } = await import("../../lib/jobs/store.js");
+const { createJob, finishItem, getJob, newJobId, readJob, startItem } = await import("../../lib/jobs/store.js");
 const { deliver, readDeliveries, rotateWebhookSecret, sendEvent } = await import("../../lib/jobs/webhooks.js");
 
 const base = inject("baseUrl");
@@ -39,7 +39,8 @@ async function jobOf(count: number, webhookUrl?: string) {
   });
   const id = newJobId();
   await storeRequests(id, items);
-  return { job: await createJob(id, accountId, "screenshot", count, webhookUrl ? { webhookUrl } : {}), key };
+  const { job } = await createJob(id, accountId, "screenshot", count, webhookUrl ? { webhookUrl } : {});
+  return { job, key };
 }
 
 const balance = async (key: string) =>
@@ -66,7 +67,7 @@ describe("a job item delivered again", () => {
     expect(await balance(key)).toBe(before - 5_000);
     expect((await ledgerOf(job.accountId, `${job.id}.0`)).pending).toHaveLength(1);
     // The queue delivers the message again.
-    expect(await runItem({ jobId: job.id, index: 0 }, 2)).toBe("done");
+    expect(await runItem({ jobId: job.id, index: 0, timeout: 30 }, 2)).toBe("done");
     const { items } = (await readJob(job.id))!;
     expect(items[0]).toMatchObject({ status: "succeeded", charged: 5_000 });
     expect(await balance(key)).toBe(before - 5_000);
@@ -78,15 +79,31 @@ describe("a job item delivered again", () => {
   it("twice at once: one runs, the other finds it held; one charge", async () => {
     const { job, key } = await jobOf(1);
     const before = await balance(key);
-    const outcomes = await Promise.all([runItem({ jobId: job.id, index: 0 }, 1), runItem({ jobId: job.id, index: 0 }, 1)]);
+    const outcomes = await Promise.all([runItem({ jobId: job.id, index: 0, timeout: 30 }, 1), runItem({ jobId: job.id, index: 0, timeout: 30 }, 1)]);
     expect(outcomes.sort()).toEqual(["busy", "done"]);
     expect((await readJob(job.id))!.items[0]).toMatchObject({ status: "succeeded", charged: 5_000 });
     expect(await balance(key)).toBe(before - 5_000);
     // Delivered once more after it ended: nothing happens.
-    expect(await runItem({ jobId: job.id, index: 0 }, 2)).toBe("done");
+    expect(await runItem({ jobId: job.id, index: 0, timeout: 30 }, 2)).toBe("done");
     expect(await balance(key)).toBe(before - 5_000);
     expect((await ledgerOf(job.accountId, `${job.id}.0`)).entries).toHaveLength(1);
   }, 60_000);
+
+  it("after its worker died between ending the item and announcing it: the redelivery completes the job, once", async () => {
+    const { job } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=redelivered-${Date.now()}`);
+    await rotateWebhookSecret(job.accountId);
+    // The dead worker: took the item and ended it, then nothing (no job.completed queued).
+    await startItem(job.id, 0, Date.now() + 60_000);
+    await finishItem(job.id, 0, { status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "gone" } });
+    expect(await readDeliveries(job.id)).toEqual([]);
+    // The queue delivers its message again, twice: the job is noted complete and announced once.
+    expect(await runItem({ jobId: job.id, index: 0, timeout: 30 }, 2)).toBe("done");
+    expect(await runItem({ jobId: job.id, index: 0, timeout: 30 }, 3)).toBe("done");
+    expect((await getJob(job.id))!.completedAt).toBeDefined();
+    const deliveries = await readDeliveries(job.id);
+    expect(deliveries.map((d) => d.type)).toEqual(["job.completed"]);
+    expect(JSON.parse(deliveries[0]!.payload).data).toMatchObject({ status: "completed", counts: { failed: 1, succeeded: 0 } });
+  });
 
   it("a dead worker's charge is left alone by the reconciler while the queue may redeliver it, then refunded", async () => {
     // Charges backdated past the grace period (as test/integration/reconcile.test.ts does), so that no
@@ -127,6 +144,6 @@ describe("a job item delivered again", () => {
   });
 
   it("a message for no job (expired, or made up) is spent without a charge", async () => {
-    expect(await runItem({ jobId: newJobId(), index: 0 }, 1)).toBe("done");
+    expect(await runItem({ jobId: newJobId(), index: 0, timeout: 30 }, 1)).toBe("done");
   });
 });

@@ -147,10 +147,16 @@ describe("jobs", () => {
     expect(image).toMatchObject({ width: 320, height: 50_000 });
   }, 180_000);
 
-  it("cancelled: what has not started is never run nor charged; what runs ends as it would", async () => {
+  it("cancelled: what has not started is never run nor charged; what runs ends as it would; its webhook says so", async () => {
     const key = await account();
     const before = await balance(key);
-    const { body } = await submit(key, { endpoint: "screenshot", items: Array.from({ length: 12 }, () => shot("/simple?ttfb=1500")) });
+    await fetch(`${base}/api/v1/webhook-secret`, { method: "POST", headers: auth(key) });
+    const hook = `cancelled-${Date.now()}`;
+    const { body } = await submit(key, {
+      endpoint: "screenshot",
+      items: Array.from({ length: 12 }, () => shot("/simple?ttfb=1500")),
+      webhookUrl: fixture(`/hooks/in?id=${hook}`),
+    });
     // Once the first items run, cancel the rest.
     await settled(key, body.id, 20_000, (job) => job.items.some((i) => i.status !== "queued"));
     const cancelled = await fetch(`${base}/api/v1/jobs/${body.id}`, { method: "DELETE", headers: auth(key) });
@@ -163,6 +169,15 @@ describe("jobs", () => {
     expect(ran.length + skipped.length).toBe(12);
     for (const item of skipped) expect(item.charged_micro_usd).toBe(0);
     expect(await balance(key)).toBe(before - ran.length * 5_000);
+    // Its job.completed, once every item has ended, the cancelled ones counted.
+    const hooks = async () => (await (await fetch(fixture(`/hooks/seen?id=${hook}`))).json()) as { body: string }[];
+    for (let end = Date.now() + 20_000; !(await hooks()).length && Date.now() < end; ) await sleep(250);
+    const received = await hooks();
+    expect(received).toHaveLength(1);
+    expect(JSON.parse(received[0]!.body)).toMatchObject({
+      type: "job.completed",
+      data: { status: "cancelled", counts: { succeeded: ran.length, failed: 0, cancelled: skipped.length }, charged_micro_usd: ran.length * 5_000 },
+    });
     // A job cancelled after it ended stays completed: nothing was left to cancel.
     const { body: done } = await submit(key, { endpoint: "screenshot", items: [shot("/simple")] });
     expect((await settled(key, done.id)).status).toBe("completed");
