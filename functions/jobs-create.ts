@@ -35,10 +35,7 @@ export const handler = withHttp({ route: "jobs-create", schema: jobRequest, acce
   const webhook = body.webhookUrl ? { webhookUrl: body.webhookUrl, ...(body.webhookEvents?.length ? { webhookEvents: body.webhookEvents } : {}) } : {};
   const { job, items } = await createJob(id, account.accountId, body.endpoint, body.items.length, webhook);
   try {
-    await enqueueItems(
-      job.id,
-      body.items.map((item) => item.timeout),
-    );
+    await enqueueItems(job.id, body.items);
   } catch (error) {
     // What was not queued must not wait for ever: the job is cancelled (an item already running ends as it would).
     const stored = await readJob(job.id);

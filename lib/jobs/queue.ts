@@ -8,13 +8,20 @@ import { AppError } from "../errors.js";
 
 let client: SQSClient | undefined;
 
-/** What an item's message names: one item of one job (its request is in the bucket). */
+/** An item's request travels in its message up to this size (ten to a batch stay well inside SQS's 256 KiB); a larger one waits in the bucket. */
+const MESSAGE_REQUEST_BYTES = 16 * 1024;
+
+/** Whether item request `request` travels in its message (else it is kept in the bucket: lib/jobs/requests.ts). */
+export const travelsInMessage = (request: unknown) => Buffer.byteLength(JSON.stringify(request)) <= MESSAGE_REQUEST_BYTES;
+
+/** What an item's message names: one item of one job, and its request unless that is in the bucket. */
 export interface ItemMessage {
   readonly kind?: "item";
   readonly jobId: string;
   readonly index: number;
   /** Its page-load limit in seconds: the worker takes the item while its request is read. */
   readonly timeout: number;
+  readonly request?: unknown;
 }
 
 /** A webhook delivery attempt's message (lib/jobs/webhooks.ts). */
@@ -36,12 +43,12 @@ const sqs = () => {
   return { client, url: config.JOBS_QUEUE_URL };
 };
 
-/** Queues the items of `jobId` (their page-load limits in seconds, in order), ten messages a call (SQS's batch limit). */
-export async function enqueueItems(jobId: string, timeouts: readonly number[]): Promise<void> {
+/** Queues the items of `jobId` (their validated requests, in order), ten messages a call (SQS's batch limit). */
+export async function enqueueItems(jobId: string, requests: readonly { timeout: number }[]): Promise<void> {
   const { client, url } = sqs();
-  for (let start = 0; start < timeouts.length; start += 10) {
-    const entries = timeouts.slice(start, start + 10).map((timeout, offset) => {
-      const message: ItemMessage = { jobId, index: start + offset, timeout };
+  for (let start = 0; start < requests.length; start += 10) {
+    const entries = requests.slice(start, start + 10).map((request, offset) => {
+      const message: ItemMessage = { jobId, index: start + offset, timeout: request.timeout, ...(travelsInMessage(request) ? { request } : {}) };
       return { Id: String(start + offset), MessageBody: JSON.stringify(message) };
     });
     const sent = await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));

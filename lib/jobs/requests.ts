@@ -2,9 +2,10 @@ import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { config } from "../config.js";
 import { JOBS_PREFIX } from "../packaging.js";
 import { s3 } from "../storage/s3.js";
+import { travelsInMessage } from "./queue.js";
 
 // A job's items in the bucket, under jobs/<job id>/ (kept as long as the job: stacks/Storage.ts):
-// each item's request as validated, and its output. The functions that touch neither import only
+// each item's request as validated when it is too large for its message, and its output. The functions that touch neither import only
 // lib/jobs/store.ts.
 
 /** Where item `index`'s request is kept. */
@@ -13,11 +14,15 @@ const requestKey = (jobId: string, index: number) => `${JOBS_PREFIX}${jobId}/req
 /** Where an item's output (an image, a PDF, a content answer) is kept. */
 export const outputKeyOf = (jobId: string, index: number, extension: string) => `${JOBS_PREFIX}${jobId}/outputs/${index}.${extension}`;
 
-/** Stores the validated `requests` of job `jobId`, ten at a time (more at once would only queue in the SDK's socket pool). */
+/**
+ * Stores the validated `requests` of job `jobId` that do not travel in their messages (lib/jobs/queue.ts),
+ * ten at a time (more at once would only queue in the SDK's socket pool).
+ */
 export async function storeRequests(jobId: string, requests: readonly unknown[]): Promise<void> {
-  for (let start = 0; start < requests.length; start += 10) {
+  const large = [...requests.entries()].filter(([, request]) => !travelsInMessage(request));
+  for (let start = 0; start < large.length; start += 10) {
     await Promise.all(
-      requests.slice(start, start + 10).map((request, offset) => putObject(requestKey(jobId, start + offset), JSON.stringify(request), "application/json")),
+      large.slice(start, start + 10).map(([index, request]) => putObject(requestKey(jobId, index), JSON.stringify(request), "application/json")),
     );
   }
 }

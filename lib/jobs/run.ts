@@ -115,10 +115,11 @@ export const chargeItem = (job: Job, index: number, price: number, taken: JobIte
 export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
   const deadlineAt = now + message.timeout * 1000 + ITEM_RESERVE_MS;
   // Read and taken at once: a message of no job (expired, or made up) finds nothing and takes nothing.
-  const request = loadRequest(message.jobId, message.index).catch((error: unknown) => {
-    if ((error as { name?: string }).name === "NoSuchKey") return null;
-    throw error;
-  }) as Promise<Item | null>;
+  const request = (message.request ??
+    loadRequest(message.jobId, message.index).catch((error: unknown) => {
+      if ((error as { name?: string }).name === "NoSuchKey") return null;
+      throw error;
+    })) as Promise<Item | null> | Item;
   const [job, item, taken] = await Promise.all([getJob(message.jobId), request, startItem(message.jobId, message.index, deadlineAt + LEASE_MARGIN_MS, now)]);
   if (!job) return "done";
   if (!taken) return settled(job, message.index, now);

@@ -40,7 +40,8 @@ async function jobOf(count: number, webhookUrl?: string) {
   const id = newJobId();
   await storeRequests(id, items);
   const { job } = await createJob(id, accountId, "screenshot", count, webhookUrl ? { webhookUrl } : {});
-  return { job, key };
+  // Item 0's message as the queue delivers it (its request in it).
+  return { job, key, message: { jobId: id, index: 0, timeout: items[0]!.timeout, request: items[0] } };
 }
 
 const balance = async (key: string) =>
@@ -59,7 +60,7 @@ async function ledgerOf(accountId: string, requestId: string) {
 
 describe("a job item delivered again", () => {
   it("after its worker died mid-item: taken over once the lease is over, rendered, and charged once", async () => {
-    const { job, key } = await jobOf(1);
+    const { job, key, message } = await jobOf(1);
     const before = await balance(key);
     // The dead worker: took the item (its lease now over) and charged it, then nothing.
     const taken = (await startItem(job.id, 0, Date.now() - 1))!;
@@ -67,7 +68,7 @@ describe("a job item delivered again", () => {
     expect(await balance(key)).toBe(before - 5_000);
     expect((await ledgerOf(job.accountId, `${job.id}.0`)).pending).toHaveLength(1);
     // The queue delivers the message again.
-    expect(await runItem({ jobId: job.id, index: 0, timeout: 30 }, 2)).toBe("done");
+    expect(await runItem(message, 2)).toBe("done");
     const { items } = (await readJob(job.id))!;
     expect(items[0]).toMatchObject({ status: "succeeded", charged: 5_000 });
     expect(await balance(key)).toBe(before - 5_000);
@@ -77,28 +78,28 @@ describe("a job item delivered again", () => {
   }, 60_000);
 
   it("twice at once: one runs, the other finds it held; one charge", async () => {
-    const { job, key } = await jobOf(1);
+    const { job, key, message } = await jobOf(1);
     const before = await balance(key);
-    const outcomes = await Promise.all([runItem({ jobId: job.id, index: 0, timeout: 30 }, 1), runItem({ jobId: job.id, index: 0, timeout: 30 }, 1)]);
+    const outcomes = await Promise.all([runItem(message, 1), runItem(message, 1)]);
     expect(outcomes.sort()).toEqual(["busy", "done"]);
     expect((await readJob(job.id))!.items[0]).toMatchObject({ status: "succeeded", charged: 5_000 });
     expect(await balance(key)).toBe(before - 5_000);
     // Delivered once more after it ended: nothing happens.
-    expect(await runItem({ jobId: job.id, index: 0, timeout: 30 }, 2)).toBe("done");
+    expect(await runItem(message, 2)).toBe("done");
     expect(await balance(key)).toBe(before - 5_000);
     expect((await ledgerOf(job.accountId, `${job.id}.0`)).entries).toHaveLength(1);
   }, 60_000);
 
   it("after its worker died between ending the item and announcing it: the redelivery completes the job, once", async () => {
-    const { job } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=redelivered-${Date.now()}`);
+    const { job, message } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=redelivered-${Date.now()}`);
     await rotateWebhookSecret(job.accountId);
     // The dead worker: took the item and ended it, then nothing (no job.completed queued).
     await startItem(job.id, 0, Date.now() + 60_000);
     await finishItem(job.id, 0, { status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "gone" } });
     expect(await readDeliveries(job.id)).toEqual([]);
     // The queue delivers its message again, twice: the job is noted complete and announced once.
-    expect(await runItem({ jobId: job.id, index: 0, timeout: 30 }, 2)).toBe("done");
-    expect(await runItem({ jobId: job.id, index: 0, timeout: 30 }, 3)).toBe("done");
+    expect(await runItem(message, 2)).toBe("done");
+    expect(await runItem(message, 3)).toBe("done");
     expect((await getJob(job.id))!.completedAt).toBeDefined();
     const deliveries = await readDeliveries(job.id);
     expect(deliveries.map((d) => d.type)).toEqual(["job.completed"]);

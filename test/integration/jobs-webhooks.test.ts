@@ -70,8 +70,9 @@ describe("job webhooks", () => {
     const secret = await secretOf(key);
     const before = await balance(key);
     const hook = `fifty-${Date.now()}`;
+    // Every tenth document is 100 KB: too large for its message, its request waits in the bucket.
     const items = Array.from({ length: 50 }, (_, n) => ({
-      html: `<body style="margin:0;background:#${(n * 5).toString(16).padStart(2, "0")}8040"><h1>Item ${n}</h1></body>`,
+      html: `<body style="margin:0;background:#${(n * 5).toString(16).padStart(2, "0")}8040"><h1>Item ${n}</h1>${n % 10 ? "" : `<!--${"x".repeat(100_000)}-->`}</body>`,
       width: 320,
       deviceScaleFactor: 1,
     }));
