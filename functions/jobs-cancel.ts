@@ -11,11 +11,11 @@ export const handler = withHttp({ route: "jobs-cancel", access: keyAccess }, asy
   const { job, items } = await ownJob(account.accountId, params.jobId ?? "");
   await cancelJob(job, items);
   const now = (await readJob(job.id))!;
-  // Its cancelled items have ended (all of them: a DELETE repeated after a failure notes them again); nothing left running, the job has, and its webhook says so.
+  // Its cancelled items have ended (all of them: a DELETE repeated after a failure notes them
+  // again); once nothing runs, the job has, and its webhook says so.
   await announce(
     now.job,
     now.items.filter((item) => item.status === "cancelled"),
-    false,
   );
   return json(await jobAnswer(now.job, now.items));
 });

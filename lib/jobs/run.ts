@@ -110,7 +110,9 @@ export const chargeItem = (job: Job, index: number, price: number, taken: JobIte
  * Runs item `message` if it is to run: "done" when the message is spent (the item ran, had ended,
  * or belongs to no job), "busy" when a live worker holds the item (the message comes back later).
  * Failures of our own (the table, the bucket) are thrown: the queue delivers the message again,
- * up to JOB_MAX_RECEIVES times; at the last one they fail the item and refund it instead.
+ * up to JOB_MAX_RECEIVES times; at the last one a failure to run the item fails it and refunds it
+ * instead. One after the item ended (its webhooks) is thrown too: the message that comes back
+ * finds the item ended and announces it again.
  */
 export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
   const deadlineAt = now + message.timeout * 1000 + ITEM_RESERVE_MS;
@@ -125,7 +127,7 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
   if (!taken) return settled(job, message.index, now);
   const end = async (outcome: Parameters<typeof finishItem>[2]) => {
     await finishItem(job.id, message.index, outcome);
-    await ended(job, { index: message.index, ...outcome });
+    await announce(job, [{ index: message.index, ...outcome }]);
     return "done" as const;
   };
   if (!item) return end({ status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "The item's request is gone; it was not charged." } });
@@ -139,8 +141,9 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     return end({ status: "failed", charged: 0, error: { code: error.code, message: error.message } });
   }
   const budget = whenAborted(deadlineAt, renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`));
+  let outcome: Parameters<typeof end>[0];
   try {
-    const { output, ...outcome } = await work(job.id, message.index, job.endpoint, item, {
+    const { output, ...made } = await work(job.id, message.index, job.endpoint, item, {
       at: deadlineAt,
       signal: budget.signal,
       pageLoadMs: item.timeout * 1000,
@@ -148,34 +151,28 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     // The output is made and kept: it is charged, whatever the customer's bucket answers.
     await markDelivered(charge);
     const uploaded = item.upload ? await upload(item.upload, output) : undefined;
-    return await end({ status: "succeeded", charged: price, ...outcome, ...(uploaded ? { upload: uploaded } : {}) });
+    outcome = { status: "succeeded", charged: price, ...made, ...(uploaded ? { upload: uploaded } : {}) };
   } catch (error) {
     const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
     if (ours && receiveCount < JOB_MAX_RECEIVES) throw error;
     log.warn("job item failed", { jobId: job.id, index: message.index, error: describeError(error) });
     await refundCharge(charge);
     const failure = ours ? new AppError("INTERNAL_ERROR", "The item could not be run; it was not charged.") : error;
-    return end({ status: "failed", charged: 0, error: { code: failure.code, message: failure.message } });
+    outcome = { status: "failed", charged: 0, error: { code: failure.code, message: failure.message } };
   } finally {
     budget.clear();
   }
-}
-
-/** After an item ended: its webhooks. A failure to queue them is logged: the item's outcome stands. */
-async function ended(job: Job, item: JobItem, itemEvents = true): Promise<void> {
-  await announce(job, [item], itemEvents).catch((error: unknown) =>
-    log.error("a job's webhook could not be queued", { jobId: job.id, index: item.index, error: describeError(error) }),
-  );
+  return end(outcome);
 }
 
 /**
  * An item this message could not take: "busy" while another worker holds it (it runs: the message
- * is not spent); else it has ended, and is noted as ended again, in case the worker that ended it
- * died before it could be.
+ * is not spent); else it has ended, and is announced again, in case the worker that ended it died
+ * before it could be (or failed to queue its webhooks).
  */
 async function settled(job: Job, index: number, now: number): Promise<"done" | "busy"> {
   const item = (await readJob(job.id))?.items.find((i) => i.index === index);
   if (item?.status === "running" && (item.leaseUntil ?? 0) >= now) return "busy";
-  if (item && item.status !== "queued" && item.status !== "running") await ended(job, item, false);
+  if (item && item.status !== "queued" && item.status !== "running") await announce(job, [item]);
   return "done";
 }

@@ -50,8 +50,6 @@ export interface Job {
   readonly webhookEvents?: readonly "item"[];
   /** The items that have ended, noted as each does when the job has a webhook (lib/jobs/webhooks.ts, announce). */
   readonly endedItems?: ReadonlySet<number>;
-  /** Set once, when every item has ended: its `job.completed` webhook is sent then. */
-  readonly completedAt?: string;
 }
 
 const JOB_ID = /^job_[A-Za-z0-9_-]{22}$/;
@@ -247,20 +245,4 @@ export async function noteEnded(id: string, indices: readonly number[]): Promise
     ignoreFailedCondition(error);
     return null;
   }
-}
-
-/** Marks the job ended once, when none of its `items` is queued or running; true for the one call that did. */
-export async function markEnded(job: Job, items: readonly JobItem[], now = Date.now()): Promise<boolean> {
-  if (items.some((item) => item.status === "queued" || item.status === "running")) return false;
-  return conditionHeld(
-    documents.send(
-      new UpdateCommand({
-        TableName: config.TABLE_NAME,
-        Key: jobKey(job.id),
-        UpdateExpression: "SET completedAt = :now",
-        ConditionExpression: "attribute_not_exists(completedAt)",
-        ExpressionAttributeValues: { ":now": new Date(now).toISOString() },
-      }),
-    ),
-  );
 }

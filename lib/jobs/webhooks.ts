@@ -1,13 +1,13 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { documents } from "../billing/dynamodb.js";
+import { conditionHeld, documents } from "../billing/dynamodb.js";
 import { JOB_HOOK_PREFIX, jobHookKey, jobKey, webhookSecretKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { guardedRequest } from "../metadata/fetch.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 import { enqueue, type WebhookMessage } from "./queue.js";
-import { type Job, type JobItem, jobStatus, markEnded, noteEnded, readJob } from "./store.js";
+import { type Job, type JobItem, jobStatus, noteEnded, readJob } from "./store.js";
 
 // A job's webhooks (docs/api.md, "Jobs"): events POSTed to the job's webhookUrl, signed as the
 // Standard Webhooks specification defines (webhook-id, webhook-timestamp, webhook-signature:
@@ -62,16 +62,33 @@ export interface Delivery {
   readonly payload: string;
 }
 
-/** Keeps event `type` of `job` with `data` and queues its first attempt, if the job has a webhook. */
-export async function sendEvent(job: Job, type: Delivery["type"], data: Record<string, unknown>, now = Date.now()): Promise<void> {
+/**
+ * Keeps event `type` of `job` with `data` under its id (`<job id>.<name>`: one event per name) and
+ * queues its first attempt, if the job has a webhook. Sent again (its sender died before queueing
+ * it, and its message came back), the event kept first stands and its first attempt is queued
+ * again: an attempt already made ignores the second message (deliver).
+ */
+export async function sendEvent(job: Job, type: Delivery["type"], name: string, data: Record<string, unknown>, now = Date.now()): Promise<void> {
   if (!job.webhookUrl) return;
-  const id = `msg_${randomBytes(12).toString("base64url")}`;
+  const id = `${job.id}.${name}`;
   const payload = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data: { job_id: job.id, ...data } });
-  await documents.send(
-    new PutCommand({
-      TableName: config.TABLE_NAME,
-      Item: { ...jobHookKey(job.id, id), id, type, status: "pending", attempts: [], payload, expiresAt: Math.floor(now / 1000) + JOB_RETENTION_DAYS * 86_400 },
-    }),
+  await conditionHeld(
+    documents.send(
+      new PutCommand({
+        TableName: config.TABLE_NAME,
+        Item: {
+          ...jobHookKey(job.id, id),
+          id,
+          type,
+          status: "pending",
+          attempts: [],
+          payload,
+          createdAt: now,
+          expiresAt: Math.floor(now / 1000) + JOB_RETENTION_DAYS * 86_400,
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    ),
   );
   const message: WebhookMessage = { kind: "webhook", jobId: job.id, deliveryId: id, attempt: 1, dueAt: now };
   await enqueue(message, 0);
@@ -87,7 +104,7 @@ export async function readDeliveries(jobId: string): Promise<Delivery[]> {
       ConsistentRead: true,
     }),
   );
-  return (page.Items ?? []) as Delivery[];
+  return ((page.Items ?? []) as (Delivery & { createdAt: number })[]).sort((a, b) => a.createdAt - b.createdAt);
 }
 
 /** One POST of `payload` to `url`, signed; the status it got, or why it got none. */
@@ -167,16 +184,16 @@ export async function deliver(message: WebhookMessage, job: Job, now = Date.now(
 }
 
 /**
- * After items of `job` ended (`ended`: one that ran, or those cancelled): each one's `job.item`
- * event when the job asks for them and `itemEvents`, then, noted as ended, once every item has,
- * the job's `job.completed`. Noting is idempotent: an item noted again (its message delivered
- * again after its worker died before announcing it) completes the job as it would have.
+ * After items of `job` ended (`ended`: one that ran, or those cancelled): each one that ran its
+ * `job.item` event when the job asks for them, then, noted as ended, once every item has, the job's
+ * `job.completed`. All of it may be done again (the item's message delivered again after its worker
+ * died or failed to queue an event): noting is idempotent and an event is kept once.
  */
-export async function announce(job: Job, ended: readonly JobItem[], itemEvents = true): Promise<void> {
+export async function announce(job: Job, ended: readonly JobItem[]): Promise<void> {
   if (!job.webhookUrl) return;
-  if (itemEvents && job.webhookEvents?.includes("item"))
-    for (const item of ended)
-      await sendEvent(job, "job.item", {
+  if (job.webhookEvents?.includes("item"))
+    for (const item of ended.filter((i) => i.status === "succeeded" || i.status === "failed"))
+      await sendEvent(job, "job.item", `item.${item.index}`, {
         index: item.index,
         status: item.status,
         charged_micro_usd: item.charged ?? 0,
@@ -186,12 +203,12 @@ export async function announce(job: Job, ended: readonly JobItem[], itemEvents =
     job.id,
     ended.map((item) => item.index),
   );
-  if (!noted || (noted.endedItems?.size ?? 0) < noted.count || noted.completedAt) return;
+  if (!noted || (noted.endedItems?.size ?? 0) < noted.count) return;
   // Every item has ended: read once, for the job's counts.
   const found = await readJob(job.id);
-  if (!found || !(await markEnded(found.job, found.items))) return;
+  if (!found) return;
   const counts = Object.fromEntries(["succeeded", "failed", "cancelled"].map((status) => [status, found.items.filter((i) => i.status === status).length]));
-  await sendEvent(job, "job.completed", {
+  await sendEvent(job, "job.completed", "completed", {
     status: jobStatus(found.job, found.items),
     counts,
     charged_micro_usd: found.items.reduce((sum, i) => sum + (i.charged ?? 0), 0),

@@ -2,16 +2,18 @@
 // pending), and twice at once. The worker runs in process against the shared stack's DynamoDB Local,
 // s3rver and Chromium, as Lambda runs it; the dead worker's state is left by the very functions a
 // worker calls (take the item, charge it) and nothing after them. One render, charged once.
+import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { admin, signUp } from "../../dev/harness/dev-process.js";
 import { createJobsQueue } from "../../dev/jobs-local.js";
+import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { startSqsLocal } from "../../dev/sqs-local.js";
 import { canaryHits } from "../helpers/api.js";
 import { useSharedStackInProcess } from "../helpers/in-process.js";
 
 // The fixture pages are on loopback: let this process's network guard through to them, as the
 // stack's is. A queue of this file's own (the local SQS), for the messages its webhooks send.
-const sqs = await startSqsLocal();
+let sqs = await startSqsLocal();
 const queue = await createJobsQueue(sqs.endpoint, 60);
 afterAll(() => sqs.stop());
 useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host, SQS_ENDPOINT: sqs.endpoint, JOBS_QUEUE_URL: queue.queueUrl });
@@ -100,7 +102,7 @@ describe("a job item delivered again", () => {
     // The queue delivers its message again, twice: the job is noted complete and announced once.
     expect(await runItem(message, 2)).toBe("done");
     expect(await runItem(message, 3)).toBe("done");
-    expect((await getJob(job.id))!.completedAt).toBeDefined();
+    expect((await getJob(job.id))!.endedItems).toEqual(new Set([0]));
     const deliveries = await readDeliveries(job.id);
     expect(deliveries.map((d) => d.type)).toEqual(["job.completed"]);
     expect(JSON.parse(deliveries[0]!.payload).data).toMatchObject({ status: "completed", counts: { failed: 1, succeeded: 0 } });
@@ -134,7 +136,7 @@ describe("a job item delivered again", () => {
     // the guard refuses it there too, before any connection.
     const { job } = await jobOf(1, `${inject("canaryUrl")}/hook`);
     await rotateWebhookSecret(job.accountId);
-    await sendEvent(job, "job.completed", { status: "completed" });
+    await sendEvent(job, "job.completed", "completed", { status: "completed" });
     const [pending] = await readDeliveries(job.id);
     await deliver({ kind: "webhook", jobId: job.id, deliveryId: pending!.id, attempt: 1, dueAt: Date.now() }, job);
     const [delivery] = await readDeliveries(job.id);
@@ -143,6 +145,32 @@ describe("a job item delivered again", () => {
     expect(delivery!.status).toBe("pending");
     expect((await canaryHits()).filter((hit) => hit.includes("/hook"))).toEqual([]);
   });
+
+  it("a webhook that could not be queued: the item stands, charged once; its message comes back and queues it", async () => {
+    const hook = `unqueued-${Date.now()}`;
+    const { job, key, message } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=${hook}`);
+    await rotateWebhookSecret(job.accountId);
+    const before = await balance(key);
+    // The queue is down (this file's local SQS, stopped: a real fault, no mock) when the item ends.
+    const port = Number(new URL(sqs.endpoint).port);
+    await sqs.stop();
+    await expect(runItem(message, 1)).rejects.toThrow();
+    expect((await readJob(job.id))!.items[0]).toMatchObject({ status: "succeeded", charged: 5_000 });
+    expect(await balance(key)).toBe(before - 5_000);
+    // The queue is back (empty: it kept nothing) and delivers the item's message again.
+    sqs = await startSqsLocal(port);
+    await createJobsQueue(sqs.endpoint, 60);
+    expect(await runItem(message, 2)).toBe("done");
+    expect(await balance(key)).toBe(before - 5_000);
+    const client = new SQSClient({ endpoint: sqs.endpoint, region: "us-east-1", credentials: LOCAL_CREDENTIALS });
+    const { Messages = [] } = await client.send(new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, MaxNumberOfMessages: 10 }));
+    client.destroy();
+    expect(Messages).toHaveLength(1);
+    await deliver(JSON.parse(Messages[0]!.Body!), job);
+    expect((await readDeliveries(job.id)).map((d) => [d.type, d.status])).toEqual([["job.completed", "delivered"]]);
+    const received = (await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()) as { body: string }[];
+    expect(received.map((r) => JSON.parse(r.body).data.counts)).toEqual([{ succeeded: 1, failed: 0, cancelled: 0 }]);
+  }, 60_000);
 
   it("a message for no job (expired, or made up) is spent without a charge", async () => {
     expect(await runItem({ jobId: newJobId(), index: 0, timeout: 30 }, 1)).toBe("done");
