@@ -5,8 +5,8 @@ import { s3 } from "../storage/s3.js";
 import { travelsInMessage } from "./queue.js";
 
 // A job's items in the bucket, under jobs/<job id>/ (kept as long as the job: stacks/Storage.ts):
-// each item's request as validated when it is too large for its message, and its output. The functions that touch neither import only
-// lib/jobs/store.ts.
+// each item's request as validated when it is too large for its message, and its output. The
+// functions that touch neither import only lib/jobs/store.ts.
 
 /** Where item `index`'s request is kept. */
 const requestKey = (jobId: string, index: number) => `${JOBS_PREFIX}${jobId}/requests/${index}.json`;
