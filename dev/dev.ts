@@ -6,7 +6,7 @@ import { packageVersion } from "../lib/packaging.js";
 import { PRICES } from "../lib/routes.js";
 import { startLocalChain } from "./chain.js";
 import { checkJava, startDynamoDbLocal } from "./dynamodb-local.js";
-import { createJobsQueue } from "./jobs-local.js";
+import { createQueues } from "./jobs-local.js";
 import { startMailLocal } from "./mail-local.js";
 import { freePort, LOCAL_CREDENTIALS, LocalStackError } from "./ports.js";
 import { startS3Local } from "./s3-local.js";
@@ -52,7 +52,7 @@ async function main() {
     const chain = await begin(startLocalChain(await freePort()));
     const dynamodb = await begin(startDynamoDbLocal({ dbPath: process.env.LOCAL_EPHEMERAL === "1" ? null : path.join(localDir, "dynamodb") }));
     const s3 = await begin(startS3Local({ directory: path.join(localDir, "s3") }));
-    // The jobs queue (docs/api.md, "Jobs"): in memory, like Lambda's SQS source it feeds the worker in process.
+    // The jobs' queues (docs/api.md, "Jobs"): in memory, like Lambda's SQS sources they feed their consumers in process.
     const sqs = await begin(startSqsLocal());
     if (catchMail) process.env.VERIFY_EMAIL_TEMPLATE ??= "shotline-verify-email";
     const mail = catchMail ? await begin(startMailLocal(process.env.VERIFY_EMAIL_TEMPLATE!)) : null;
@@ -62,15 +62,17 @@ async function main() {
     throw error;
   }
   const { chain, dynamodb, s3, sqs, mail } = services;
-  // A message whose worker did not finish comes back after this: the stack's is 6 x the worker's
-  // timeout (15 min); locally a minute, unless JOBS_VISIBILITY_SECONDS says otherwise (tests).
-  const jobsQueue = await createJobsQueue(sqs.endpoint, Number(process.env.JOBS_VISIBILITY_SECONDS ?? 60));
+  // A message whose consumer did not finish it comes back after this: the stack's is 6 x the
+  // consumer's timeout (15 min for items); locally a minute, unless JOBS_VISIBILITY_SECONDS says
+  // otherwise (tests).
+  const queues = await createQueues(sqs.endpoint, Number(process.env.JOBS_VISIBILITY_SECONDS ?? 60));
   if (mail) Object.assign(process.env, { SES_ENDPOINT: mail.endpoint, MAIL_FROM: process.env.MAIL_FROM ?? "signup@shotline.test" });
   Object.assign(process.env, {
     DYNAMODB_ENDPOINT: dynamodb.endpoint,
     S3_ENDPOINT: s3.endpoint,
     SQS_ENDPOINT: sqs.endpoint,
-    JOBS_QUEUE_URL: jobsQueue.queueUrl,
+    JOBS_QUEUE_URL: queues.jobs.queueUrl,
+    WEBHOOKS_QUEUE_URL: queues.webhooks.queueUrl,
     X402_NETWORK: `eip155:${chain.chainId}`,
     X402_V1_NETWORK: "base-sepolia",
     X402_ASSET: chain.usdcAddress,
@@ -80,7 +82,7 @@ async function main() {
     AUTO_TOPUP_PRIVATE_KEY: chain.topUpPrivateKey,
   });
   const { startLocalStack } = await import("./stack.js");
-  const stack = await startLocalStack({ chain, dynamodb, s3, sqs, jobsQueue, mail });
+  const stack = await startLocalStack({ chain, dynamodb, s3, sqs, queues, mail });
   const { baseUrl } = stack.info;
   console.log(
     [

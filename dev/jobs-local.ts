@@ -9,29 +9,34 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { JOB_MAX_RECEIVES } from "../lib/packaging.js";
+import type { Consumer } from "../lib/routes.js";
 import { LOCAL_CREDENTIALS } from "./ports.js";
 
-// The jobs queue under `npm run dev`, as the stack makes it (stacks/Api.ts): a queue and its
-// dead-letter queue on the local SQS (dev/sqs-local.ts), and in place of Lambda's event source
-// mapping, pollers that hand each message to the worker in the same event shape, one at a time,
-// delete it when the worker is done with it, and leave it to come back after its visibility
-// timeout when it reports a failure (or throws).
+// The consumers' queues under `npm run dev`, as the stack makes them (stacks/Api.ts): the jobs
+// queue (items) and the webhooks queue (delivery attempts), each with its dead-letter queue, on the
+// local SQS (dev/sqs-local.ts); and in place of Lambda's event source mapping, pollers that hand
+// each message to its consumer in the same event shape, one at a time, delete it when the consumer
+// is done with it, and leave it to come back after its visibility timeout when it reports a
+// failure (or throws).
 
 export interface JobsQueue {
   readonly queueUrl: string;
   readonly deadLetterUrl: string;
 }
 
-/** Creates the jobs queue and its dead-letter queue (unless they exist); `visibilitySeconds` as the stack's. */
-export async function createJobsQueue(endpoint: string, visibilitySeconds: number): Promise<JobsQueue> {
+/** Each consumer's queue (lib/routes.ts, consumers), by its name. */
+export type LocalQueues = Record<Consumer["queue"], JobsQueue>;
+
+/** Creates the consumers' queues and their dead-letter queues (unless they exist); `visibilitySeconds` as the stack's. */
+export async function createQueues(endpoint: string, visibilitySeconds: number): Promise<LocalQueues> {
   const client = new SQSClient({ endpoint, region: "us-east-1", credentials: LOCAL_CREDENTIALS });
-  try {
-    const deadLetterUrl = (await client.send(new CreateQueueCommand({ QueueName: "shotline-jobs-dead-letters" }))).QueueUrl!;
+  const create = async (name: string): Promise<JobsQueue> => {
+    const deadLetterUrl = (await client.send(new CreateQueueCommand({ QueueName: `shotline-${name}-dead-letters` }))).QueueUrl!;
     const arn = (await client.send(new GetQueueAttributesCommand({ QueueUrl: deadLetterUrl, AttributeNames: ["QueueArn"] }))).Attributes!.QueueArn!;
     const queueUrl = (
       await client.send(
         new CreateQueueCommand({
-          QueueName: "shotline-jobs",
+          QueueName: `shotline-${name}`,
           Attributes: {
             VisibilityTimeout: String(visibilitySeconds),
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: String(JOB_MAX_RECEIVES) }),
@@ -40,6 +45,9 @@ export async function createJobsQueue(endpoint: string, visibilitySeconds: numbe
       )
     ).QueueUrl!;
     return { queueUrl, deadLetterUrl };
+  };
+  try {
+    return { jobs: await create("jobs"), webhooks: await create("webhooks") };
   } finally {
     client.destroy();
   }
@@ -81,7 +89,7 @@ export function pollJobs(endpoint: string, queue: JobsQueue, worker: Worker, pol
               messageAttributes: {},
               md5OfBody: message.MD5OfBody ?? "",
               eventSource: "aws:sqs",
-              eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:shotline-jobs#${randomUUID()}`,
+              eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queue.queueUrl.split("/").pop()}#${randomUUID()}`,
               awsRegion: "us-east-1",
             },
           ],

@@ -13,7 +13,7 @@ import { consumers } from "../lib/routes.js";
 import { s3 } from "../lib/storage/s3.js";
 import type { LocalChain } from "./chain.js";
 import type { DynamoDbLocal } from "./dynamodb-local.js";
-import { type JobsQueue, pollJobs, type Worker } from "./jobs-local.js";
+import { type LocalQueues, pollJobs, type Worker } from "./jobs-local.js";
 import type { MailLocal } from "./mail-local.js";
 import { ensurePortFree } from "./ports.js";
 import type { S3Local } from "./s3-local.js";
@@ -90,10 +90,10 @@ export async function startLocalStack(services: {
   dynamodb: DynamoDbLocal;
   s3: S3Local;
   sqs: SqsLocal;
-  jobsQueue: JobsQueue;
+  queues: LocalQueues;
   mail: MailLocal | null;
 }): Promise<LocalStack> {
-  const { chain, dynamodb: ddb, s3: s3Local, sqs, jobsQueue, mail } = services;
+  const { chain, dynamodb: ddb, s3: s3Local, sqs, queues, mail } = services;
   const stops: (() => Promise<void>)[] = [chain.stop, ddb.stop, s3Local.stop, sqs.stop, ...(mail ? [mail.stop] : [])];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
@@ -117,11 +117,13 @@ export async function startLocalStack(services: {
       Math.min(60_000, graceMs / 2),
     );
     stops.push(async () => clearInterval(reconciler));
-    // The jobs worker, fed by the local queue as Lambda's event source feeds it: as many at once as
-    // the browser renders (its reserved concurrency on AWS is the consumer row's).
-    const worker = consumers[0]!;
-    const pollers = pollJobs(sqs.endpoint, jobsQueue, await loadHandler<Worker>(worker.id), Math.min(worker.concurrency, config.RENDER_CONCURRENCY));
-    stops.push(pollers.stop);
+    // The consumers (the jobs worker, the webhook sender), each fed by its local queue as Lambda's
+    // event source feeds it: as many at once as its row says (on AWS its reserved concurrency), and
+    // one that renders no more than the browser does.
+    for (const consumer of consumers) {
+      const at = consumer.browser ? Math.min(consumer.concurrency, config.RENDER_CONCURRENCY) : consumer.concurrency;
+      stops.push(pollJobs(sqs.endpoint, queues[consumer.queue], await loadHandler<Worker>(consumer.id), at).stop);
+    }
     const server = await startLocalServer(config.PORT);
     stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
     stops.push(async () => server.closeAllConnections());

@@ -31,9 +31,10 @@ const envSchema = z.object({
   VERIFY_EMAIL_TEMPLATE: z.string().min(1).default("shotline-verify-email"),
   // Set only locally: an SES endpoint (aws-ses-v2-local, the mail catcher dev/dev.ts starts); unset on AWS.
   SES_ENDPOINT: z.url().optional(),
-  // Jobs (docs/api.md, "Jobs"): the queue their items go through (set by the stack, or by dev/dev.ts
-  // for the local SQS), and set only locally, that SQS's endpoint.
+  // Jobs (docs/api.md, "Jobs"): the queues their items and their webhooks' attempts go through (set
+  // by the stack, or by dev/dev.ts for the local SQS), and set only locally, that SQS's endpoint.
   JOBS_QUEUE_URL: z.url().optional(),
+  WEBHOOKS_QUEUE_URL: z.url().optional(),
   SQS_ENDPOINT: z.url().optional(),
   // Webhook retries wait their schedule times this (tests shorten it; docs/api.md, "Jobs").
   WEBHOOK_BACKOFF_SCALE: z.coerce.number().min(0.001).max(1).default(1),

@@ -27,7 +27,17 @@ export type RateLimit = "caller" | "signup-ip";
  * (lib/payments/auto-topup.ts) its offer (the top-up address), its launch (invoking the worker) and
  * its key (the secret that sends pulls and permits); the jobs queue (sending a job's items: lib/jobs).
  */
-export type Use = "table" | "bucket" | "x402" | "dashboard-files" | "mail" | "auto-topup-offer" | "auto-topup-launch" | "auto-topup-key" | "jobs-queue";
+export type Use =
+  | "table"
+  | "bucket"
+  | "x402"
+  | "dashboard-files"
+  | "mail"
+  | "auto-topup-offer"
+  | "auto-topup-launch"
+  | "auto-topup-key"
+  | "jobs-queue"
+  | "webhooks-queue";
 
 /** Prices in micro-USD (1 USD = 1,000,000 = USDC atomic units), the one place they are written. */
 export const PRICES = {
@@ -260,7 +270,7 @@ const ROWS = [
   { id: "jobs-create", method: "POST", path: "/api/v1/jobs", ...MANAGE, timeoutSeconds: 30, cap: JOBS_CAP, uses: ["table", "bucket", "jobs-queue"] },
   { id: "jobs-list", method: "GET", path: "/api/v1/jobs", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   { id: "jobs-get", method: "GET", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
-  { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue"] },
+  { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "webhooks-queue"] },
   // The account's secret that signs its jobs' webhooks (shown once; a new one replaces it).
   { id: "webhook-secret", method: "POST", path: "/api/v1/webhook-secret", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
@@ -310,17 +320,22 @@ export const workers: readonly FunctionRow[] = [
 ];
 
 /**
- * A function fed by a queue (Lambda's SQS event source): the jobs worker runs one item a message
- * (lib/jobs/run.ts), longer than a request may last (an item's page-load limit is up to 90 s), at
- * most `concurrency` at once, so that jobs cannot take the capacity of synchronous requests.
+ * A function fed by a queue of its own (Lambda's SQS event source), at most `concurrency` at once
+ * (reserved): the jobs worker runs one item a message (lib/jobs/run.ts), longer than a request may
+ * last (an item's page-load limit is up to 90 s), so that jobs cannot take the capacity of
+ * synchronous requests; the webhook sender makes one delivery attempt a message
+ * (lib/jobs/webhooks.ts), without a browser, so that events and their retries never wait behind
+ * the items of every job queued before them.
  */
 export interface Consumer extends FunctionRow {
-  readonly queue: "jobs";
+  readonly queue: "jobs" | "webhooks";
   readonly concurrency: number;
 }
 
 export const consumers: readonly Consumer[] = [
-  { id: "job-worker", queue: "jobs", memoryMB: 2048, timeoutSeconds: 150, browser: true, concurrency: 20, uses: ["table", "bucket", "jobs-queue"] },
+  { id: "job-worker", queue: "jobs", memoryMB: 2048, timeoutSeconds: 150, browser: true, concurrency: 20, uses: ["table", "bucket", "webhooks-queue"] },
+  // An attempt waits 10 s at most for its receiver.
+  { id: "webhook-sender", queue: "webhooks", memoryMB: 256, timeoutSeconds: 30, browser: false, concurrency: 5, uses: ["table", "webhooks-queue"] },
 ];
 
 /** Every endpoint, once. */

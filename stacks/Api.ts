@@ -10,7 +10,7 @@ import { Cron, Function as DeployedFunction, type FunctionProps, Api as HttpApi,
 import { privateKeyToAccount } from "viem/accounts";
 import { VERIFY_MAIL } from "../lib/billing/verify-mail.js";
 import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, JOB_MAX_RECEIVES, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
-import { type Cap, consumers, type FunctionRow, fallbackRoute, httpRoutes, schedules, type Use, workers } from "../lib/routes.js";
+import { type Cap, type Consumer, consumers, type FunctionRow, fallbackRoute, httpRoutes, schedules, type Use, workers } from "../lib/routes.js";
 import { awsActionsOf, leanDynamoDbDocuments } from "./bundles.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
@@ -97,18 +97,23 @@ export function Api({ stack, app }: StackContext) {
     : [];
   mailResources.push(stack.formatArn({ service: "ses", resource: "template", resourceName: template }));
 
-  // The jobs queue (docs/api.md, "Jobs"): a message per item, delivered to the worker (consumers in
-  // lib/routes.ts) one at a time. A message comes back when its worker did not finish it, after six
-  // times the worker's timeout (as Lambda advises for SQS sources), and past JOB_MAX_RECEIVES
-  // deliveries goes to the dead-letter queue, kept 14 days for the operator to look into.
-  const workerTimeout = Math.max(...consumers.map((c) => c.timeoutSeconds));
-  const deadLetters = new Queue(stack, "JobsDeadLetters", { retentionPeriod: Duration.days(14), enforceSSL: true });
-  const jobsQueue = new Queue(stack, "Jobs", {
-    visibilityTimeout: Duration.seconds(6 * workerTimeout),
-    retentionPeriod: Duration.days(4),
-    enforceSSL: true,
-    deadLetterQueue: { queue: deadLetters, maxReceiveCount: JOB_MAX_RECEIVES },
-  });
+  // The consumers' queues (docs/api.md, "Jobs"): jobs (a message per item) and webhooks (a message
+  // per delivery attempt), each delivered to its consumer (lib/routes.ts) one at a time. A message
+  // comes back when its consumer did not finish it, after six times the consumer's timeout (as
+  // Lambda advises for SQS sources), and past JOB_MAX_RECEIVES deliveries goes to its dead-letter
+  // queue, kept 14 days for the operator to look into.
+  const deadLetters: Record<string, Queue> = {};
+  const queueOf = (row: Consumer) => {
+    const name = `${row.queue[0]!.toUpperCase()}${row.queue.slice(1)}`;
+    deadLetters[name] = new Queue(stack, `${name}DeadLetters`, { retentionPeriod: Duration.days(14), enforceSSL: true });
+    return new Queue(stack, name, {
+      visibilityTimeout: Duration.seconds(6 * row.timeoutSeconds),
+      retentionPeriod: Duration.days(4),
+      enforceSSL: true,
+      deadLetterQueue: { queue: deadLetters[name], maxReceiveCount: JOB_MAX_RECEIVES },
+    });
+  };
+  const queues = Object.fromEntries(consumers.map((row) => [row.queue, queueOf(row)])) as Record<Consumer["queue"], Queue>;
 
   const topUp = autoTopupKey();
   // The auto-topup worker, invoked asynchronously by the functions that charge (lib/payments/auto-topup-launch.ts).
@@ -134,7 +139,8 @@ export function Api({ stack, app }: StackContext) {
       permissions: [],
       copyFiles: [],
     },
-    "jobs-queue": { environment: { JOBS_QUEUE_URL: jobsQueue.queueUrl }, permissions: [], copyFiles: [] },
+    "jobs-queue": { environment: { JOBS_QUEUE_URL: queues.jobs.queueUrl }, permissions: [], copyFiles: [] },
+    "webhooks-queue": { environment: { WEBHOOKS_QUEUE_URL: queues.webhooks.queueUrl }, permissions: [], copyFiles: [] },
     "dashboard-files": {
       environment: { DASHBOARD_DIR: copiedDir("dashboard") },
       permissions: [],
@@ -161,23 +167,23 @@ export function Api({ stack, app }: StackContext) {
   const functions: Record<string, Fn> = {};
   const grantCalls = (row: FunctionRow) => async (_props: FunctionProps, out: string) => {
     const { dynamodb, s3, ses, lambda, sqs } = awsActionsOf(out);
-    for (const [use, actions] of [
-      ["table", dynamodb],
-      ["bucket", s3],
-      ["mail", ses],
-      ["auto-topup-launch", lambda],
-      ["jobs-queue", sqs],
+    // Which queue a bundle sends to is not in its commands: the rows' queues together answer for SQS.
+    const queuesUsed = (["jobs", "webhooks"] as const).filter((name) => row.uses.includes(`${name}-queue`));
+    for (const [use, actions, used] of [
+      ["table", dynamodb, row.uses.includes("table")],
+      ["bucket", s3, row.uses.includes("bucket")],
+      ["mail", ses, row.uses.includes("mail")],
+      ["auto-topup-launch", lambda, row.uses.includes("auto-topup-launch")],
+      ["queues", sqs, queuesUsed.length > 0],
     ] as const)
-      if (row.uses.includes(use) !== actions.length > 0)
-        throw new Error(
-          `functions/${row.id} calls [${actions.join(", ")}] of the ${use}, and its row in lib/routes.ts ${row.uses.includes(use) ? "uses" : "does not use"} it`,
-        );
+      if (used !== actions.length > 0)
+        throw new Error(`functions/${row.id} calls [${actions.join(", ")}] of the ${use}, and its row in lib/routes.ts ${used ? "uses" : "does not use"} it`);
     functions[row.id]!.attachPermissions([
       ...(dynamodb.length ? [new PolicyStatement({ actions: dynamodb, resources: [table.tableArn] })] : []),
       ...(s3.length ? [new PolicyStatement({ actions: s3, resources: [`${outputs.bucketArn}/*`] })] : []),
       ...(ses.length && mail ? [new PolicyStatement({ actions: ses, resources: mailResources })] : []),
       ...(lambda.length ? [new PolicyStatement({ actions: lambda, resources: [worker!.functionArn] })] : []),
-      ...(sqs.length ? [new PolicyStatement({ actions: sqs, resources: [jobsQueue.queueArn] })] : []),
+      ...(sqs.length ? [new PolicyStatement({ actions: sqs, resources: queuesUsed.map((name) => queues[name].queueArn) })] : []),
     ]);
   };
 
@@ -224,7 +230,7 @@ export function Api({ stack, app }: StackContext) {
       ...functionFor(row),
       ...(reserveConcurrency() ? { reservedConcurrentExecutions: row.concurrency } : {}),
     });
-    fn.addEventSource(new SqsEventSource(jobsQueue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: row.concurrency }));
+    fn.addEventSource(new SqsEventSource(queues[row.queue], { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: row.concurrency }));
     functions[row.id] = fn;
   }
 
@@ -255,6 +261,9 @@ export function Api({ stack, app }: StackContext) {
   Object.assign(functions, scheduled, { fallback: api.getFunction("$default")! });
   for (const route of httpRoutes) functions[route.id] = api.getFunction(`${route.method} ${route.path}`)!;
 
-  stack.addOutputs({ ApiUrl: api.url, JobsDeadLetterQueue: deadLetters.queueUrl });
-  return { api, functions, edgeSecret, jobsQueue, deadLetters };
+  stack.addOutputs({
+    ApiUrl: api.url,
+    ...Object.fromEntries(Object.entries(deadLetters).map(([name, queue]) => [`${name}DeadLetterQueue`, queue.queueUrl])),
+  });
+  return { api, functions, edgeSecret };
 }

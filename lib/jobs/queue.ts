@@ -2,9 +2,10 @@ import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from "@aws-sdk
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 
-// The jobs queue (SQS; the local one under `npm run dev`): a message per item, and one per webhook
-// delivery attempt, which the worker (functions/job-worker.ts) receives as Lambda's SQS event.
-// Retries, redelivery and the dead-letter queue are the queue's.
+// The jobs' queues (SQS; the local one under `npm run dev`): a message per item on the jobs queue,
+// which the worker (functions/job-worker.ts) receives as Lambda's SQS event, and one per webhook
+// delivery attempt on the webhooks queue, which the webhook sender (functions/webhook-sender.ts)
+// receives. Retries, redelivery and the dead-letter queues are the queues'.
 
 let client: SQSClient | undefined;
 
@@ -35,17 +36,15 @@ export interface WebhookMessage {
   readonly dueAt: number;
 }
 
-export type JobMessage = ItemMessage | WebhookMessage;
-
-const sqs = () => {
-  if (!config.JOBS_QUEUE_URL) throw new AppError("INTERNAL_ERROR", "Jobs are not set up on this deployment (no queue).");
+const sqs = (url: string | undefined) => {
+  if (!url) throw new AppError("INTERNAL_ERROR", "Jobs are not set up on this deployment (no queue).");
   client ??= new SQSClient({ region: config.AWS_REGION, ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}) });
-  return { client, url: config.JOBS_QUEUE_URL };
+  return { client, url };
 };
 
 /** Queues the items of `jobId` (their validated requests, in order), ten messages a call (SQS's batch limit). */
 export async function enqueueItems(jobId: string, requests: readonly { timeout: number }[]): Promise<void> {
-  const { client, url } = sqs();
+  const { client, url } = sqs(config.JOBS_QUEUE_URL);
   for (let start = 0; start < requests.length; start += 10) {
     const entries = requests.slice(start, start + 10).map((request, offset) => {
       const message: ItemMessage = { jobId, index: start + offset, timeout: request.timeout, ...(travelsInMessage(request) ? { request } : {}) };
@@ -56,8 +55,8 @@ export async function enqueueItems(jobId: string, requests: readonly { timeout: 
   }
 }
 
-/** Queues one message, delivered after `delaySeconds` (at most 900). */
-export async function enqueue(message: JobMessage, delaySeconds: number): Promise<void> {
-  const { client, url } = sqs();
+/** Queues a webhook's delivery attempt, delivered after `delaySeconds` (at most 900). */
+export async function enqueueAttempt(message: WebhookMessage, delaySeconds: number): Promise<void> {
+  const { client, url } = sqs(config.WEBHOOKS_QUEUE_URL);
   await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(message), DelaySeconds: delaySeconds }));
 }

@@ -6,8 +6,8 @@ import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { guardedRequest } from "../metadata/fetch.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
-import { enqueue, type WebhookMessage } from "./queue.js";
-import { type Job, type JobItem, jobStatus, noteEnded, readJob } from "./store.js";
+import { enqueueAttempt, type WebhookMessage } from "./queue.js";
+import { getJob, type Job, type JobItem, jobStatus, noteEnded, readJob } from "./store.js";
 
 // A job's webhooks (docs/api.md, "Jobs"): events POSTed to the job's webhookUrl, signed as the
 // Standard Webhooks specification defines (webhook-id, webhook-timestamp, webhook-signature:
@@ -91,7 +91,7 @@ export async function sendEvent(job: Job, type: Delivery["type"], name: string, 
     ),
   );
   const message: WebhookMessage = { kind: "webhook", jobId: job.id, deliveryId: id, attempt: 1, dueAt: now };
-  await enqueue(message, 0);
+  await enqueueAttempt(message, 0);
 }
 
 /** A job's webhook events and their attempts, oldest first. */
@@ -140,7 +140,7 @@ async function attempt(url: string, secret: string, id: string, payload: string,
  */
 export async function deliver(message: WebhookMessage, job: Job, now = Date.now()): Promise<void> {
   if (message.dueAt > now) {
-    await enqueue(message, Math.min(MAX_DELAY_SECONDS, Math.ceil((message.dueAt - now) / 1000)));
+    await enqueueAttempt(message, Math.min(MAX_DELAY_SECONDS, Math.ceil((message.dueAt - now) / 1000)));
     return;
   }
   const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobHookKey(job.id, message.deliveryId), ConsistentRead: true }));
@@ -172,7 +172,7 @@ export async function deliver(message: WebhookMessage, job: Job, now = Date.now(
   );
   if (status === "pending") {
     const next: WebhookMessage = { ...message, attempt: message.attempt + 1, dueAt: now + retryIn! * 1000 * config.WEBHOOK_BACKOFF_SCALE };
-    await enqueue(next, Math.min(MAX_DELAY_SECONDS, Math.ceil((next.dueAt - now) / 1000)));
+    await enqueueAttempt(next, Math.min(MAX_DELAY_SECONDS, Math.ceil((next.dueAt - now) / 1000)));
   } else if (status === "failed") {
     log.warn("webhook not delivered", {
       jobId: job.id,
@@ -181,6 +181,13 @@ export async function deliver(message: WebhookMessage, job: Job, now = Date.now(
       last: describeError(outcome.error ?? outcome.status),
     });
   }
+}
+
+/** Handles delivery attempt `message` of a job's webhook (the job gone: nothing to deliver). */
+export async function sendAttempt(message: WebhookMessage): Promise<"done"> {
+  const job = await getJob(message.jobId);
+  if (job) await deliver(message, job);
+  return "done";
 }
 
 /**

@@ -232,41 +232,56 @@ describe("Api stack", () => {
     expect(resources).not.toContain("*");
   });
 
-  it("feeds job items from an SQS queue with a dead-letter queue to a worker that reports partial failures, capped so jobs cannot starve requests", () => {
+  it("feeds each consumer (job items, webhook attempts) from its own SQS queue with a dead-letter queue, reporting partial failures, capped so jobs cannot starve requests", () => {
     const queues = Object.entries(api.findResources("AWS::SQS::Queue")) as [string, Resource][];
-    expect(queues).toHaveLength(2);
-    const [jobsId, jobs] = queues.find(([, q]) => q.Properties.RedrivePolicy)!;
-    const [deadId, dead] = queues.find(([, q]) => !q.Properties.RedrivePolicy)!;
-    const worker = consumers.find((c) => c.id === "job-worker")!;
-    // A message comes back after six times the worker's timeout; past JOB_MAX_RECEIVES it goes to the dead letters, kept 14 days.
-    expect(jobs.Properties).toMatchObject({ VisibilityTimeout: 6 * worker.timeoutSeconds, RedrivePolicy: { maxReceiveCount: JOB_MAX_RECEIVES } });
-    expect(JSON.stringify(jobs.Properties.RedrivePolicy)).toContain(deadId);
-    expect(dead.Properties.MessageRetentionPeriod).toBe(14 * 86_400);
-    const props = fn("functions/job-worker.handler");
-    expect(props).toMatchObject({ Timeout: worker.timeoutSeconds, MemorySize: worker.memoryMB, ReservedConcurrentExecutions: worker.concurrency });
-    expect(props.Layers).toHaveLength(3);
-    const [mapping] = Object.values(api.findResources("AWS::Lambda::EventSourceMapping")) as Resource[];
-    expect(mapping!.Properties).toMatchObject({
-      BatchSize: 1,
-      FunctionResponseTypes: ["ReportBatchItemFailures"],
-      ScalingConfig: { MaximumConcurrency: worker.concurrency },
-    });
-    expect(JSON.stringify(mapping!.Properties.EventSourceArn)).toContain(jobsId);
-    // Only what queues items or webhooks may send to the queue, and only to it: the route that makes
-    // jobs, the one that cancels them (its completion webhook) and the worker (webhooks, retries).
+    expect(queues).toHaveLength(2 * consumers.length);
+    const mappings = Object.values(api.findResources("AWS::Lambda::EventSourceMapping")) as Resource[];
+    expect(mappings).toHaveLength(consumers.length);
+    const logicalIdOf = (id: string) => {
+      const [found] = Object.keys(api.findResources("AWS::Lambda::Function", { Properties: { Handler: `functions/${id}.handler` } }));
+      return found!;
+    };
+    const queueIdOf: Record<string, string> = {};
+    for (const row of consumers) {
+      const name = `${row.queue[0]!.toUpperCase()}${row.queue.slice(1)}`;
+      const [queueId, queue] = queues.find(([id, q]) => id.startsWith(name) && !id.startsWith(`${name}DeadLetters`) && q.Properties.RedrivePolicy)!;
+      const [deadId, dead] = queues.find(([id]) => id.startsWith(`${name}DeadLetters`))!;
+      queueIdOf[row.queue] = queueId;
+      // A message comes back after six times its consumer's timeout; past JOB_MAX_RECEIVES it goes to the dead letters, kept 14 days.
+      expect(queue.Properties, row.id).toMatchObject({ VisibilityTimeout: 6 * row.timeoutSeconds, RedrivePolicy: { maxReceiveCount: JOB_MAX_RECEIVES } });
+      expect(JSON.stringify(queue.Properties.RedrivePolicy)).toContain(deadId);
+      expect(dead.Properties.MessageRetentionPeriod).toBe(14 * 86_400);
+      const props = fn(`functions/${row.id}.handler`);
+      expect(props, row.id).toMatchObject({ Timeout: row.timeoutSeconds, MemorySize: row.memoryMB, ReservedConcurrentExecutions: row.concurrency });
+      expect(props.Layers ?? [], row.id).toHaveLength(row.browser ? 3 : 0);
+      const mapping = mappings.find((m) => JSON.stringify(m.Properties.FunctionName).includes(logicalIdOf(row.id)))!;
+      expect(mapping.Properties, row.id).toMatchObject({
+        BatchSize: 1,
+        FunctionResponseTypes: ["ReportBatchItemFailures"],
+        ScalingConfig: { MaximumConcurrency: row.concurrency },
+      });
+      expect(JSON.stringify(mapping.Properties.EventSourceArn), row.id).toContain(queueId);
+    }
+    expect(fn("functions/job-worker.handler").MemorySize).toBeGreaterThan(fn("functions/webhook-sender.handler").MemorySize as number);
+    // Only what queues items or webhook attempts may send, and only to that queue: the route that
+    // makes jobs to the jobs queue; the one that cancels them (its completion webhook), the worker
+    // (events) and the sender (retries) to the webhooks queue.
     const sending = (Object.values(api.findResources("AWS::IAM::Policy")) as Resource[]).flatMap((p) =>
       (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((st) =>
         [st.Action].flat().includes("sqs:SendMessage"),
       ).map((st) => ({ roles: JSON.stringify(p.Properties.Roles), resource: JSON.stringify(st.Resource) })),
     );
     const roleOf = (id: string) => (fn(`functions/${id}.handler`).Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0];
-    expect(sending.map((st) => ["jobs-create", "jobs-cancel", "job-worker"].find((id) => st.roles.includes(roleOf(id)))).sort()).toEqual([
-      "job-worker",
-      "jobs-cancel",
-      "jobs-create",
-    ]);
-    for (const st of sending) expect(st.resource).toContain(jobsId);
+    const sends = { "jobs-create": "jobs", "jobs-cancel": "webhooks", "job-worker": "webhooks", "webhook-sender": "webhooks" } as const;
+    const senders = sending.map((st) => [Object.keys(sends).find((id) => st.roles.includes(roleOf(id))), st.resource] as const);
+    expect(senders.map(([id]) => id).sort()).toEqual(Object.keys(sends).sort());
+    for (const [id, resource] of senders) {
+      const queue = sends[id as keyof typeof sends];
+      expect(resource, id).toContain(queueIdOf[queue]);
+      for (const other of Object.values(queueIdOf).filter((q) => q !== queueIdOf[queue])) expect(resource, id).not.toContain(other);
+    }
     expect(JSON.stringify((fn("functions/jobs-create.handler").Environment as { Variables: unknown }).Variables)).toContain("JOBS_QUEUE_URL");
+    expect(JSON.stringify((fn("functions/job-worker.handler").Environment as { Variables: unknown }).Variables)).toContain("WEBHOOKS_QUEUE_URL");
   });
 
   it("refuses to deploy verification without a sender, and deploys without verification when told to", () => {

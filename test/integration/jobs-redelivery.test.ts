@@ -5,7 +5,7 @@
 import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { admin, signUp } from "../../dev/harness/dev-process.js";
-import { createJobsQueue } from "../../dev/jobs-local.js";
+import { createQueues } from "../../dev/jobs-local.js";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { startSqsLocal } from "../../dev/sqs-local.js";
 import { canaryHits } from "../helpers/api.js";
@@ -14,9 +14,14 @@ import { useSharedStackInProcess } from "../helpers/in-process.js";
 // The fixture pages are on loopback: let this process's network guard through to them, as the
 // stack's is. A queue of this file's own (the local SQS), for the messages its webhooks send.
 let sqs = await startSqsLocal();
-const queue = await createJobsQueue(sqs.endpoint, 60);
+const queues = await createQueues(sqs.endpoint, 60);
 afterAll(() => sqs.stop());
-useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host, SQS_ENDPOINT: sqs.endpoint, JOBS_QUEUE_URL: queue.queueUrl });
+useSharedStackInProcess({
+  ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host,
+  SQS_ENDPOINT: sqs.endpoint,
+  JOBS_QUEUE_URL: queues.jobs.queueUrl,
+  WEBHOOKS_QUEUE_URL: queues.webhooks.queueUrl,
+});
 const { QueryCommand } = await import("@aws-sdk/lib-dynamodb");
 const { documents } = await import("../../lib/billing/dynamodb.js");
 const { reconcileCharges } = await import("../../lib/billing/ledger.js");
@@ -159,11 +164,11 @@ describe("a job item delivered again", () => {
     expect(await balance(key)).toBe(before - 5_000);
     // The queue is back (empty: it kept nothing) and delivers the item's message again.
     sqs = await startSqsLocal(port);
-    await createJobsQueue(sqs.endpoint, 60);
+    await createQueues(sqs.endpoint, 60);
     expect(await runItem(message, 2)).toBe("done");
     expect(await balance(key)).toBe(before - 5_000);
     const client = new SQSClient({ endpoint: sqs.endpoint, region: "us-east-1", credentials: LOCAL_CREDENTIALS });
-    const { Messages = [] } = await client.send(new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, MaxNumberOfMessages: 10 }));
+    const { Messages = [] } = await client.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks.queueUrl, MaxNumberOfMessages: 10 }));
     client.destroy();
     expect(Messages).toHaveLength(1);
     await deliver(JSON.parse(Messages[0]!.Body!), job);

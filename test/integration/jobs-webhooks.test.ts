@@ -26,7 +26,7 @@ const balance = async (key: string) =>
 
 type Delivery = { id: string; type: string; status: string; attempts: { status?: number; error?: string }[] };
 type Job = { id: string; status: string; webhook?: { deliveries: Delivery[] } } & ErrorBody;
-type Seen = { headers: Record<string, string>; body: string };
+type Seen = { headers: Record<string, string>; body: string; at: number };
 
 const seen = async (id: string) => (await (await fetch(fixture(`/hooks/seen?id=${id}`))).json()) as Seen[];
 
@@ -128,6 +128,29 @@ describe("job webhooks", () => {
     const byId = Object.groupBy(received, (r) => r.headers["webhook-id"]!);
     for (const tries of Object.values(byId)) expect(new Set(tries!.map((t) => t.body)).size).toBe(1);
   }, 90_000);
+
+  it("sends each item's event as the item ends, not behind the items still queued (webhook attempts have a queue of their own)", async () => {
+    const key = await account();
+    await secretOf(key);
+    const hook = `progress-${Date.now()}`;
+    // Three waves of the stack's 4 rendering slots, each page answering after 2 s: the first
+    // wave's events must not wait for the third wave to start.
+    const items = Array.from({ length: 12 }, () => ({ ...shot, url: fixture("/simple?ttfb=2000") }));
+    const submitted = await postJson(
+      "/api/v1/jobs",
+      { endpoint: "screenshot", items, webhookUrl: fixture(`/hooks/in?id=${hook}`), webhookEvents: ["item"] },
+      auth(key),
+    );
+    const { id } = (await submitted.json()) as Job;
+    const job = (await waitFor(key, id, (j) => j.webhook?.deliveries.filter((d) => d.status === "delivered").length === 13, 120_000)) as Job & {
+      items: { status: string; started_at: string }[];
+    };
+    expect(job.items.map((i) => i.status)).toEqual(Array(12).fill("succeeded"));
+    const itemEvents = (await seen(hook)).filter((r) => JSON.parse(r.body).type === "job.item");
+    expect(itemEvents).toHaveLength(12);
+    const lastStart = Math.max(...job.items.map((i) => Date.parse(i.started_at)));
+    expect(Math.min(...itemEvents.map((r) => r.at))).toBeLessThan(lastStart);
+  }, 150_000);
 
   it("follows no redirect: a 302 is an attempt that failed", async () => {
     const key = await account();
