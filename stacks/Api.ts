@@ -265,5 +265,5 @@ export function Api({ stack, app }: StackContext) {
     ApiUrl: api.url,
     ...Object.fromEntries(Object.entries(deadLetters).map(([name, queue]) => [`${name}DeadLetterQueue`, queue.queueUrl])),
   });
-  return { api, functions, edgeSecret };
+  return { api, functions, edgeSecret, deadLetters };
 }

@@ -9,11 +9,11 @@ import { Api } from "./Api.js";
 
 /**
  * Alarms an operator subscribes to (docs/deploy.md, "Watching it"): one SNS topic, and alarms on
- * every function's errors and throttles, on the reconciler failing, and on x402 settlements left
- * unconfirmed. SHOTLINE_ALARM_EMAIL (where `sst deploy` runs) subscribes an address to the topic.
+ * every function's errors and throttles, on the reconciler failing, on x402 settlements left
+ * unconfirmed, and on messages in the queues' dead letters. SHOTLINE_ALARM_EMAIL (where `sst deploy` runs) subscribes an address to the topic.
  */
 export function Monitoring({ stack, app }: StackContext) {
-  const { functions } = use(Api);
+  const { functions, deadLetters } = use(Api);
   const topic = new Topic(stack, "Alarms", { displayName: `Shotline ${app.stage} alarms` });
   const email = process.env.SHOTLINE_ALARM_EMAIL;
   if (email) topic.addSubscription(new EmailSubscription(email));
@@ -34,6 +34,13 @@ export function Monitoring({ stack, app }: StackContext) {
     alarm(`Errors-${id}`, fn.metricErrors(fiveMinutes), `${id}: the function failed (crashed or timed out) in the last 5 minutes`);
     alarm(`Throttles-${id}`, fn.metricThrottles(fiveMinutes), `${id}: invocations were throttled (concurrency exhausted) in the last 5 minutes`);
   }
+  // A message its consumer could not handle even to fail it (a job item, a webhook attempt) waits in a dead-letter queue.
+  for (const [name, queue] of Object.entries(deadLetters))
+    alarm(
+      `DeadLetters-${name}`,
+      queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: "Maximum" }),
+      `${name}: messages are waiting in the dead-letter queue (${name}DeadLetterQueue in the stack's outputs)`,
+    );
   // The reconciler's errors are among the above; a settlement waiting 15 minutes on the chain is its own alarm.
   const unconfirmed = new Metric({
     namespace: RECONCILER_METRICS.namespace,

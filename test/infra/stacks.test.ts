@@ -495,11 +495,11 @@ describe("Layers stack", () => {
 });
 
 describe("Monitoring stack", () => {
-  it("alarms on every function's errors and throttles and on settlements left unconfirmed, into one SNS topic", () => {
+  it("alarms on every function's errors and throttles, on settlements left unconfirmed and on dead letters, into one SNS topic", () => {
     monitoring.resourceCountIs("AWS::SNS::Topic", 1);
     const alarms = Object.values(monitoring.findResources("AWS::CloudWatch::Alarm")) as Resource[];
     const named = (metric: string) => alarms.filter((a) => a.Properties.MetricName === metric);
-    // Every route's, the reconciler's, the auto-topup worker's and the jobs worker's.
+    // Every route's, the reconciler's, the auto-topup worker's, the jobs worker's and the webhook sender's.
     const functions = allRows.length;
     expect(named("Errors")).toHaveLength(functions);
     expect(named("Throttles")).toHaveLength(functions);
@@ -508,6 +508,11 @@ describe("Monitoring stack", () => {
         Properties: expect.objectContaining({ Namespace: "Shotline", Dimensions: [{ Name: "Stage", Value: "test" }], EvaluationPeriods: 3, Threshold: 1 }),
       }),
     ]);
+    // A message in either consumer's dead-letter queue.
+    const dead = named("ApproximateNumberOfMessagesVisible");
+    expect(dead).toHaveLength(consumers.length);
+    for (const alarm of dead) expect(alarm.Properties).toMatchObject({ Namespace: "AWS/SQS", Statistic: "Maximum", Threshold: 1 });
+    expect(JSON.stringify(dead.map((a) => a.Properties.Dimensions))).toMatch(/JobsDeadLetters.*WebhooksDeadLetters|WebhooksDeadLetters.*JobsDeadLetters/);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmDescription)).toHaveLength(1);
     // No address to notify unless the operator gives one.
     monitoring.resourceCountIs("AWS::SNS::Subscription", 0);
