@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
 import { JOB_HOOK_PREFIX, jobHookKey, jobKey, webhookSecretKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
@@ -66,7 +66,7 @@ export interface Delivery {
  * Keeps event `type` of `job` with `data` under its id (`<job id>.<name>`: one event per name) and
  * queues its first attempt, if the job has a webhook. Sent again (its sender died before queueing
  * it, and its message came back), the event kept first stands and its first attempt is queued
- * again: an attempt already made ignores the second message (deliver).
+ * again: the attempt is made once however many messages ask for it (deliver claims it).
  */
 export async function sendEvent(job: Job, type: Delivery["type"], name: string, data: Record<string, unknown>, now = Date.now()): Promise<void> {
   if (!job.webhookUrl) return;
@@ -133,20 +133,47 @@ async function attempt(url: string, secret: string, id: string, payload: string,
   }
 }
 
+/** A claimed attempt is another's to make again this long after its own timeout (its sender died). */
+const CLAIM_MARGIN_MS = 20_000;
+
+/**
+ * Claims attempt `message.attempt` of its delivery: the delivery as it is, or null when that
+ * attempt is not to be made here (made already, claimed by a live sender: the same attempt's
+ * message twice, as an event announced again queues it; or the delivery is gone with its job).
+ */
+async function claimAttempt(jobId: string, message: WebhookMessage, now: number): Promise<Delivery | null> {
+  try {
+    const { Attributes } = await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: jobHookKey(jobId, message.deliveryId),
+        UpdateExpression: "SET claimedUntil = :until",
+        ConditionExpression: "#status = :pending AND size(attempts) = :before AND (attribute_not_exists(claimedUntil) OR claimedUntil < :now)",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":pending": "pending", ":before": message.attempt - 1, ":until": now + ATTEMPT_TIMEOUT_MS + CLAIM_MARGIN_MS, ":now": now },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return Attributes as Delivery;
+  } catch (error) {
+    ignoreFailedCondition(error);
+    return null;
+  }
+}
+
 /**
  * Handles a delivery message: not yet due, it waits on the queue again (in steps of at most 15
- * minutes); due, it makes the attempt, keeps its outcome, and queues the next one after a failure
- * (anything but a 2xx), until RETRY_SECONDS run out.
+ * minutes); due, it claims the attempt (once: a second message for it does nothing), makes it,
+ * keeps its outcome, and queues the next one after a failure (anything but a 2xx), until
+ * RETRY_SECONDS run out.
  */
 export async function deliver(message: WebhookMessage, job: Job, now = Date.now()): Promise<void> {
   if (message.dueAt > now) {
     await enqueueAttempt(message, Math.min(MAX_DELAY_SECONDS, Math.ceil((message.dueAt - now) / 1000)));
     return;
   }
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobHookKey(job.id, message.deliveryId), ConsistentRead: true }));
-  const delivery = Item as Delivery | undefined;
-  // Ended already (this message came twice), or gone with its job.
-  if (delivery?.status !== "pending" || delivery.attempts.length >= message.attempt) return;
+  const delivery = await claimAttempt(job.id, message, now);
+  if (!delivery) return;
   const secret = await webhookSecretOf(job.accountId);
   const outcome: Attempt = secret
     ? await attempt(job.webhookUrl!, secret, delivery.id, delivery.payload, now)
@@ -159,8 +186,8 @@ export async function deliver(message: WebhookMessage, job: Job, now = Date.now(
     new UpdateCommand({
       TableName: config.TABLE_NAME,
       Key: jobHookKey(job.id, delivery.id),
-      UpdateExpression: "SET attempts = :attempts, #status = :status",
-      // Only this attempt writes it: a message delivered twice finds the attempt kept already.
+      UpdateExpression: "SET attempts = :attempts, #status = :status REMOVE claimedUntil",
+      // Only this attempt writes it (a sender whose claim ran out and was taken over finds it kept already).
       ConditionExpression: "size(attempts) = :before",
       ExpressionAttributeNames: { "#status": "status" },
       ExpressionAttributeValues: {

@@ -151,6 +151,20 @@ describe("a job item delivered again", () => {
     expect((await canaryHits()).filter((hit) => hit.includes("/hook"))).toEqual([]);
   });
 
+  it("the same attempt asked for twice at once (an event announced again queues it again): one POST, one attempt kept", async () => {
+    const hook = `twice-${Date.now()}`;
+    const { job } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=${hook}`);
+    await rotateWebhookSecret(job.accountId);
+    await sendEvent(job, "job.completed", "completed", { status: "completed" });
+    await sendEvent(job, "job.completed", "completed", { status: "completed" });
+    const deliveries = await readDeliveries(job.id);
+    expect(deliveries).toHaveLength(1);
+    const message = { kind: "webhook", jobId: job.id, deliveryId: deliveries[0]!.id, attempt: 1, dueAt: Date.now() } as const;
+    await Promise.all([deliver(message, job), deliver(message, job)]);
+    expect((await readDeliveries(job.id)).map((d) => [d.status, d.attempts.length])).toEqual([["delivered", 1]]);
+    expect(await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()).toHaveLength(1);
+  });
+
   it("a webhook that could not be queued: the item stands, charged once; its message comes back and queues it", async () => {
     const hook = `unqueued-${Date.now()}`;
     const { job, key, message } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=${hook}`);
