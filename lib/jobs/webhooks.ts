@@ -161,11 +161,34 @@ async function claimAttempt(jobId: string, message: WebhookMessage, now: number)
   }
 }
 
+/** Queues the attempt after `message`'s (made at `madeAt`, failed, with a retry left), due after its backoff. */
+async function queueNext(message: WebhookMessage, madeAt: number, now: number): Promise<void> {
+  const next: WebhookMessage = {
+    ...message,
+    attempt: message.attempt + 1,
+    dueAt: madeAt + RETRY_SECONDS[message.attempt - 1]! * 1000 * config.WEBHOOK_BACKOFF_SCALE,
+  };
+  await enqueueAttempt(next, Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil((next.dueAt - now) / 1000))));
+}
+
+/**
+ * A message whose attempt could not be claimed: when that attempt was made and kept and the
+ * delivery still waits (pending, this attempt its last), its sender may have died before queueing
+ * the next one, which is queued again (a second message for it is claimed once, like any).
+ */
+async function queueNextAgain(jobId: string, message: WebhookMessage, now: number): Promise<void> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobHookKey(jobId, message.deliveryId), ConsistentRead: true }));
+  const delivery = Item as Delivery | undefined;
+  if (delivery?.status !== "pending" || delivery.attempts.length !== message.attempt) return;
+  await queueNext(message, Date.parse(delivery.attempts.at(-1)!.at), now);
+}
+
 /**
  * Handles a delivery message: not yet due, it waits on the queue again (in steps of at most 15
  * minutes); due, it claims the attempt (once: a second message for it does nothing), makes it,
  * keeps its outcome, and queues the next one after a failure (anything but a 2xx), until
- * RETRY_SECONDS run out.
+ * RETRY_SECONDS run out. Its message coming back after the outcome was kept (its sender died or
+ * could not queue the next) queues the next attempt again.
  */
 export async function deliver(message: WebhookMessage, job: Job, now = Date.now()): Promise<void> {
   if (message.dueAt > now) {
@@ -173,7 +196,7 @@ export async function deliver(message: WebhookMessage, job: Job, now = Date.now(
     return;
   }
   const delivery = await claimAttempt(job.id, message, now);
-  if (!delivery) return;
+  if (!delivery) return queueNextAgain(job.id, message, now);
   const secret = await webhookSecretOf(job.accountId);
   const outcome: Attempt = secret
     ? await attempt(job.webhookUrl!, secret, delivery.id, delivery.payload, now)
@@ -197,10 +220,8 @@ export async function deliver(message: WebhookMessage, job: Job, now = Date.now(
       },
     }),
   );
-  if (status === "pending") {
-    const next: WebhookMessage = { ...message, attempt: message.attempt + 1, dueAt: now + retryIn! * 1000 * config.WEBHOOK_BACKOFF_SCALE };
-    await enqueueAttempt(next, Math.min(MAX_DELAY_SECONDS, Math.ceil((next.dueAt - now) / 1000)));
-  } else if (status === "failed") {
+  if (status === "pending") await queueNext(message, now, now);
+  else if (status === "failed") {
     log.warn("webhook not delivered", {
       jobId: job.id,
       deliveryId: delivery.id,

@@ -21,6 +21,8 @@ useSharedStackInProcess({
   SQS_ENDPOINT: sqs.endpoint,
   JOBS_QUEUE_URL: queues.jobs.queueUrl,
   WEBHOOKS_QUEUE_URL: queues.webhooks.queueUrl,
+  // Retries a thousandth of their schedule apart, as the stack's in the other files.
+  WEBHOOK_BACKOFF_SCALE: "0.001",
 });
 const { QueryCommand } = await import("@aws-sdk/lib-dynamodb");
 const { documents } = await import("../../lib/billing/dynamodb.js");
@@ -189,6 +191,31 @@ describe("a job item delivered again", () => {
     expect((await readDeliveries(job.id)).map((d) => [d.type, d.status])).toEqual([["job.completed", "delivered"]]);
     const received = (await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()) as { body: string }[];
     expect(received.map((r) => JSON.parse(r.body).data.counts)).toEqual([{ succeeded: 1, failed: 0, cancelled: 0 }]);
+  }, 60_000);
+
+  it("a retry that could not be queued: the failed attempt's message comes back and queues it", async () => {
+    const hook = `unretried-${Date.now()}`;
+    const { job } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=${hook}&fail=1`);
+    await rotateWebhookSecret(job.accountId);
+    await sendEvent(job, "job.completed", "completed", { status: "completed" });
+    const [pending] = await readDeliveries(job.id);
+    const first = { kind: "webhook", jobId: job.id, deliveryId: pending!.id, attempt: 1, dueAt: Date.now() } as const;
+    // The queue is down (this file's local SQS, stopped: a real fault) when the first attempt, a 500, is to queue the next.
+    const port = Number(new URL(sqs.endpoint).port);
+    await sqs.stop();
+    await expect(deliver(first, job)).rejects.toThrow();
+    expect((await readDeliveries(job.id)).map((d) => [d.status, d.attempts.map((a) => a.status)])).toEqual([["pending", [500]]]);
+    sqs = await startSqsLocal(port);
+    await createQueues(sqs.endpoint, 60);
+    // The first attempt's message comes back: the attempt is not made again, the next is queued.
+    await deliver(first, job);
+    const client = new SQSClient({ endpoint: sqs.endpoint, region: "us-east-1", credentials: LOCAL_CREDENTIALS });
+    const { Messages = [] } = await client.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 5 }));
+    client.destroy();
+    expect(Messages.map((m) => JSON.parse(m.Body!).attempt)).toEqual([2]);
+    await deliver(JSON.parse(Messages[0]!.Body!), job);
+    expect((await readDeliveries(job.id)).map((d) => [d.status, d.attempts.map((a) => a.status)])).toEqual([["delivered", [500, 204]]]);
+    expect(await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()).toHaveLength(2);
   }, 60_000);
 
   it("a message for no job (expired, or made up) is spent without a charge", async () => {
