@@ -5,7 +5,7 @@ import { contentBody } from "../http/content.js";
 import { EXTENSIONS, envelopeOf } from "../http/deliver.js";
 import type { JobRequest } from "../http/schemas.js";
 import { describeError, log } from "../log.js";
-import { guardedRequest } from "../metadata/fetch.js";
+import { guardedStatus } from "../metadata/fetch.js";
 import { JOB_MAX_RECEIVES } from "../packaging.js";
 import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
@@ -42,22 +42,13 @@ const UPLOAD_TIMEOUT_MS = 60_000;
  * network guard, no redirect followed: what it answered, or why it did not.
  */
 async function upload(target: NonNullable<Item["upload"]>, output: Outcome["output"]): Promise<NonNullable<JobItem["upload"]>> {
-  try {
-    const response = await guardedRequest(new URL(target.url), {
-      method: "PUT",
-      signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS),
-      headers: { "content-type": output.contentType, "content-length": String(output.body.length), ...target.headers },
-      body: output.body,
-    });
-    response.destroy();
-    const status = response.statusCode ?? 0;
-    return status >= 200 && status < 300 ? { status: "uploaded", http_status: status } : { status: "failed", http_status: status };
-  } catch (error) {
-    return {
-      status: "failed",
-      error: ((error as Error).name === "TimeoutError" ? `no answer within ${UPLOAD_TIMEOUT_MS / 1000} s` : (error as Error).message).slice(0, 300),
-    };
-  }
+  const sent = await guardedStatus(
+    new URL(target.url),
+    { method: "PUT", headers: { "content-type": output.contentType, "content-length": String(output.body.length), ...target.headers }, body: output.body },
+    UPLOAD_TIMEOUT_MS,
+  );
+  if ("error" in sent) return { status: "failed", error: sent.error };
+  return { status: sent.status >= 200 && sent.status < 300 ? "uploaded" : "failed", http_status: sent.status };
 }
 
 /** Runs the work of one item under `deadline`; what is kept of it. */

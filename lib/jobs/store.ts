@@ -99,22 +99,27 @@ export async function createJob(
 export async function readJob(id: string): Promise<{ job: Job; items: JobItem[] } | null> {
   const job = isJobId(id) ? await getJob(id) : null;
   if (!job) return null;
-  const items: JobItem[] = [];
+  return { job, items: await jobRows<JobItem>(id, JOB_ITEM_PREFIX) };
+}
+
+/** Every row of job `id` whose sort key starts with `prefix` (its items, its webhook events), in key order. */
+export async function jobRows<T>(id: string, prefix: string): Promise<T[]> {
+  const rows: T[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const page = await documents.send(
       new QueryCommand({
         TableName: config.TABLE_NAME,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :items)",
-        ExpressionAttributeValues: { ":pk": jobKey(id).pk, ":items": JOB_ITEM_PREFIX },
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": jobKey(id).pk, ":prefix": prefix },
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
     );
-    items.push(...((page.Items ?? []) as JobItem[]));
+    for (const row of page.Items ?? []) rows.push(row as T);
     start = page.LastEvaluatedKey;
   } while (start);
-  return { job, items };
+  return rows;
 }
 
 /** The newest `limit` jobs of an account, newest first. */

@@ -1,13 +1,13 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
-import { JOB_HOOK_PREFIX, jobHookKey, jobKey, webhookSecretKey } from "../billing/keys.js";
+import { JOB_HOOK_PREFIX, jobHookKey, webhookSecretKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
-import { guardedRequest } from "../metadata/fetch.js";
+import { guardedStatus } from "../metadata/fetch.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 import { enqueueAttempt, type WebhookMessage } from "./queue.js";
-import { getJob, type Job, type JobItem, jobStatus, noteEnded, readJob } from "./store.js";
+import { getJob, type Job, type JobItem, jobRows, jobStatus, noteEnded, readJob } from "./store.js";
 
 // A job's webhooks (docs/api.md, "Jobs"): events POSTed to the job's webhookUrl, signed as the
 // Standard Webhooks specification defines (webhook-id, webhook-timestamp, webhook-signature:
@@ -96,25 +96,16 @@ export async function sendEvent(job: Job, type: Delivery["type"], name: string, 
 
 /** A job's webhook events and their attempts, oldest first. */
 export async function readDeliveries(jobId: string): Promise<Delivery[]> {
-  const page = await documents.send(
-    new QueryCommand({
-      TableName: config.TABLE_NAME,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :hooks)",
-      ExpressionAttributeValues: { ":pk": jobKey(jobId).pk, ":hooks": JOB_HOOK_PREFIX },
-      ConsistentRead: true,
-    }),
-  );
-  return ((page.Items ?? []) as (Delivery & { createdAt: number })[]).sort((a, b) => a.createdAt - b.createdAt);
+  return (await jobRows<Delivery & { createdAt: number }>(jobId, JOB_HOOK_PREFIX)).sort((a, b) => a.createdAt - b.createdAt);
 }
 
 /** One POST of `payload` to `url`, signed; the status it got, or why it got none. */
 async function attempt(url: string, secret: string, id: string, payload: string, now: number): Promise<Attempt> {
   const timestamp = Math.floor(now / 1000);
-  const at = new Date(now).toISOString();
-  try {
-    const response = await guardedRequest(new URL(url), {
+  const sent = await guardedStatus(
+    new URL(url),
+    {
       method: "POST",
-      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
       headers: {
         "content-type": "application/json",
         "user-agent": "Shotline-Webhooks/1.0",
@@ -123,14 +114,10 @@ async function attempt(url: string, secret: string, id: string, payload: string,
         "webhook-signature": signWebhook(secret, id, timestamp, payload),
       },
       body: payload,
-    });
-    // The status is the answer: the body is not read (a receiver's page is none of our business).
-    response.destroy();
-    return { at, status: response.statusCode ?? 0 };
-  } catch (error) {
-    const reason = (error as Error).name === "TimeoutError" ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : (error as Error).message;
-    return { at, error: reason.slice(0, 300) };
-  }
+    },
+    ATTEMPT_TIMEOUT_MS,
+  );
+  return { at: new Date(now).toISOString(), ...sent };
 }
 
 /** A claimed attempt is another's to make again this long after its own timeout (its sender died). */

@@ -73,6 +73,25 @@ const requestOnce = (url: URL, accept: string, signal: AbortSignal, extra: Recor
   });
 
 /**
+ * Sends one request under the network guard (guardedRequest) within `timeoutMs`, the answer's body
+ * left unread (a receiver's page is none of our business): the status it got, or why it got none.
+ */
+export async function guardedStatus(
+  url: URL,
+  init: Omit<Parameters<typeof guardedRequest>[1], "signal">,
+  timeoutMs: number,
+): Promise<{ status: number } | { error: string }> {
+  try {
+    const response = await guardedRequest(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    response.destroy();
+    return { status: response.statusCode ?? 0 };
+  } catch (error) {
+    const reason = (error as Error).name === "TimeoutError" ? `no answer within ${timeoutMs / 1000} s` : (error as Error).message;
+    return { error: reason.slice(0, 300) };
+  }
+}
+
+/**
  * One request to `url` under the network guard (its name resolved and checked here, the socket
  * connected to that very address), with `init`'s method, headers and body; no redirects followed.
  * A refused or unreachable address is INVALID_URL; `signal` aborts it.
