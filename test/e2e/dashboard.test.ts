@@ -386,6 +386,9 @@ describe("dashboard", () => {
     await signUpThroughPage(page, `links-${Date.now()}@shotline.test`);
     await page.click("#continue");
     await visible(page, "#signed-links");
+    // The lists above the signing keys fill in as their requests answer, moving the buttons below them: a click
+    // aimed before they settle can land beside its button (one CI run on a busy machine). Wait for a quiet network.
+    await page.waitForNetworkIdle({ idleTime: 500, timeout: 30_000 });
     expect(await textOf(page, "#signing-keys-empty")).toBe("No signing keys yet.");
 
     // A daily limit that is not an amount is explained, and nothing is created.
@@ -399,6 +402,11 @@ describe("dashboard", () => {
     await page.type("#signing-key-limit", "2.5");
     // A new key: its secret shown once, the key listed with its limit and chosen in the builder with its secret.
     await page.click("#create-signing-key");
+    // Either outcome ends the wait, so a refusal fails here with its message rather than as a timeout.
+    await page.waitForFunction(() => !document.getElementById("new-secret")!.hidden || !document.getElementById("signing-keys-error")!.hidden, {
+      timeout: 30_000,
+    });
+    expect(await textOf(page, "#signing-keys-error")).toBe("");
     await visible(page, "#new-secret");
     const keyId = await textOf(page, "#new-secret-key");
     const secret = await textOf(page, "#new-secret-value");
