@@ -1,4 +1,6 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 // Packaging facts: where the deployed stack puts things, written once. stacks/ builds and deploys
 // from them and hands the runtime their locations through environment variables (lib/config.ts);
@@ -44,8 +46,27 @@ export const TABLE = {
   timeToLiveAttribute: "expiresAt",
 } as const;
 
+let root: string | undefined;
+
+/**
+ * The repository's root folder: the nearest folder above this module whose package.json is the
+ * project's. For deploy and local tooling only, never in a Lambda. A path relative to a module's
+ * `import.meta.url` is not enough: `sst deploy` runs the stacks as one bundle written into the
+ * root (`.sst.config.<n>.mjs`), tsx runs them from their own folders.
+ */
+export function projectRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  const ours = (manifest: string) => existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "shotline";
+  while (!root) {
+    if (ours(path.join(dir, "package.json"))) root = dir;
+    else if (path.dirname(dir) === dir) throw new Error(`no Shotline package.json above ${fileURLToPath(import.meta.url)}`);
+    else dir = path.dirname(dir);
+  }
+  return root;
+}
+
 /** package.json's version, read at deploy (stacks/Api.ts) or local start (dev/dev.ts), never in a Lambda. */
-export const packageVersion = (): string => (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+export const packageVersion = (): string => (JSON.parse(readFileSync(path.join(projectRoot(), "package.json"), "utf8")) as { version: string }).version;
 
 /** Days the bucket keeps a stored output (`outputs/`) and a kept answer's body (`answers/`) before its lifecycle rule deletes them. */
 export const OUTPUT_RETENTION_DAYS = 1;

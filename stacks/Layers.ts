@@ -1,11 +1,10 @@
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { brotliDecompressSync } from "node:zlib";
 import { Architecture, Code, LayerVersion } from "aws-cdk-lib/aws-lambda";
 import { buildSync } from "esbuild";
 import type { StackContext } from "sst/constructs";
-import { CHROMIUM_BOOT_FILE } from "../lib/packaging.js";
+import { CHROMIUM_BOOT_FILE, projectRoot } from "../lib/packaging.js";
 import { chromiumSource, packChromium } from "../lib/render/packaging/chromium-pack.js";
 import { buildFilterEngines } from "../lib/render/packaging/filter-build.js";
 import { buildFontCache, buildFonts, FONT_CACHE_DIR, fontSet } from "../lib/render/packaging/fonts.js";
@@ -22,7 +21,7 @@ export function buildChromiumLayer(): string {
   const root = path.join(buildDir, "chromium");
   packChromium(chromiumSource(), path.join(root, "chromium"));
   buildSync({
-    entryPoints: [fileURLToPath(new URL("../lib/render/packaging/chromium-boot.ts", import.meta.url))],
+    entryPoints: [path.join(projectRoot(), "lib/render/packaging/chromium-boot.ts")],
     outfile: path.join(root, "chromium", CHROMIUM_BOOT_FILE),
     bundle: true,
     platform: "node",

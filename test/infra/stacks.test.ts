@@ -1,7 +1,11 @@
 // Synthesizes the real SST v2 app offline (functions are bundled with esbuild as `sst deploy` does)
 // and asserts the CloudFormation it would deploy. AWS itself cannot run here; this is the closest check.
 
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { getStack } from "sst/constructs";
@@ -638,4 +642,91 @@ describe("the bundled render function", () => {
     );
     expect(problems).toEqual([]);
   }, 90_000);
+});
+
+// Last in this file (the files' tests run in order): sst's own CLI writes the same .sst/artifacts and
+// .build/layers the tests above read.
+describe("sst's own CLI", () => {
+  it("builds all five stacks with `sst build`, as `sst deploy` starts, asking AWS only who it is and whether it is bootstrapped", async () => {
+    // AWS cannot run here: a loopback stand-in answers the three calls `sst build` makes (STS
+    // GetCallerIdentity, CloudFormation DescribeStacks of CDK's and SST's bootstrap stacks) and
+    // refuses anything else, which would fail the build.
+    const asked: string[] = [];
+    const stackXml = (name: string, outputs: Record<string, string>) =>
+      `<Stacks><member><StackName>${name}</StackName><StackId>arn:aws:cloudformation:us-east-1:123456789012:stack/${name}/1</StackId>` +
+      `<CreationTime>2026-01-01T00:00:00Z</CreationTime><StackStatus>CREATE_COMPLETE</StackStatus><Outputs>` +
+      Object.entries(outputs)
+        .map(([key, value]) => `<member><OutputKey>${key}</OutputKey><OutputValue>${value}</OutputValue></member>`)
+        .join("") +
+      "</Outputs></member></Stacks>";
+    const answers: Record<string, string> = {
+      GetCallerIdentity: "<Arn>arn:aws:iam::123456789012:user/ci</Arn><UserId>AIDACI</UserId><Account>123456789012</Account>",
+      "DescribeStacks CDKToolkit": stackXml("CDKToolkit", { BootstrapVersion: "21", BucketName: "cdk-assets" }),
+      "DescribeStacks SSTBootstrap": stackXml("SSTBootstrap", { Version: "7.4", BucketName: "sst-bootstrap" }),
+    };
+    const aws = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        const form = new URLSearchParams(body);
+        const action = form.get("Action") ?? String(req.headers["x-amz-target"]);
+        const call = [action, form.get("StackName")].filter(Boolean).join(" ");
+        asked.push(call);
+        const answer = answers[call];
+        res.writeHead(answer ? 200 : 400, { "content-type": "text/xml" });
+        res.end(
+          answer
+            ? `<${action}Response><${action}Result>${answer}</${action}Result></${action}Response>`
+            : `<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>not here: ${call}</Message></Error></ErrorResponse>`,
+        );
+      });
+    });
+    await new Promise<void>((resolve) => aws.listen(0, "127.0.0.1", resolve));
+    const out = mkdtempSync(path.join(tmpdir(), "shotline-sst-build-"));
+    try {
+      const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(path.resolve("node_modules/.bin/sst"), ["build", "--stage", "cli", "--to", out], {
+          env: {
+            ...process.env,
+            // Not vitest's "test", in which SST skips the bootstrap lookup.
+            NODE_ENV: "production",
+            AWS_ENDPOINT_URL: `http://127.0.0.1:${(aws.address() as AddressInfo).port}`,
+            AWS_ACCESS_KEY_ID: "AKIDCI",
+            AWS_SECRET_ACCESS_KEY: "ci",
+            AWS_REGION: "us-east-1",
+            SST_TELEMETRY_DISABLED: "1",
+            SHOTLINE_MAIL_FROM: "signup@example.com",
+            X402_PAY_TO: "0x000000000000000000000000000000000000bEEF",
+          },
+        });
+        let output = "";
+        child.stdout.on("data", (chunk) => (output += chunk));
+        child.stderr.on("data", (chunk) => (output += chunk));
+        child.on("close", (code) => resolve({ code, output }));
+      });
+      expect(code, output).toBe(0);
+      expect(asked.sort()).toEqual(["DescribeStacks CDKToolkit", "DescribeStacks SSTBootstrap", "GetCallerIdentity"]);
+      const templates = readdirSync(out).filter((f) => f.endsWith(".template.json"));
+      expect(templates.sort()).toEqual(["Api", "Cdn", "Layers", "Monitoring", "Storage"].map((stack) => `cli-shotline-${stack}.template.json`));
+      // The same functions as the synthesis above, and the Chromium layer with its boot module
+      // (whose path, relative to the stacks' own file, once pointed outside the repository here).
+      const built = JSON.parse(readFileSync(path.join(out, "cli-shotline-Api.template.json"), "utf8")) as {
+        Resources: Record<string, { Type: string; Properties: { Handler?: string } }>;
+      };
+      const handlers = Object.values(built.Resources)
+        .filter((r) => r.Type === "AWS::Lambda::Function" && r.Properties.Handler?.startsWith("functions/"))
+        .map((r) => r.Properties.Handler);
+      expect(handlers.sort()).toEqual(
+        Object.values(api.findResources("AWS::Lambda::Function"))
+          .map((r) => (r as Resource).Properties.Handler)
+          .filter((h) => String(h).startsWith("functions/"))
+          .sort(),
+      );
+      const assets = readdirSync(out).filter((f) => f.startsWith("asset."));
+      expect(assets.filter((asset) => existsSync(path.join(out, asset, "chromium", CHROMIUM_BOOT_FILE)))).toHaveLength(1);
+    } finally {
+      aws.close();
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 600_000);
 });

@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { FiltersEngine } from "@ghostery/adblocker";
+import { projectRoot } from "../../packaging.js";
 
 // The filter engines of blockAds and blockTrackers (lib/render/guard/filter-lists.ts), built from AdGuard's
 // lists in the npm package @adguard/dnr-rulesets (GPL-3.0; AdGuard Base includes EasyList). The
 // package holds them as Chrome declarativeNetRequest rules; each blocking or allowing rule is turned
 // back into filter syntax for Ghostery's engine. Nothing is downloaded at install or run time.
-// Imports nothing of the project: the stacks build the filter-lists layer with it.
+// Imports only lib/packaging.ts of the project: the stacks build the filter-lists layer with it.
 
 /** Each list's AdGuard filter ids: 2 = AdGuard Base (EasyList + AdGuard's own), 3 = AdGuard Tracking Protection. */
 const LISTS = { ads: [2], trackers: [3] } as const;
@@ -78,7 +78,7 @@ export function toFilter({ action, condition }: DnrRule): string | null {
 
 /** The installed packages: the lists, and the engine (whose version its serialised form depends on). */
 const PACKAGES = ["@adguard/dnr-rulesets", "@ghostery/adblocker"] as const;
-const packageDir = (name: string) => fileURLToPath(new URL(`../../../node_modules/${name}/`, import.meta.url));
+const packageDir = (name: string) => path.join(projectRoot(), "node_modules", name);
 
 /** Builds the engines for `lists` into `outDir` as `<list>.engine` (skipped when already built from these packages). */
 export function buildFilterEngines(outDir: string, lists: readonly FilterList[] = ["ads", "trackers"]): void {
