@@ -32,14 +32,6 @@ const script = (family: string, subset: string): FontSource => ({
   files: new RegExp(`^files/${family}-${subset}-(400|700)-normal\\.woff$`),
 });
 
-/**
- * The numbered slices of a CJK family's regular weight, as one collection: linking ~100 files a
- * family into the folder fontconfig reads cost a cold start ~150 ms here. Han and kana come from
- * jfcherng's packages (`noto-sans-jp` and the like): Google Fonts' slices of Noto Sans JP, SC and TC
- * 2.004, the same font as fontsource's, as WOFF2 only and in six weights (15-18 MB installed where
- * fontsource's nine weights in WOFF and WOFF2 take 71-84 MB). They cover what fontsource's regular
- * slices do, and more (docs/design.md, "Fonts"). Hangul has no such package: fontsource's it is.
- */
 /** "noto-sans-jp" -> "Noto Sans JP". */
 const familyName = (pkg: string) =>
   pkg
@@ -47,6 +39,15 @@ const familyName = (pkg: string) =>
     .map((word) => (word.length === 2 ? word.toUpperCase() : word[0]!.toUpperCase() + word.slice(1)))
     .join(" ");
 
+/**
+ * The numbered slices of a CJK family's regular weight, as one collection: linking ~100 files a
+ * family into the folder fontconfig reads cost a cold start ~150 ms here. Han and kana come from
+ * jfcherng's packages (`noto-sans-jp` and the like): Google Fonts' slices of Noto Sans JP, SC and TC
+ * 2.004, the same font as fontsource's, as WOFF2 only and in six weights (15-18 MB installed where
+ * fontsource's nine weights in WOFF and WOFF2 take 71-84 MB). They cover what fontsource's regular
+ * slices do but two math symbols, which DejaVu Sans draws (docs/design.md, "Fonts"). Hangul has no
+ * such package: fontsource's it is.
+ */
 const cjk = (family: string, source: "jfcherng" | "fontsource"): FontSource =>
   source === "jfcherng"
     ? {
