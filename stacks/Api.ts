@@ -168,7 +168,7 @@ export function Api({ stack, app }: StackContext) {
   const grantCalls = (row: FunctionRow) => async (_props: FunctionProps, out: string) => {
     const { dynamodb, s3, ses, lambda, sqs } = awsActionsOf(out);
     // Which queue a bundle sends to is not in its commands: the rows' queues together answer for SQS.
-    const queuesUsed = (["jobs", "webhooks"] as const).filter((name) => row.uses.includes(`${name}-queue`));
+    const queuesUsed = (Object.keys(queues) as Consumer["queue"][]).filter((name) => row.uses.includes(`${name}-queue`));
     for (const [use, actions, used] of [
       ["table", dynamodb, row.uses.includes("table")],
       ["bucket", s3, row.uses.includes("bucket")],

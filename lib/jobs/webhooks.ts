@@ -148,6 +148,9 @@ async function claimAttempt(jobId: string, message: WebhookMessage, now: number)
   }
 }
 
+/** The queue's delay, in whole seconds, for a message due at `dueAt`: none when due, at most MAX_DELAY_SECONDS (it waits again then). */
+const delayUntil = (dueAt: number, now: number) => Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil((dueAt - now) / 1000)));
+
 /** Queues the attempt after `message`'s (made at `madeAt`, failed, with a retry left), due after its backoff. */
 async function queueNext(message: WebhookMessage, madeAt: number, now: number): Promise<void> {
   const next: WebhookMessage = {
@@ -155,7 +158,7 @@ async function queueNext(message: WebhookMessage, madeAt: number, now: number): 
     attempt: message.attempt + 1,
     dueAt: madeAt + RETRY_SECONDS[message.attempt - 1]! * 1000 * config.WEBHOOK_BACKOFF_SCALE,
   };
-  await enqueueAttempt(next, Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil((next.dueAt - now) / 1000))));
+  await enqueueAttempt(next, delayUntil(next.dueAt, now));
 }
 
 /**
@@ -179,7 +182,7 @@ async function queueNextAgain(jobId: string, message: WebhookMessage, now: numbe
  */
 export async function deliver(message: WebhookMessage, job: Job, now = Date.now()): Promise<void> {
   if (message.dueAt > now) {
-    await enqueueAttempt(message, Math.min(MAX_DELAY_SECONDS, Math.ceil((message.dueAt - now) / 1000)));
+    await enqueueAttempt(message, delayUntil(message.dueAt, now));
     return;
   }
   const delivery = await claimAttempt(job.id, message, now);

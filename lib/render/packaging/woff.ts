@@ -245,8 +245,9 @@ export function woff2ToSfnt(woff2: Buffer): Buffer {
     if (entry.tag === "glyf" && entry.transformed) glyf = rebuildGlyf(stored);
     else if (!(entry.tag === "loca" && entry.transformed)) tables.push({ tag: tagNumber(entry.tag), checksum: checksum(stored), data: stored });
   }
-  if (entries.some((e) => e.transformed) !== Boolean(glyf) || (glyf && !entries.some((e) => e.tag === "loca"))) {
-    throw new Error("corrupt WOFF2 file: a transformed glyf table needs its loca table");
+  // glyf and loca are transformed together (the one is rebuilt with the other) or not at all.
+  if (Boolean(glyf) !== Boolean(entries.find((e) => e.tag === "loca")?.transformed)) {
+    throw new Error("corrupt WOFF2 file: glyf and loca are not transformed together");
   }
   if (glyf) {
     tables.push({ tag: tagNumber("glyf"), checksum: checksum(glyf.data), data: glyf.data });
