@@ -1,10 +1,10 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { type DevProcess, fundedKey, startDev } from "../dev/harness/dev-process.js";
 import { type Fixtures, startFixtures } from "../dev/harness/fixtures.js";
-import { freePort } from "../dev/ports.js";
+import { ensurePortFree } from "../dev/ports.js";
 import { type S3Local, startS3Local } from "../dev/s3-local.js";
 
 declare module "vitest" {
@@ -68,7 +68,7 @@ export async function teardown() {
 async function startShared(): Promise<Shared> {
   const fixtures = await startFixtures();
   // Allowed through the guard but with nothing listening: a real "connection refused".
-  const closedPort = await freePort();
+  const closedPort = await portNothingTakes();
   const customerS3 = await startS3Local({ directory: await mkdtemp(path.join(tmpdir(), "shotline-customer-s3-")) });
   const dev = await startDev({
     // localhost:<fixtures port> is the same server as another origin (request controls' third party).
@@ -89,4 +89,28 @@ async function startShared(): Promise<Shared> {
   const accountEmail = "render-tests@shotline.test";
   const apiKey = await fundedKey(dev.info.baseUrl, dev.localDir, accountEmail, 1000);
   return { dev, fixtures, closedPort, apiKey, accountEmail, customerS3 };
+}
+
+/**
+ * A port on 127.0.0.1 that nothing listens on now and nothing in the suite will take later. A port
+ * the OS picked once (listen(0)) goes back to its ephemeral pool, where every later fixture, proxy
+ * and client socket draws from: a CI run once found a hostile slowloris fixture listening on it, and
+ * "connection refused" became a page-load timeout. So it comes from below the ephemeral range, which
+ * only explicit binds reach, and none of ours does.
+ */
+async function portNothingTakes(): Promise<number> {
+  const range = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "32768");
+  const ephemeralFloor = Number(range.trim().split(/\s+/)[0]) || 32768;
+  const low = Math.max(1024, ephemeralFloor - 10_000);
+  for (let attempt = 0; attempt < 50 && low < ephemeralFloor; attempt++) {
+    const port = low + Math.floor(Math.random() * (ephemeralFloor - low));
+    if (
+      await ensurePortFree(port, "").then(
+        () => true,
+        () => false,
+      )
+    )
+      return port;
+  }
+  throw new Error(`no free port on 127.0.0.1 below the ephemeral range (which starts at ${ephemeralFloor})`);
 }

@@ -159,8 +159,12 @@ describe("render errors", () => {
     expect(((await dns.json()) as ErrorBody).error.message).toContain("could not resolve host no-such-host.invalid");
     const port = inject("closedPort");
     const refused = await shoot({ url: `http://127.0.0.1:${port}/` });
-    expect(refused.status).toBe(422);
-    expect(((await refused.json()) as ErrorBody).error.message).toContain(`could not connect to 127.0.0.1:${port}: ECONNREFUSED`);
+    // Status and message together, so a failure shows what came back instead.
+    expect({ status: refused.status, ...((await refused.json()) as ErrorBody).error }).toMatchObject({
+      status: 422,
+      code: "INVALID_URL",
+      message: expect.stringContaining(`could not connect to 127.0.0.1:${port}: ECONNREFUSED`),
+    });
   });
 
   // Crashing the browser on purpose happens on a stack of its own, so other files' renders running
