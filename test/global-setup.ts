@@ -94,23 +94,22 @@ async function startShared(): Promise<Shared> {
 /**
  * A port on 127.0.0.1 that nothing listens on now and nothing in the suite will take later. A port
  * the OS picked once (listen(0)) goes back to its ephemeral pool, where every later fixture, proxy
- * and client socket draws from: a CI run once found a hostile slowloris fixture listening on it, and
- * "connection refused" became a page-load timeout. So it comes from below the ephemeral range, which
- * only explicit binds reach, and none of ours does.
+ * and client socket draws from: a CI run once got a page-load timeout there instead of "refused",
+ * as when a server took the port (a slowloris fixture was running). So it comes from below the
+ * ephemeral range, which only explicit binds reach, and none of ours does.
  */
 async function portNothingTakes(): Promise<number> {
   const range = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "32768");
   const ephemeralFloor = Number(range.trim().split(/\s+/)[0]) || 32768;
   const low = Math.max(1024, ephemeralFloor - 10_000);
+  const free = (port: number) =>
+    ensurePortFree(port, "").then(
+      () => true,
+      () => false,
+    );
   for (let attempt = 0; attempt < 50 && low < ephemeralFloor; attempt++) {
     const port = low + Math.floor(Math.random() * (ephemeralFloor - low));
-    if (
-      await ensurePortFree(port, "").then(
-        () => true,
-        () => false,
-      )
-    )
-      return port;
+    if (await free(port)) return port;
   }
   throw new Error(`no free port on 127.0.0.1 below the ephemeral range (which starts at ${ephemeralFloor})`);
 }
