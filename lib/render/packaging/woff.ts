@@ -59,6 +59,9 @@ function sfnt(flavor: number, tables: Table[]): Buffer {
   return out;
 }
 
+/** Table `tag` holding `data`, with its checksum. */
+const tableOf = (tag: number, data: Buffer): Table => ({ tag, checksum: checksum(data), data });
+
 /** A table's checksum: the sum of its big-endian 32-bit words, zero-padded (head's checkSumAdjustment counted as stored). */
 function checksum(data: Buffer): number {
   let sum = 0;
@@ -143,7 +146,7 @@ export function renameFamily(font: Buffer, from: string, to: string): Buffer {
   header.writeUInt16BE(count, 2);
   header.writeUInt16BE(6 + count * 12, 4);
   const data = Buffer.concat([header, records, ...strings]);
-  tables[index] = { tag: tables[index]!.tag, checksum: checksum(data), data };
+  tables[index] = tableOf(tables[index]!.tag, data);
   return sfnt(font.readUInt32BE(0), tables);
 }
 
@@ -243,15 +246,14 @@ export function woff2ToSfnt(woff2: Buffer): Buffer {
     const stored = data.subarray(at, at + entry.stored);
     at += entry.stored;
     if (entry.tag === "glyf" && entry.transformed) glyf = rebuildGlyf(stored);
-    else if (!(entry.tag === "loca" && entry.transformed)) tables.push({ tag: tagNumber(entry.tag), checksum: checksum(stored), data: stored });
+    else if (!(entry.tag === "loca" && entry.transformed)) tables.push(tableOf(tagNumber(entry.tag), stored));
   }
   // glyf and loca are transformed together (the one is rebuilt with the other) or not at all.
   if (Boolean(glyf) !== Boolean(entries.find((e) => e.tag === "loca")?.transformed)) {
     throw new Error("corrupt WOFF2 file: glyf and loca are not transformed together");
   }
   if (glyf) {
-    tables.push({ tag: tagNumber("glyf"), checksum: checksum(glyf.data), data: glyf.data });
-    tables.push({ tag: tagNumber("loca"), checksum: checksum(glyf.loca), data: glyf.loca });
+    tables.push(tableOf(tagNumber("glyf"), glyf.data), tableOf(tagNumber("loca"), glyf.loca));
   }
   return sfnt(flavor, tables);
 }

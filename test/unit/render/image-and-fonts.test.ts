@@ -170,9 +170,8 @@ describe("woff2ToSfnt", () => {
         expect(comparable(data).equals(comparable(theirs[i]!.data)), `${file}: ${tag}`).toBe(true);
       }
       // Each table's recorded checksum is its own.
-      for (let t = 0; t < ours.readUInt16BE(4); t++) {
+      for (const [t, { data }] of mine.entries()) {
         const record = 12 + t * 16;
-        const data = tablesOf(ours, 0)[t]!.data;
         let sum = 0;
         const padded = Buffer.concat([data, Buffer.alloc((4 - (data.length % 4)) % 4)]);
         for (let w = 0; w < padded.length; w += 4) sum = (sum + padded.readUInt32BE(w)) >>> 0;
