@@ -4,7 +4,8 @@
 // `npm run pay -- --topup <cents> --key <API key>`: tops that account up the same way.
 // `npm run pay -- --auto-topup --threshold <cents> --amount <cents> --cap <cents> --key <API key>`:
 // turns auto-topup on, pulling from the demo payer, which signs the EIP-2612 permit (an allowance of
-// twelve months at the cap) that the server submits; `--auto-topup off --key <API key>` turns it off.
+// twelve months at the cap) that the server submits, or the wallet of PAY_PRIVATE_KEY when it is set;
+// `--auto-topup off --key <API key>` turns it off and lets the payer go.
 
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -83,7 +84,7 @@ async function setAutoTopup(dev: DevInfo, key: string, option: (name: string) =>
   };
   if (option("--auto-topup") === "off") {
     await call("DELETE");
-    return console.log("auto-topup is off (the allowance stays on chain until the payer revokes it)");
+    return console.log("auto-topup is off and its payer let go (the allowance stays on chain until the payer revokes it)");
   }
   const cents = (name: string) => {
     const value = Number(option(name));
@@ -93,7 +94,7 @@ async function setAutoTopup(dev: DevInfo, key: string, option: (name: string) =>
   const [threshold, amount, cap] = [cents("--threshold"), cents("--amount"), cents("--cap")];
   const offer = await call("GET");
   if (!offer.offered) fail("this stack does not offer auto-topup");
-  const payer = privateKeyToAccount(dev.payerPrivateKey as `0x${string}`);
+  const payer = privateKeyToAccount((process.env.PAY_PRIVATE_KEY ?? dev.payerPrivateKey) as `0x${string}`);
   const nonce = await createPublicClient({ transport: http(dev.rpcUrl) }).readContract({
     address: offer.token as `0x${string}`,
     abi: NONCES_ABI,

@@ -17,7 +17,8 @@ export const handler = withHttp({ route: "account", access: keyAccess, schema: a
       throw invalidParams(
         "Invalid request: auto_topup_enabled: auto-topup has no configuration yet; set one with PUT /api/v1/auto-topup (threshold_cents, amount_cents, monthly_cap_cents, payer, and an allowance for the top-up address: GET /api/v1/auto-topup names it), or in the dashboard.",
       );
-    await saveAutoTopup(account.accountId, current);
+    // Nothing is proven here: the account must still hold its payer (PAYER_TAKEN otherwise).
+    await saveAutoTopup(account.accountId, current, { proven: false });
   }
   return json(await usageReport(account.accountId, deadline.signal));
 });

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
+import { AppError } from "../errors.js";
 import { conditionHeld, documents, transact, transactionConditionFailed } from "./dynamodb.js";
-import { AUTO_TOPUP_PARTITION, accountKey, autoTopupKey } from "./keys.js";
+import { AUTO_TOPUP_PARTITION, accountKey, autoTopupKey, payerKey } from "./keys.js";
 import { type TransactItem, usageItem } from "./ledger.js";
 import { toCents } from "./money.js";
 
@@ -13,6 +14,9 @@ import { toCents } from "./money.js";
 //     reserves its amount against the month's cap, and the claim is released only by its outcome;
 //   - the month's total never passes the cap: what is claimed counts, what fails is given back;
 //   - the balance is credited once per mined transfer (lib/billing/ledger.ts, recordTransfer);
+//   - a payer belongs to one account: the first account that proves it controls the wallet (a
+//     permit or a signed authorisation: lib/payments/auto-topup.ts) binds it, create-only, until it
+//     lets it go (DELETE); every claim re-checks the binding in its own transaction;
 //   - failures back off, and after MAX_FAILURES in a row auto-topup pauses until the customer
 //     changes it. Turning it off keeps the item (the month's total, a pull in flight): turning it on
 //     again does not reset the cap.
@@ -27,9 +31,12 @@ export interface PullInFlight {
   readonly pullId: string;
   readonly amount: number;
   readonly startedAt: string;
-  /** The chain's block number when the pull was claimed: a transfer sent but not noted is searched for from here. */
+  /** The chain's block number when the pull was claimed. */
   readonly fromBlock: string | null;
+  /** The transfer's hash, noted before it is broadcast: the one transaction that can close this pull. */
   readonly transaction: string | null;
+  /** The top-up address's nonce the transfer was signed with: once the chain has used it for another transaction, this one can never be mined. */
+  readonly nonce?: number | null;
 }
 
 export interface AutoTopup {
@@ -125,42 +132,113 @@ const accountSwitch = (accountId: string, threshold: number | null): TransactIte
   },
 });
 
-/**
- * Turns auto-topup on with `settings` (new, changed, or resumed after a pause): failures forgotten,
- * the month's total and a pull in flight kept. The account's switch moves in the same transaction.
- */
-export async function saveAutoTopup(accountId: string, settings: AutoTopupSettings, now = new Date()): Promise<void> {
-  await transact({
-    TransactItems: [
-      {
-        Update: {
+/** The error of a payer bound to another account. */
+export const payerTaken = (payer: string) =>
+  new AppError(
+    "PAYER_TAKEN",
+    `The wallet ${payer} is already the auto-topup payer of another account; that account must turn auto-topup off (DELETE /api/v1/auto-topup) before another may use it.`,
+  );
+
+/** The binding of `payer` to `accountId`: created (after a proof), or only checked (when nothing was proven). */
+const bindingItem = (accountId: string, payer: string, proven: boolean): TransactItem =>
+  proven
+    ? {
+        Put: {
           TableName: table,
-          Key: autoTopupKey(accountId),
-          UpdateExpression:
-            "SET accountId = :id, threshold = :threshold, amount = :amount, monthlyCap = :cap, payer = :payer, #status = :active, pausedReason = :null, failures = :zero, nextAttemptAt = :zero, lastFailure = if_not_exists(lastFailure, :null), #month = if_not_exists(#month, :month), monthTotal = if_not_exists(monthTotal, :zero), inFlight = if_not_exists(inFlight, :null), updatedAt = :now ADD version :one",
-          ExpressionAttributeNames: { "#status": "status", "#month": "month" },
-          ExpressionAttributeValues: {
-            ":id": accountId,
-            ":threshold": settings.threshold,
-            ":amount": settings.amount,
-            ":cap": settings.monthlyCap,
-            ":payer": settings.payer,
-            ":active": "active",
-            ":null": null,
-            ":zero": 0,
-            ":month": monthOf(now),
-            ":now": now.toISOString(),
-            ":one": 1,
-          },
+          Item: { ...payerKey(payer), accountId, payer: payer.toLowerCase() },
+          ConditionExpression: "attribute_not_exists(pk) OR accountId = :id",
+          ExpressionAttributeValues: { ":id": accountId },
         },
-      },
-      accountSwitch(accountId, settings.threshold),
-    ],
-  });
+      }
+    : {
+        ConditionCheck: {
+          TableName: table,
+          Key: payerKey(payer),
+          ConditionExpression: "accountId = :id",
+          ExpressionAttributeValues: { ":id": accountId },
+        },
+      };
+
+/** Lets `payer` go, if `accountId` holds it. */
+const releaseItem = (accountId: string, payer: string): TransactItem => ({
+  Delete: {
+    TableName: table,
+    Key: payerKey(payer),
+    ConditionExpression: "attribute_not_exists(pk) OR accountId = :id",
+    ExpressionAttributeValues: { ":id": accountId },
+  },
+});
+
+/** The account that holds `payer`, if any. */
+export async function payerHolder(payer: string, signal?: AbortSignal): Promise<string | null> {
+  const { Item } = await documents.send(new GetCommand({ TableName: table, Key: payerKey(payer), ConsistentRead: true }), { abortSignal: signal });
+  return (Item?.accountId as string | undefined) ?? null;
 }
 
-/** Turns auto-topup off (PATCH false, DELETE): a pull in flight still finishes and is credited. False when it was never configured. */
-export async function turnOffAutoTopup(accountId: string, now = new Date()): Promise<boolean> {
+/**
+ * Turns auto-topup on with `settings` (new, changed, or resumed after a pause): failures forgotten,
+ * the month's total and a pull in flight kept. The account's switch moves in the same transaction,
+ * and so does the payer's binding: `proven` (the caller just proved it controls the payer) binds it
+ * to this account unless another holds it; otherwise the account must hold it already. A payer the
+ * account held before and no longer names is let go. PAYER_TAKEN when another account holds it.
+ */
+export async function saveAutoTopup(
+  accountId: string,
+  settings: AutoTopupSettings,
+  options: { proven: boolean; previousPayer?: string | null },
+  now = new Date(),
+): Promise<void> {
+  const { previousPayer } = options;
+  const release = previousPayer && previousPayer.toLowerCase() !== settings.payer.toLowerCase() ? [releaseItem(accountId, previousPayer)] : [];
+  try {
+    await transact({
+      TransactItems: [
+        bindingItem(accountId, settings.payer, options.proven),
+        {
+          Update: {
+            TableName: table,
+            Key: autoTopupKey(accountId),
+            UpdateExpression:
+              "SET accountId = :id, threshold = :threshold, amount = :amount, monthlyCap = :cap, payer = :payer, #status = :active, pausedReason = :null, failures = :zero, nextAttemptAt = :zero, lastFailure = if_not_exists(lastFailure, :null), #month = if_not_exists(#month, :month), monthTotal = if_not_exists(monthTotal, :zero), inFlight = if_not_exists(inFlight, :null), updatedAt = :now ADD version :one",
+            ExpressionAttributeNames: { "#status": "status", "#month": "month" },
+            ExpressionAttributeValues: {
+              ":id": accountId,
+              ":threshold": settings.threshold,
+              ":amount": settings.amount,
+              ":cap": settings.monthlyCap,
+              ":payer": settings.payer,
+              ":active": "active",
+              ":null": null,
+              ":zero": 0,
+              ":month": monthOf(now),
+              ":now": now.toISOString(),
+              ":one": 1,
+            },
+          },
+        },
+        accountSwitch(accountId, settings.threshold),
+        ...release,
+      ],
+    });
+  } catch (error) {
+    if (transactionConditionFailed(error, 0)) {
+      if (options.proven) throw payerTaken(settings.payer);
+      throw new AppError(
+        "PAYER_TAKEN",
+        `This account no longer holds the wallet ${settings.payer} as its auto-topup payer; set auto-topup again with PUT /api/v1/auto-topup and the payer's permit or authorization.`,
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * Turns auto-topup off (PATCH false, DELETE): a pull in flight still finishes and is credited.
+ * `release` (DELETE) also lets the payer go, so that another account may prove and bind it.
+ * False when it was never configured.
+ */
+export async function turnOffAutoTopup(accountId: string, options: { release: boolean } = { release: false }, now = new Date()): Promise<boolean> {
+  const current = options.release ? await getAutoTopup(accountId) : null;
   try {
     await transact({
       TransactItems: [
@@ -175,6 +253,39 @@ export async function turnOffAutoTopup(accountId: string, now = new Date()): Pro
           },
         },
         accountSwitch(accountId, null),
+        ...(current ? [releaseItem(accountId, current.payer)] : []),
+      ],
+    });
+    return true;
+  } catch (error) {
+    if (transactionConditionFailed(error, 0)) return false;
+    throw error;
+  }
+}
+
+/** Pauses an active auto-topup with `reason` (its payer is no longer this account's): the switch goes off with it. */
+export async function pauseAutoTopup(current: AutoTopup, reason: string, now = new Date()): Promise<boolean> {
+  try {
+    await transact({
+      TransactItems: [
+        {
+          Update: {
+            TableName: table,
+            Key: autoTopupKey(current.accountId),
+            UpdateExpression: "SET #status = :paused, pausedReason = :reason, updatedAt = :now ADD version :one",
+            ConditionExpression: "version = :version AND #status = :active",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: {
+              ":paused": "paused",
+              ":active": "active",
+              ":reason": reason,
+              ":now": now.toISOString(),
+              ":one": 1,
+              ":version": current.version,
+            },
+          },
+        },
+        accountSwitch(current.accountId, null),
       ],
     });
     return true;
@@ -187,7 +298,8 @@ export async function turnOffAutoTopup(accountId: string, now = new Date()): Pro
 /**
  * Claims a pull of the configured amount for `accountId` at `now`, when auto-topup is active, no pull
  * is in flight, the backoff has passed and the month's cap has room: one conditional write, so of
- * any number of claims at once one wins. The amount is counted against the month from here.
+ * any number of claims at once one wins, and only while the account still holds its payer. The
+ * amount is counted against the month from here.
  * Returns the pull, or null when there is nothing to do (or another claim won).
  */
 export async function claimPull(current: AutoTopup, fromBlock: string | null, now = new Date()): Promise<PullInFlight | null> {
@@ -196,46 +308,59 @@ export async function claimPull(current: AutoTopup, fromBlock: string | null, no
   if (current.status !== "active" || current.inFlight || current.nextAttemptAt > now.getTime()) return null;
   if ((sameMonth ? current.monthTotal : 0) + current.amount > current.monthlyCap) return null;
   const pull: PullInFlight = { pullId: randomUUID(), amount: current.amount, startedAt: now.toISOString(), fromBlock, transaction: null };
-  const claimed = await conditionHeld(
-    documents.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: autoTopupKey(current.accountId),
-        UpdateExpression: sameMonth
-          ? "SET inFlight = :pull, monthTotal = monthTotal + :amount, updatedAt = :now ADD version :one"
-          : "SET inFlight = :pull, #month = :month, monthTotal = :amount, updatedAt = :now ADD version :one",
-        ConditionExpression: `version = :version AND #status = :active AND inFlight = :null AND nextAttemptAt <= :at AND amount = :amount AND ${
-          sameMonth ? "#month = :month AND monthTotal <= :room" : "#month <> :month AND :amount <= monthlyCap"
-        }`,
-        ExpressionAttributeNames: { "#status": "status", "#month": "month" },
-        ExpressionAttributeValues: {
-          ":pull": pull,
-          ":amount": current.amount,
-          ":now": now.toISOString(),
-          ":month": month,
-          ":active": "active",
-          ":null": null,
-          ":at": now.getTime(),
-          ":version": current.version,
-          ":one": 1,
-          ...(sameMonth ? { ":room": current.monthlyCap - current.amount } : {}),
+  try {
+    await transact({
+      TransactItems: [
+        {
+          Update: {
+            TableName: table,
+            Key: autoTopupKey(current.accountId),
+            UpdateExpression: sameMonth
+              ? "SET inFlight = :pull, monthTotal = monthTotal + :amount, updatedAt = :now ADD version :one"
+              : "SET inFlight = :pull, #month = :month, monthTotal = :amount, updatedAt = :now ADD version :one",
+            ConditionExpression: `version = :version AND #status = :active AND inFlight = :null AND nextAttemptAt <= :at AND amount = :amount AND ${
+              sameMonth ? "#month = :month AND monthTotal <= :room" : "#month <> :month AND :amount <= monthlyCap"
+            }`,
+            ExpressionAttributeNames: { "#status": "status", "#month": "month" },
+            ExpressionAttributeValues: {
+              ":pull": pull,
+              ":amount": current.amount,
+              ":now": now.toISOString(),
+              ":month": month,
+              ":active": "active",
+              ":null": null,
+              ":at": now.getTime(),
+              ":version": current.version,
+              ":one": 1,
+              ...(sameMonth ? { ":room": current.monthlyCap - current.amount } : {}),
+            },
+          },
         },
-      }),
-    ),
-  );
-  return claimed ? pull : null;
+        bindingItem(current.accountId, current.payer, false),
+      ],
+    });
+  } catch (error) {
+    // Another claim won (or the settings changed), or the payer is no longer this account's.
+    if (transactionConditionFailed(error, 0) || transactionConditionFailed(error, 1)) return null;
+    throw error;
+  }
+  return pull;
 }
 
-/** Notes the transaction a pull sent, so that a crash before it is credited leaves it findable. */
-export async function notePullSent(accountId: string, pull: PullInFlight, transaction: string): Promise<void> {
+/**
+ * Notes the transfer a pull is about to broadcast (its hash and nonce), before it is broadcast: a
+ * crash at any later moment leaves the one transaction that can close this pull findable, so the
+ * reconciler never has to guess it from the payer and the amount.
+ */
+export async function notePullSent(accountId: string, pull: PullInFlight, transaction: string, nonce: number): Promise<void> {
   await documents.send(
     new UpdateCommand({
       TableName: table,
       Key: autoTopupKey(accountId),
-      UpdateExpression: "SET inFlight.#transaction = :transaction",
+      UpdateExpression: "SET inFlight.#transaction = :transaction, inFlight.nonce = :nonce",
       ConditionExpression: "inFlight.pullId = :pullId",
       ExpressionAttributeNames: { "#transaction": "transaction" },
-      ExpressionAttributeValues: { ":transaction": transaction, ":pullId": pull.pullId },
+      ExpressionAttributeValues: { ":transaction": transaction, ":nonce": nonce, ":pullId": pull.pullId },
     }),
   );
 }

@@ -43,6 +43,10 @@ export const conditionHeld = (write: Promise<unknown>): Promise<boolean> =>
 export const transactionConditionFailed = (error: unknown, index: number) =>
   error instanceof TransactionCanceledException && error.CancellationReasons?.[index]?.Code === "ConditionalCheckFailed";
 
+/** Whether a transaction was cancelled because any of its conditions failed. */
+export const anyConditionFailed = (error: unknown) =>
+  error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((reason) => reason.Code === "ConditionalCheckFailed");
+
 // A transaction cancelled for one of these reasons (and no failed condition) changed nothing and may
 // simply be sent again. Real DynamoDB cancels a transaction that meets another on the same item
 // (TransactionConflict); DynamoDB Local serialises them and never does. The SDK retries throttling

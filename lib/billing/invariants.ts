@@ -16,7 +16,7 @@ const PULL_STUCK_MS = 15 * 60_000;
 //     left unconfirmed past its authorisation's validity and the grace period;
 //   - auto-topup: a month's total (credited pulls and the one in flight) is what its pulls add up to
 //     and within its cap; no pull stays in flight for long; the account's switch is on exactly when
-//     its auto-topup is active, with its threshold.
+//     its auto-topup is active, with its threshold; an active auto-topup's payer is bound to its account.
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 
@@ -48,6 +48,8 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
   const problems: string[] = [];
   const accounts = new Map<string, { balance: number; totalSpent: number; credited: number; charged: number; autoTopupThreshold?: number | null }>();
   const autoTopups: AutoTopup[] = [];
+  // Auto-topup payers (lowercase) and the one account each is bound to.
+  const payers = new Map<string, string>();
   // Credited auto-topup pulls, by account and month.
   const pulled = new Map<string, number>();
   const account = (pk: string) => {
@@ -95,6 +97,8 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
         problems.push(`charge ${item.requestId} of ${item.accountId} is neither delivered nor refunded past the grace period`);
     } else if (item.pk === AUTO_TOPUP_PARTITION) {
       autoTopups.push(item as unknown as AutoTopup);
+    } else if (item.pk.startsWith("PAYER#")) {
+      payers.set(item.pk.slice("PAYER#".length), String(item.accountId));
     } else if (item.pk === UNCONFIRMED_PARTITION) {
       unconfirmed++;
       if ((Number(item.validBefore) + UNCONFIRMED_SKEW_SECONDS) * 1000 + graceMs < now)
@@ -121,6 +125,8 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
     if (auto.monthTotal > auto.monthlyCap) problems.push(`auto-topup of ${id}: ${auto.month}'s total ${auto.monthTotal} is over its cap ${auto.monthlyCap}`);
     if (inFlight && now - Date.parse(inFlight.startedAt) > PULL_STUCK_MS)
       problems.push(`auto-topup of ${id}: a pull (${inFlight.transaction ?? "not sent"}) is in flight since ${inFlight.startedAt}`);
+    if (auto.status === "active" && payers.get(auto.payer.toLowerCase()) !== id)
+      problems.push(`auto-topup of ${id} is active, but its payer ${auto.payer} is not bound to it (its next pull pauses it)`);
     const threshold = accounts.get(`ACCT#${id}`)?.autoTopupThreshold;
     if (threshold !== (auto.status === "active" ? auto.threshold : null))
       problems.push(`auto-topup of ${id} is ${auto.status}, but its account's switch says ${threshold === null ? "off" : `on at ${threshold}`}`);

@@ -20,6 +20,7 @@
 //                ACCT#<id>          JOB#<ISO time>#<job id>   (the account's list of its jobs)
 //                JOB#<id>           HOOK#<delivery id>        (a webhook event of the job and its delivery attempts)
 //   webhook key  ACCT#<id>          WEBHOOK    (the account's webhook signing secret)
+//   payer        PAYER#<address>    PAYER      -> accountId (create-only: the one account auto-topup may pull from this wallet for)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -130,3 +131,6 @@ export const jobHookKey = (jobId: string, deliveryId: string): TableKey => ({ pk
 
 /** An account's webhook signing secret (POST /api/v1/webhook-secret). */
 export const webhookSecretKey = (accountId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: "WEBHOOK" });
+
+/** The binding of an auto-topup payer (lowercase address) to the one account that proved it controls it. */
+export const payerKey = (payer: string): TableKey => ({ pk: `PAYER#${payer.toLowerCase()}`, sk: "PAYER" });

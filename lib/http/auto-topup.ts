@@ -17,6 +17,8 @@ export async function autoTopupAnswer(accountId: string, signal?: AbortSignal) {
   return {
     auto_topup: view,
     offered: offer !== null,
+    // What an authorization names (docs/api.md, "Auto-topup").
+    account_id: accountId,
     spender: offer?.spender ?? null,
     token: offer?.token ?? null,
     // The token's EIP-712 domain, for signing a permit.

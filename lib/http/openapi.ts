@@ -400,25 +400,36 @@ const OPERATIONS: Record<string, Json> = {
   "auto-topup-set": {
     summary: "Auto-topup: turn on or change",
     description:
-      "Whenever a charge leaves the balance below `threshold_cents`, the service pulls `amount_cents` (at least $5) of USDC from `payer` through the allowance it granted `spender`, never more than `monthly_cap_cents` in a calendar month (UTC). `permit` (EIP-2612, signed by `payer` for `spender`) is submitted on chain by the service, which pays the gas; without it, `payer` must already have approved `spender` for at least the amount. After 3 failed pulls in a row it pauses until it is set again.",
+      "Whenever a charge leaves the balance below `threshold_cents`, the service pulls `amount_cents` (at least $5) of USDC from `payer` through the allowance it granted `spender`, never more than `monthly_cap_cents` in a calendar month (UTC). Every PUT proves the caller controls `payer`: `permit` (EIP-2612, signed by `payer` for `spender`; submitted on chain by the service, which pays the gas, only when it raises the allowance and `payer` holds at least one top-up, at most 3 a day per account and per payer) or `authorization` (the payer's EIP-712 signature of this account's id, `spender` and a deadline less than a day away: docs/api.md, \"Auto-topup\"), for a payer that already approved `spender`. The first account to prove a payer holds it until DELETE; another is 409 PAYER_TAKEN. After 3 failed pulls in a row it pauses until it is set again.",
     requestBody: {
       required: true,
       content: {
         "application/json": {
           schema: schemaOf(autoTopupRequest, "input"),
-          example: { threshold_cents: 100, amount_cents: 500, monthly_cap_cents: 2000, payer: "0x1111111111111111111111111111111111111111" },
+          example: {
+            threshold_cents: 100,
+            amount_cents: 500,
+            monthly_cap_cents: 2000,
+            payer: "0x1111111111111111111111111111111111111111",
+            authorization: { deadline: 1795000000, signature: `0x${"ab".repeat(65)}` },
+          },
         },
       },
     },
     responses: {
       "200": { description: "On, as configured", content: jsonContent(autoTopupResponse) },
-      "400": error("Invalid settings, a permit that is expired, not the payer's or refused, or an allowance below the amount"),
+      "400": error(
+        "Invalid settings, no proof of the payer, a permit or authorization that is expired, not the payer's or refused, or an allowance below the amount",
+      ),
       "401": error("A key is required"),
+      "409": error("PAYER_TAKEN: another account holds this payer"),
+      "429": error("More than 3 permits submitted today for this account or payer"),
     },
   },
   "auto-topup-delete": {
     summary: "Auto-topup: turn off",
-    description: "A pull already sent is still credited. The allowance stays on chain: revoking it there is the customer's final word.",
+    description:
+      "A pull already sent is still credited. The payer is let go, so another account may prove and bind it. The allowance stays on chain: revoking it there is the customer's final word.",
     responses: { "200": { description: "Off", content: jsonContent(autoTopupResponse) }, "401": error("A key is required") },
   },
   topup: {

@@ -20,6 +20,7 @@ const ERROR_CODES = [
   "TOO_MANY_SIGNING_KEYS",
   "TOO_MANY_API_KEYS",
   "LAST_API_KEY",
+  "PAYER_TAKEN",
   "IDEMPOTENCY_IN_PROGRESS",
   "UNSUPPORTED_MEDIA_TYPE",
   "INVALID_URL",
@@ -126,6 +127,7 @@ export const usageReport = z.object({
 export const autoTopupResponse = z.object({
   auto_topup: autoTopupView,
   offered: z.boolean().describe("false: this deployment has no top-up address (the fields below are null)"),
+  account_id: z.string().describe("this account's id: what a payer's authorization names"),
   spender: z.string().nullable().describe("the address to grant the USDC allowance to"),
   token: z.string().nullable(),
   tokenName: z.string().nullable().describe("the token's EIP-712 domain name, for the permit"),

@@ -712,8 +712,17 @@ export const autoTopupRequest = z
         }),
       })
       .optional(),
+    authorization: z
+      .strictObject({
+        deadline: z.number({ error: "must be the authorization's deadline in unix seconds" }).int().positive(),
+        signature: z.string({ error: "must be the signature, 0x and 130 hex digits" }).regex(/^0x[0-9a-fA-F]{130}$/, {
+          error: "must be the signature, 0x and 130 hex digits",
+        }),
+      })
+      .optional(),
   })
-  .refine((body) => body.monthly_cap_cents >= body.amount_cents, { path: ["monthly_cap_cents"], error: "must be at least amount_cents" });
+  .refine((body) => body.monthly_cap_cents >= body.amount_cents, { path: ["monthly_cap_cents"], error: "must be at least amount_cents" })
+  .refine((body) => !(body.permit && body.authorization), { path: ["authorization"], error: "send either permit or authorization, not both" });
 
 /** Body of POST /api/v1/signing-keys (optional): the most links signed with the key may be charged a UTC day, in cents (1 cent to $10,000). */
 export const signingKeyRequest = z.strictObject({ dailyLimitCents: integer(1, MAX_TOPUP_CENTS).optional() });

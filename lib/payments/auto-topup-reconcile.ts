@@ -1,5 +1,4 @@
-import { type AutoTopup, allAutoTopups, notePullStuck, type PullInFlight, pullFailed } from "../billing/auto-topup.js";
-import { config } from "../config.js";
+import { allAutoTopups, notePullStuck, type PullInFlight, pullFailed } from "../billing/auto-topup.js";
 import { describeError, log } from "../log.js";
 import { autoTopupOffer, pullIfLow, settlePull, signer } from "./auto-topup.js";
 import { hex } from "./chain.js";
@@ -10,31 +9,24 @@ import { hex } from "./chain.js";
 /** A pull sent this long ago and still not mined is told to the customer as stuck. */
 const STUCK_AFTER_MS = 10 * 60_000;
 
-/** A pull claimed this long ago with no transaction noted is looked for on chain (a crash between sending and noting). */
-const UNNOTED_AFTER_MS = 2 * 60_000;
+/** A pull claimed this long ago with no transfer broadcast is closed as never sent (a live pull broadcasts within seconds). */
+const UNSENT_AFTER_MS = 2 * 60_000;
+
+/** A round leaves this much of its time limit unused (the last account's calls, the answer). */
+const ROUND_RESERVE_MS = 5_000;
 
 /**
- * Finds a pull's transfer that was sent but never noted (the process died between the two): a
- * Transfer of exactly its amount from the payer to the pay-to address, after the block it was
- * claimed at, in a transaction the top-up address sent. Null when there is none (yet). An earlier
- * pull's transfer is never taken for it: that one was mined, then credited, before this pull read
- * the chain's block number (pullIfLow claims only once the earlier pull is closed).
+ * Whether a pull's noted transfer can no longer be mined: the chain does not know it, and either
+ * its nonce was taken by another transaction of the top-up address, or nothing of the top-up
+ * address is waiting to be mined (the process died between noting and broadcasting, and only it
+ * held the signed transaction).
  */
-async function unnotedTransfer(current: AutoTopup, pull: PullInFlight): Promise<string | null> {
-  const { rpc, abi, account } = await signer();
-  const logs = await rpc.getLogs({
-    address: hex(config.X402_ASSET),
-    event: abi.find((item) => item.type === "event" && item.name === "Transfer") as never,
-    args: { from: hex(current.payer), to: hex(config.X402_PAY_TO!) } as never,
-    fromBlock: BigInt(pull.fromBlock ?? "0") + 1n,
-    toBlock: "latest",
-  });
-  for (const entry of logs as unknown as { transactionHash: `0x${string}`; args: { value: bigint } }[]) {
-    if (entry.args.value !== BigInt(pull.amount)) continue;
-    const sent = await rpc.getTransaction({ hash: entry.transactionHash });
-    if (sent.from.toLowerCase() === account.address.toLowerCase()) return entry.transactionHash;
-  }
-  return null;
+async function neverMined(pull: PullInFlight, transaction: string): Promise<boolean> {
+  const { rpc, account } = await signer();
+  if (await rpc.getTransaction({ hash: hex(transaction) }).catch(() => null)) return false;
+  const mined = await rpc.getTransactionCount({ address: account.address, blockTag: "latest" });
+  if (typeof pull.nonce === "number" && mined > pull.nonce) return true;
+  return !(await spenderHasPending());
 }
 
 /** Whether the top-up address has transactions sent and not yet mined. */
@@ -48,40 +40,49 @@ async function spenderHasPending(): Promise<boolean> {
 }
 
 /**
- * The reconciler's round of auto-topup: every pull in flight is followed to its end (credited once
- * mined, failed if reverted or never sent), and every active account below its threshold with no
- * pull in flight gets one: the safety net for a launch that never ran. Returns what it did.
+ * The reconciler's round of auto-topup, done by `until` (epoch ms: the reconciler's own time limit):
+ * every pull in flight is followed to its end (credited once its noted transfer is mined, failed if
+ * reverted, never broadcast, or overtaken), and every active account below its threshold with no
+ * pull in flight gets one: the safety net for a launch that never ran. A pull is matched only to
+ * the transaction it noted before broadcasting. What the time limit leaves is the next round's.
  */
-export async function reconcileAutoTopups(now: number): Promise<{ credited: number; failed: number; started: number }> {
+export async function reconcileAutoTopups(now: number, until = Number.POSITIVE_INFINITY): Promise<{ credited: number; failed: number; started: number }> {
   const done = { credited: 0, failed: 0, started: 0 };
   if (!(await autoTopupOffer())) return done;
   for (const current of await allAutoTopups()) {
+    const left = until - Date.now() - ROUND_RESERVE_MS;
+    if (left <= 0) break;
     try {
       const pull = current.inFlight;
       if (!pull) {
         if (current.status !== "active") continue;
-        const outcome = await pullIfLow(current.accountId);
+        const outcome = await pullIfLow(current.accountId, Math.min(left, 60_000));
         if (outcome !== "none") done.started++;
         if (outcome === "credited") done.credited++;
         continue;
       }
-      if (now - Date.parse(pull.startedAt) < UNNOTED_AFTER_MS && !pull.transaction) continue; // its pull is still running
-      const transaction = pull.transaction ?? (await unnotedTransfer(current, pull));
-      if (transaction) {
-        const outcome = await settlePull(current, pull, transaction, 0);
-        if (outcome === "credited") done.credited++;
-        if (outcome === "failed") done.failed++;
+      const age = now - Date.parse(pull.startedAt);
+      if (!pull.transaction) {
+        if (age < UNSENT_AFTER_MS) continue; // its pull is still running
+        // Nothing was noted, so nothing was broadcast: a transfer is noted before it is sent.
+        if (await pullFailed(current, pull, "the transfer was never sent (the pull was interrupted)", new Date(now))) done.failed++;
+        continue;
+      }
+      const outcome = await settlePull(current, pull, pull.transaction, 0);
+      if (outcome === "credited") done.credited++;
+      if (outcome === "failed") done.failed++;
+      if (outcome !== "pending") continue;
+      if (age >= UNSENT_AFTER_MS && (await neverMined(pull, pull.transaction))) {
+        if (await pullFailed(current, pull, `the transfer ${pull.transaction} never reached the chain (the pull was interrupted)`, new Date(now)))
+          done.failed++;
+      } else if (age > STUCK_AFTER_MS && !current.lastFailure?.reason.includes(pull.transaction)) {
         // Stuck: not closed (it may yet be mined, and must then be credited), but the customer is told.
-        if (outcome === "pending" && now - Date.parse(pull.startedAt) > STUCK_AFTER_MS && !current.lastFailure?.reason.includes(transaction))
-          await notePullStuck(
-            current.accountId,
-            pull,
-            `the transfer ${transaction} is not mined after ${STUCK_AFTER_MS / 60_000} minutes; it is still followed, and no other pull is made meanwhile`,
-            new Date(now),
-          );
-      } else if (!(await spenderHasPending())) {
-        await pullFailed(current, pull, "the transfer was never sent (the pull was interrupted)", new Date(now));
-        done.failed++;
+        await notePullStuck(
+          current.accountId,
+          pull,
+          `the transfer ${pull.transaction} is not mined after ${STUCK_AFTER_MS / 60_000} minutes; it is still followed, and no other pull is made meanwhile`,
+          new Date(now),
+        );
       }
     } catch (error) {
       log.error("reconciling an auto-topup failed", { accountId: current.accountId, error: describeError(error) });

@@ -16,3 +16,19 @@ export const PERMIT_TYPES = {
 export const NONCES_ABI = [
   { type: "function", name: "nonces", stateMutability: "view", inputs: [{ name: "owner", type: "address" }], outputs: [{ type: "uint256" }] },
 ] as const;
+
+// The other proof a payer may give (docs/api.md, "Auto-topup"), when its allowance already exists:
+// an EIP-712 message signed by the payer naming the account that may pull from it, the top-up
+// address, and a deadline. It names the account, so no other account can use it.
+
+/** The EIP-712 domain of an auto-topup authorisation on the chain `chainId`. */
+export const authorizationDomain = (chainId: number) => ({ name: "Shotline auto-topup", version: "1", chainId }) as const;
+
+export const AUTHORIZATION_TYPES = {
+  AutoTopupAuthorization: [
+    { name: "account", type: "string" },
+    { name: "payer", type: "address" },
+    { name: "spender", type: "address" },
+    { name: "deadline", type: "uint256" },
+  ],
+} as const;

@@ -5,6 +5,9 @@ import { RECONCILER_METRICS } from "../packaging.js";
 import { reconcileAutoTopups } from "./auto-topup-reconcile.js";
 import { confirmSettlements } from "./settlement.js";
 
+/** A pass ends its work within this (the scheduled function's time limit is 50 s: lib/routes.ts). */
+const RECONCILE_BUDGET_MS = 40_000;
+
 /** What one pass of the reconciler did. */
 export interface ReconcilerPass {
   /** Charges refunded because their request died before it answered. */
@@ -25,10 +28,10 @@ export interface ReconcilerPass {
  * those a launch missed). Idempotent; two passes at once are safe.
  * The stack schedules it every minute (lib/routes.ts, schedules); `npm run dev` runs it on a timer.
  */
-export async function reconcile(now: number): Promise<ReconcilerPass> {
+export async function reconcile(now: number, until = now + RECONCILE_BUDGET_MS): Promise<ReconcilerPass> {
   const refunded = await reconcileCharges(now, config.RECONCILE_GRACE_SECONDS * 1000);
   const { confirmed, expired, pending } = config.X402_PAY_TO ? await confirmSettlements(now) : { confirmed: 0, expired: 0, pending: 0 };
-  const autoTopups = await reconcileAutoTopups(now);
+  const autoTopups = await reconcileAutoTopups(now, until);
   const pass = { refunded, confirmed, expired, pending, autoTopups };
   if (refunded + confirmed + expired + autoTopups.credited + autoTopups.failed > 0) log.warn("the reconciler put the ledger right", { ...pass });
   if (config.AWS_LAMBDA_FUNCTION_NAME) process.stdout.write(`${JSON.stringify(metricsLine(pass, now))}\n`);

@@ -1,7 +1,7 @@
 import { createPublicClient, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { DevInfo } from "../../dev/stack.js";
-import { NONCES_ABI, PERMIT_TYPES } from "../../lib/payments/permit.js";
+import { AUTHORIZATION_TYPES, authorizationDomain, NONCES_ABI, PERMIT_TYPES } from "../../lib/payments/permit.js";
 
 /**
  * An EIP-2612 permit on a local stack's USDC for `spender`, signed by `key`'s address (or by
@@ -23,4 +23,25 @@ export async function signPermit(info: DevInfo, key: Hex, spender: string, value
     message: { owner, spender: spender as Hex, value, nonce, deadline: BigInt(deadline) },
   });
   return { value: String(value), deadline, signature };
+}
+
+/**
+ * The payer's EIP-712 authorisation that `account` may pull from it through `spender`, as PUT
+ * /api/v1/auto-topup takes it: signed by `key` (or by `signer` instead, to forge one).
+ */
+export async function signAuthorization(
+  info: DevInfo,
+  key: Hex,
+  account: string,
+  spender: string,
+  options: { deadline?: number; signer?: Hex } = {},
+): Promise<{ deadline: number; signature: Hex }> {
+  const deadline = options.deadline ?? Math.floor(Date.now() / 1000) + 600;
+  const signature = await privateKeyToAccount(options.signer ?? key).signTypedData({
+    domain: authorizationDomain(info.chainId),
+    types: AUTHORIZATION_TYPES,
+    primaryType: "AutoTopupAuthorization",
+    message: { account, payer: privateKeyToAccount(key).address, spender: spender as Hex, deadline: BigInt(deadline) },
+  });
+  return { deadline, signature };
 }

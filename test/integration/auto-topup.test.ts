@@ -3,21 +3,33 @@
 // their backoff, a crash between sending and recording. The API through the shared stack (which
 // launches pulls in its own process, as `npm run dev` does); the pull and the reconciler's round
 // also in this process against the same table and chain, to drive the cases a request cannot.
-import { createPublicClient, createWalletClient, erc20Abi, type Hex, http, parseAbi } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { createPublicClient, createWalletClient, defineChain, encodeFunctionData, erc20Abi, type Hex, http, keccak256, parseAbi } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { DEV_KEYS } from "../../dev/chain.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
 import { useSharedStackInProcess } from "../helpers/in-process.js";
-import { setAttribute } from "../helpers/ledger.js";
-import { signPermit } from "../helpers/permit.js";
+import { getItem, putItem, setAttribute } from "../helpers/ledger.js";
+import { signAuthorization, signPermit } from "../helpers/permit.js";
 import { freshPayerKey } from "../helpers/x402.js";
 
 const info = inject("devInfo");
 const base = inject("baseUrl");
 const usdc = info.usdcAddress as Hex;
 const chain = createPublicClient({ transport: http(info.rpcUrl) });
-const USDC_EXTRA = parseAbi(["function approve(address spender, uint256 value) returns (bool)"]);
+const USDC_EXTRA = parseAbi([
+  "function approve(address spender, uint256 value) returns (bool)",
+  "function nonces(address owner) view returns (uint256)",
+  "function transferFrom(address from, address to, uint256 value) returns (bool)",
+]);
+const localChain = defineChain({
+  id: info.chainId,
+  name: "local",
+  nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+  rpcUrls: { default: { http: [info.rpcUrl] } },
+});
+/** The top-up address's own wallet: what a pull signs with, to play a pull up to the moment its process dies. */
+const topUp = createWalletClient({ account: privateKeyToAccount(DEV_KEYS.topUp), chain: localChain, transport: http(info.rpcUrl) });
 
 let lib: {
   pullIfLow: typeof import("../../lib/payments/auto-topup.js").pullIfLow;
@@ -25,6 +37,8 @@ let lib: {
   getAutoTopup: typeof import("../../lib/billing/auto-topup.js").getAutoTopup;
   claimPull: typeof import("../../lib/billing/auto-topup.js").claimPull;
   pullFailed: typeof import("../../lib/billing/auto-topup.js").pullFailed;
+  notePullSent: typeof import("../../lib/billing/auto-topup.js").notePullSent;
+  settlePull: typeof import("../../lib/payments/auto-topup.js").settlePull;
   checkLedger: typeof import("../../lib/billing/invariants.js").checkLedger;
   AUTH_CACHE_MS: number;
 };
@@ -59,7 +73,16 @@ type View = {
   last_failure: { at: string; reason: string } | null;
   paused_reason: string | null;
 } | null;
-type Answer = { auto_topup: View; offered: boolean; spender: string; token: string; network: string; chainId: number; allowance_micro_usd: number | null };
+type Answer = {
+  auto_topup: View;
+  offered: boolean;
+  account_id: string;
+  spender: string;
+  token: string;
+  network: string;
+  chainId: number;
+  allowance_micro_usd: number | null;
+};
 type Usage = {
   balance_micro_usd: number;
   auto_topup_enabled: boolean;
@@ -81,6 +104,9 @@ const call = (method: string, path: string, key: string, body?: unknown) =>
   });
 const usage = async (key: string) => (await (await call("GET", "/api/v1/usage", key)).json()) as Usage;
 const offer = async (key: string) => (await (await call("GET", "/api/v1/auto-topup", key)).json()) as Answer;
+const nonceOf = (address: string) => chain.readContract({ address: usdc, abi: USDC_EXTRA, functionName: "nonces", args: [address as Hex] });
+const allowanceOf = (address: string) =>
+  chain.readContract({ address: usdc, abi: erc20Abi, functionName: "allowance", args: [address as Hex, topUp.account.address] });
 const usdcOf = (address: string) => chain.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [address as Hex] });
 const charge = (key: string) =>
   postJson("/api/v1/html-to-screenshot", { html: `<p>${counter++}</p>`, width: 320, height: 100, deviceScaleFactor: 1 }, { authorization: `Bearer ${key}` });
@@ -99,9 +125,9 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
   }
 }
 
-/** A payer with USDC and gas of its own, and an account configured to pull from it. */
-async function configured(settings: { threshold_cents: number; amount_cents: number; monthly_cap_cents: number }, usdcUnits = 50_000_000n) {
-  const payerKey = await freshPayerKey(info, usdcUnits);
+/** A payer with USDC (or the one of `payerKey`), and an account configured to pull from it by a permit. */
+async function configured(settings: { threshold_cents: number; amount_cents: number; monthly_cap_cents: number }, usdcUnits = 50_000_000n, payerKey?: Hex) {
+  payerKey ??= await freshPayerKey(info, usdcUnits);
   const payer = privateKeyToAccount(payerKey).address;
   const { key, id, auth } = await account();
   const { spender } = await offer(key);
@@ -112,6 +138,50 @@ async function configured(settings: { threshold_cents: number; amount_cents: num
   return { payerKey, payer, key, id, auth, spender, answer: (await res.json()) as Answer };
 }
 
+/** Gives `address` gas of its own (a payer that approves by itself). */
+const fund = (address: string) =>
+  fetch(info.rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [address, "0xDE0B6B3A7640000"] }),
+  });
+
+/** The payer approves the top-up address itself, with gas of its own. */
+async function approve(payerKey: Hex, value: bigint) {
+  const payer = privateKeyToAccount(payerKey);
+  await fund(payer.address);
+  const wallet = createWalletClient({ account: payer, transport: http(info.rpcUrl) });
+  await chain.waitForTransactionReceipt({
+    hash: await wallet.writeContract({ address: usdc, abi: USDC_EXTRA, functionName: "approve", args: [topUp.account.address, value], chain: null }),
+  });
+}
+
+/**
+ * What a pull does up to the moment its process dies: claims the pull, signs its transfer, notes the
+ * hash and nonce, and (when `broadcast`) sends it and waits for it to be mined; nothing more.
+ */
+async function pullThenDie(id: string, payer: Hex, broadcast: boolean) {
+  const pull = (await lib.claimPull((await lib.getAutoTopup(id))!, String(await chain.getBlockNumber())))!;
+  expect(pull).not.toBeNull();
+  for (let attempt = 0; ; attempt++) {
+    const prepared = await topUp.prepareTransactionRequest({
+      to: usdc,
+      data: encodeFunctionData({ abi: USDC_EXTRA, functionName: "transferFrom", args: [payer, info.payTo as Hex, BigInt(pull.amount)] }),
+    });
+    const serializedTransaction = await topUp.signTransaction(prepared);
+    const hash = keccak256(serializedTransaction);
+    await lib.notePullSent(id, pull, hash, prepared.nonce);
+    if (!broadcast) return { pull, hash };
+    try {
+      await chain.waitForTransactionReceipt({ hash: await chain.sendRawTransaction({ serializedTransaction }) });
+      return { pull, hash };
+    } catch (error) {
+      // The stack's own pulls share the top-up address: its nonce was taken meanwhile; sign again.
+      if (attempt >= 3) throw error;
+    }
+  }
+}
+
 describe("auto-topup", () => {
   it("offers the top-up address, token and network; nothing is configured at first; the bare switch cannot be turned on", async () => {
     const { key } = await account();
@@ -119,6 +189,7 @@ describe("auto-topup", () => {
     expect(answer).toEqual({
       auto_topup: null,
       offered: true,
+      account_id: expect.stringMatching(/./),
       spender: privateKeyToAccount(DEV_KEYS.topUp).address,
       token: usdc,
       tokenName: "USD Coin",
@@ -263,8 +334,22 @@ describe("auto-topup", () => {
   }, 120_000);
 
   it("a payer drained of USDC: the pull is refused before any transaction (no gas spent), recorded, and charges go on", async () => {
-    const { id, key, payerKey } = await configured({ threshold_cents: 100_000, amount_cents: 500, monthly_cap_cents: 5000 }, 1_000_000n);
-    // $1 of USDC for a $5 pull: the PUT's own launch already failed on it, or this one does.
+    // $1 of USDC for a $5 pull: a permit would not be submitted for it, so the payer approves by
+    // itself and proves the wallet with an authorization naming the account.
+    const payerKey = await freshPayerKey(info, 1_000_000n);
+    const payer = privateKeyToAccount(payerKey).address;
+    await approve(payerKey, 20_000_000n);
+    const { key, id } = await account();
+    const { spender } = await offer(key);
+    const res = await call("PUT", "/api/v1/auto-topup", key, {
+      threshold_cents: 100_000,
+      amount_cents: 500,
+      monthly_cap_cents: 5000,
+      payer,
+      authorization: await signAuthorization(info, payerKey, id, spender),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // The PUT's own launch already failed on it, or this one does.
     const outcome = await lib.pullIfLow(id);
     expect(["failed", "none"]).toContain(outcome);
     const report = await eventually(
@@ -276,72 +361,92 @@ describe("auto-topup", () => {
     expect(report.auto_topup).toMatchObject({ in_flight: false, month_total_cents: 0 });
     expect(autoEntries(report)).toEqual([expect.objectContaining({ status: "failed", amount_micro_usd: 5_000_000 })]);
     // Nothing was sent from the top-up address for it: the payer still holds its dollar.
-    expect(await usdcOf(privateKeyToAccount(payerKey).address)).toBe(1_000_000n);
+    expect(await usdcOf(payer)).toBe(1_000_000n);
     expect((await charge(key)).status).toBe(200);
   }, 120_000);
 
-  it("a pull sent and the process killed before it was noted: the reconciler finds the transfer and credits it once", async () => {
-    const { id, key, payer } = await configured({ threshold_cents: 25, amount_cents: 500, monthly_cap_cents: 5000 });
-    // What a pull does up to the moment it dies: claim, then send, and nothing more.
-    const current = (await lib.getAutoTopup(id))!;
-    const block = await chain.getBlockNumber();
-    const pull = await lib.claimPull(current, String(block));
-    expect(pull).not.toBeNull();
-    const topUp = createWalletClient({ account: privateKeyToAccount(DEV_KEYS.topUp), transport: http(info.rpcUrl) });
-    const hash = await topUp.writeContract({
-      address: usdc,
-      abi: parseAbi(["function transferFrom(address from, address to, uint256 value) returns (bool)"]),
-      functionName: "transferFrom",
-      args: [payer, info.payTo as Hex, 5_000_000n],
-      chain: null,
-    });
-    await chain.waitForTransactionReceipt({ hash });
-    // Claimed longer ago than a live pull takes to note its transaction.
-    await setAttribute("AUTOTOPUP", id, "inFlight", { ...pull!, startedAt: new Date(Date.now() - 5 * 60_000).toISOString() });
-    const now = Date.now();
+  it("a pull sent and its process killed before crediting: the reconciler credits its noted transfer once, and says so once", async () => {
+    // A threshold of 0: no launch pulls for it; the pull here is the test's.
+    const { id, key, payer } = await configured({ threshold_cents: 0, amount_cents: 500, monthly_cap_cents: 5000 });
+    const { pull, hash } = await pullThenDie(id, payer, true);
     // Twice: the second finds nothing to do (the stack's own reconciler may have been first).
-    await lib.reconcileAutoTopups(now);
-    await lib.reconcileAutoTopups(now);
+    await lib.reconcileAutoTopups(Date.now());
+    await lib.reconcileAutoTopups(Date.now());
     const report = await usage(key);
     expect(autoEntries(report)).toEqual([expect.objectContaining({ status: "credited", amount_micro_usd: 5_000_000 })]);
     expect(report.balance_micro_usd).toBe(250_000 + 5_000_000);
     expect(report.auto_topup).toMatchObject({ in_flight: false, month_total_cents: 500 });
-    // The ledger's invariants hold for it (the credit names its transfer, once).
+    expect(await getItem(`SETTLE#${hash}`, "SETTLE")).toMatchObject({ accountId: id, requestId: pull.pullId });
+    // Settling it again credits nothing, and says so.
+    expect(await lib.settlePull((await lib.getAutoTopup(id))!, pull, hash, 0)).toBe("none");
+    expect((await usage(key)).balance_micro_usd).toBe(250_000 + 5_000_000);
     const { problems } = await lib.checkLedger(Date.now(), 120_000);
     expect(problems.filter((p) => p.includes(id) || p.includes(hash))).toEqual([]);
   }, 120_000);
 
-  it("a transfer that is never mined: the customer is told it is stuck, and no other pull is made while it is followed", async () => {
-    const { id, key } = await configured({ threshold_cents: 25, amount_cents: 500, monthly_cap_cents: 5000 });
-    const current = (await lib.getAutoTopup(id))!;
-    const pull = (await lib.claimPull(current, String(await chain.getBlockNumber())))!;
-    // Sent eleven minutes ago, and nowhere on chain since (a transaction the network dropped).
-    const transaction = `0x${"5e".repeat(32)}`;
-    await setAttribute("AUTOTOPUP", id, "inFlight", { ...pull, transaction, startedAt: new Date(Date.now() - 11 * 60_000).toISOString() });
+  it("a pull noted and its process killed before broadcasting: closed as failed, its amount given back, and its transaction never lands", async () => {
+    const { id, key, payer } = await configured({ threshold_cents: 0, amount_cents: 500, monthly_cap_cents: 5000 });
+    const before = await usdcOf(payer);
+    const { pull, hash } = await pullThenDie(id, payer, false);
+    // Young, it is left to its pull.
+    await lib.reconcileAutoTopups(Date.now());
+    expect((await usage(key)).auto_topup).toMatchObject({ in_flight: true, month_total_cents: 500 });
+    // Claimed longer ago than a live pull takes to broadcast.
+    await setAttribute("AUTOTOPUP", id, "inFlight", {
+      ...pull,
+      transaction: hash,
+      nonce: (await lib.getAutoTopup(id))!.inFlight!.nonce,
+      startedAt: new Date(Date.now() - 5 * 60_000).toISOString(),
+    });
     await lib.reconcileAutoTopups(Date.now());
     const report = await usage(key);
-    expect(report.auto_topup).toMatchObject({ status: "active", in_flight: true, month_total_cents: 500 });
-    expect(report.auto_topup!.last_failure!.reason).toBe(
-      `the transfer ${transaction} is not mined after 10 minutes; it is still followed, and no other pull is made meanwhile`,
-    );
-    expect(await lib.pullIfLow(id)).toBe("none");
-    expect(autoEntries(report)).toEqual([]);
-    // Closed here (as an operator would, once sure it will never be mined), so the ledger stays sound.
-    expect(await lib.pullFailed((await lib.getAutoTopup(id))!, pull, "closed by the test")).toBe(true);
-    expect((await usage(key)).auto_topup).toMatchObject({ in_flight: false, month_total_cents: 0 });
+    expect(report.auto_topup).toMatchObject({ in_flight: false, month_total_cents: 0 });
+    expect(report.auto_topup!.last_failure!.reason).toBe(`the transfer ${hash} never reached the chain (the pull was interrupted)`);
+    expect(autoEntries(report)).toEqual([expect.objectContaining({ status: "failed" })]);
+    expect(report.balance_micro_usd).toBe(250_000);
+    expect(await usdcOf(payer)).toBe(before);
+  }, 120_000);
+
+  it("two accounts that held one payer in turn: each lost transfer is credited to its own pull, never the other's", async () => {
+    const settings = { threshold_cents: 0, amount_cents: 500, monthly_cap_cents: 5000 };
+    const first = await configured(settings);
+    const a = await pullThenDie(first.id, first.payer, true);
+    // The first lets the payer go; the second proves it (the allowance is there) and binds it.
+    expect((await call("DELETE", "/api/v1/auto-topup", first.key)).status).toBe(200);
+    const second = await account();
+    const put = await call("PUT", "/api/v1/auto-topup", second.key, {
+      ...settings,
+      payer: first.payer,
+      authorization: await signAuthorization(info, first.payerKey, second.id, first.spender),
+    });
+    expect(put.status, await put.clone().text()).toBe(200);
+    const b = await pullThenDie(second.id, first.payer, true);
+    // Same payer, same amount, same sender: only the noted hash tells them apart.
+    await lib.reconcileAutoTopups(Date.now());
+    await lib.reconcileAutoTopups(Date.now());
+    expect(await getItem(`SETTLE#${a.hash}`, "SETTLE")).toMatchObject({ accountId: first.id, requestId: a.pull.pullId });
+    expect(await getItem(`SETTLE#${b.hash}`, "SETTLE")).toMatchObject({ accountId: second.id, requestId: b.pull.pullId });
+    for (const key of [first.key, second.key]) {
+      const report = await usage(key);
+      expect(report.balance_micro_usd).toBe(250_000 + 5_000_000);
+      expect(autoEntries(report)).toEqual([expect.objectContaining({ status: "credited", amount_micro_usd: 5_000_000 })]);
+    }
+    expect((await lib.getAutoTopup(first.id))!.inFlight).toBeNull();
+    expect((await lib.getAutoTopup(second.id))!.inFlight).toBeNull();
   }, 120_000);
 
   it("npm run pay -- --auto-topup sets it up from a script (the demo payer signs the permit), and --auto-topup off stops it", async () => {
     const { execFileSync } = await import("node:child_process");
     const { key } = await account();
+    // A payer of its own (PAY_PRIVATE_KEY): the demo payer may be bound to the dashboard test's account meanwhile.
+    const payerKey = await freshPayerKey(info, 10_000_000n);
     const pay = (...args: string[]) =>
       execFileSync(process.execPath, ["--import", "tsx", "dev/pay-cli.ts", ...args, "--key", key], {
-        env: { ...process.env, LOCAL_DIR: inject("localDir") },
+        env: { ...process.env, LOCAL_DIR: inject("localDir"), PAY_PRIVATE_KEY: payerKey },
         encoding: "utf8",
       });
-    // A threshold of 0: nothing is pulled from the demo payer, which other tests pay from.
     const on = pay("--auto-topup", "--threshold", "0", "--amount", "500", "--cap", "1000");
-    const payer = privateKeyToAccount(info.payerPrivateKey as Hex).address;
+    const payer = privateKeyToAccount(payerKey).address;
     expect(on).toBe(`auto-topup is on: $5.00 from ${payer} whenever the balance is below $0.00, at most $10.00 a month; allowance $120.00\n`);
     expect((await offer(key)).auto_topup).toMatchObject({ status: "active", threshold_cents: 0, amount_cents: 500, monthly_cap_cents: 1000, payer });
     expect(pay("--auto-topup", "off")).toMatch(/^auto-topup is off/);
@@ -374,11 +479,143 @@ describe("auto-topup", () => {
     // A valid permit of another address, sent as this payer's.
     const other = await freshPayerKey(info, 1_000_000n);
     await refused({ ...settings, permit: await permit(other, spender, 20_000_000n) }, /not signed by payer/);
-    // No permit, no allowance.
-    await refused(settings, /allowance .* is 0 .*less than amount_cents/);
+    // No proof at all.
+    await refused(settings, /payer: prove the wallet is yours/);
+    // Authorizations: expired, too far ahead, signed by another, or naming another account.
+    const { account_id: id } = await offer(key);
+    const now = Math.floor(Date.now() / 1000);
+    await refused(
+      { ...settings, authorization: await signAuthorization(info, payerKey, id, spender, { deadline: now - 10 }) },
+      /authorization: its deadline has passed/,
+    );
+    await refused({ ...settings, authorization: await signAuthorization(info, payerKey, id, spender, { deadline: now + 3 * 86_400 }) }, /more than a day away/);
+    await refused(
+      { ...settings, authorization: await signAuthorization(info, payerKey, id, spender, { signer: DEV_KEYS.deployer }) },
+      /authorization: it is not signed by payer/,
+    );
+    await refused(
+      { ...settings, authorization: await signAuthorization(info, payerKey, "another-account", spender) },
+      /authorization: it is not signed by payer/,
+    );
+    await refused(
+      { ...settings, authorization: await signAuthorization(info, payerKey, id, spender), permit: await permit(payerKey, spender, 20_000_000n) },
+      /either permit or authorization/,
+    );
+    // Proven, but no allowance.
+    await refused({ ...settings, authorization: await signAuthorization(info, payerKey, id, spender) }, /allowance .* is 0 .*less than amount_cents/);
     await refused({ ...settings, monthly_cap_cents: 400 }, /monthly_cap_cents/);
     await refused({ ...settings, payer: "0x123" }, /payer: must be an address/);
     expect((await offer(key)).auto_topup).toBeNull();
     expect((await usage(key)).auto_topup_enabled).toBe(false);
+  }, 120_000);
+});
+
+describe("auto-topup: a payer belongs to one account", () => {
+  const settings = { threshold_cents: 100_000, amount_cents: 500, monthly_cap_cents: 1000 };
+
+  it("another account naming a payer that approved the top-up address for the first is refused, with or without proof, and the wallet never moves", async () => {
+    const first = await configured({ threshold_cents: 0, amount_cents: 500, monthly_cap_cents: 1000 });
+    const before = await usdcOf(first.payer);
+    expect(await allowanceOf(first.payer)).toBe(20_000_000n);
+    const second = await account();
+    const put = (body: Record<string, unknown>) => call("PUT", "/api/v1/auto-topup", second.key, { ...settings, payer: first.payer, ...body });
+    // The allowance the first account's permit granted is there for anyone to see; it proves nothing.
+    const bare = await put({});
+    expect(bare.status).toBe(400);
+    expect(((await bare.json()) as ErrorBody).error.message).toMatch(/prove the wallet is yours/);
+    // An authorization the payer signed for the first account, replayed by the second.
+    const replayed = await put({ authorization: await signAuthorization(info, first.payerKey, first.id, first.spender) });
+    expect(replayed.status).toBe(400);
+    // The payer's own proof for the second account (one owner, two accounts): still the first's.
+    for (const proof of [
+      { authorization: await signAuthorization(info, first.payerKey, second.id, first.spender) },
+      { permit: await permit(first.payerKey, first.spender, 20_000_000n) },
+    ]) {
+      const taken = await put(proof);
+      expect(taken.status).toBe(409);
+      expect(((await taken.json()) as ErrorBody).error).toEqual({
+        code: "PAYER_TAKEN",
+        message: `The wallet ${first.payer} is already the auto-topup payer of another account; that account must turn auto-topup off (DELETE /api/v1/auto-topup) before another may use it.`,
+      });
+    }
+    expect((await offer(second.key)).auto_topup).toBeNull();
+    expect((await usage(second.key)).auto_topup_enabled).toBe(false);
+
+    // A configuration written before payers were bound (as an older table holds): paused at its
+    // first pull, with a reason, and nothing moves.
+    await putItem({
+      pk: "AUTOTOPUP",
+      sk: second.id,
+      accountId: second.id,
+      threshold: 100_000_000,
+      amount: 5_000_000,
+      monthlyCap: 10_000_000,
+      payer: first.payer,
+      status: "active",
+      pausedReason: null,
+      failures: 0,
+      nextAttemptAt: 0,
+      lastFailure: null,
+      month: new Date().toISOString().slice(0, 7),
+      monthTotal: 0,
+      inFlight: null,
+      updatedAt: new Date().toISOString(),
+      version: 1,
+    });
+    expect(await lib.pullIfLow(second.id)).toBe("none");
+    expect((await offer(second.key)).auto_topup).toMatchObject({ status: "paused", paused_reason: expect.stringMatching(/does not hold the wallet/) });
+    expect(await lib.reconcileAutoTopups(Date.now()).then(() => usdcOf(first.payer))).toBe(before);
+
+    // Once the first lets it go, the second proves it and holds it; the first cannot switch itself back on.
+    expect((await call("DELETE", "/api/v1/auto-topup", first.key)).status).toBe(200);
+    const bound = await put({ threshold_cents: 0, authorization: await signAuthorization(info, first.payerKey, second.id, first.spender) });
+    expect(bound.status, await bound.clone().text()).toBe(200);
+    expect(((await bound.json()) as Answer).auto_topup).toMatchObject({ status: "active", payer: first.payer });
+    const back = await call("PATCH", "/api/v1/account", first.key, { auto_topup_enabled: true });
+    expect(back.status).toBe(409);
+    expect(((await back.json()) as ErrorBody).error.code).toBe("PAYER_TAKEN");
+    expect(await usdcOf(first.payer)).toBe(before);
+    // Changing to another payer lets the old one go.
+    const other = await freshPayerKey(info, 10_000_000n);
+    const moved = await call("PUT", "/api/v1/auto-topup", second.key, {
+      ...settings,
+      threshold_cents: 0,
+      payer: privateKeyToAccount(other).address,
+      permit: await permit(other, first.spender, 20_000_000n),
+    });
+    expect(moved.status, await moved.clone().text()).toBe(200);
+    expect(await getItem(`PAYER#${first.payer.toLowerCase()}`, "PAYER")).toBeUndefined();
+  }, 120_000);
+
+  it("a permit spends the operator's gas only when it changes something: not from an empty wallet, not when the allowance covers it, at most 3 a day", async () => {
+    // A wallet that holds no USDC: its valid permit is refused and never sent.
+    const emptyKey = generatePrivateKey();
+    const empty = privateKeyToAccount(emptyKey).address;
+    const { key } = await account();
+    const { spender } = await offer(key);
+    const refusedEmpty = await call("PUT", "/api/v1/auto-topup", key, { ...settings, payer: empty, permit: await permit(emptyKey, spender, 20_000_000n) });
+    expect(refusedEmpty.status).toBe(400);
+    expect(((await refusedEmpty.json()) as ErrorBody).error.message).toBe(
+      `Invalid request: permit: payer ${empty} holds 0.00 USDC, less than one top-up (5.00 USDC); the permit was not submitted`,
+    );
+    expect(await nonceOf(empty)).toBe(0n);
+    expect(await allowanceOf(empty)).toBe(0n);
+
+    // A funded payer: the first permit is submitted (its nonce spent), the same again only proves.
+    const quiet = { threshold_cents: 0, amount_cents: 500, monthly_cap_cents: 1000 };
+    const { key: funded, payerKey, payer } = await configured(quiet);
+    expect(await nonceOf(payer)).toBe(1n);
+    const again = (value: bigint) => permit(payerKey, spender, value).then((p) => call("PUT", "/api/v1/auto-topup", funded, { ...quiet, payer, permit: p }));
+    expect((await again(20_000_000n)).status).toBe(200);
+    expect(await nonceOf(payer)).toBe(1n);
+    // Raising it is submitted, up to 3 a day; the fourth is refused and not sent.
+    expect((await again(30_000_000n)).status).toBe(200);
+    expect((await again(40_000_000n)).status).toBe(200);
+    expect(await nonceOf(payer)).toBe(3n);
+    const fourth = await again(50_000_000n);
+    expect(fourth.status).toBe(429);
+    expect(((await fourth.json()) as ErrorBody).error.code).toBe("RATE_LIMITED");
+    expect(await nonceOf(payer)).toBe(3n);
+    expect(await allowanceOf(payer)).toBe(40_000_000n);
   }, 120_000);
 });
