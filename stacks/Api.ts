@@ -33,6 +33,9 @@ const X402_VARIABLES = [
  * unreserved (the default quota is 1,000; new accounts may start far lower): deploy with
  * SHOTLINE_RESERVED_CONCURRENCY=off until the quota is raised (the gateway's throttling stays).
  */
+/** S3 actions granted on the bucket itself rather than on its objects. */
+const BUCKET_ACTIONS = new Set(["s3:ListBucket"]);
+
 const reserveConcurrency = () => process.env.SHOTLINE_RESERVED_CONCURRENCY !== "off";
 
 /** The X402_* variables set where `sst deploy` runs (without X402_PAY_TO, x402 is not offered). */
@@ -180,7 +183,13 @@ export function Api({ stack, app }: StackContext) {
         throw new Error(`functions/${row.id} calls [${actions.join(", ")}] of the ${use}, and its row in lib/routes.ts ${used ? "uses" : "does not use"} it`);
     functions[row.id]!.attachPermissions([
       ...(dynamodb.length ? [new PolicyStatement({ actions: dynamodb, resources: [table.tableArn] })] : []),
-      ...(s3.length ? [new PolicyStatement({ actions: s3, resources: [`${outputs.bucketArn}/*`] })] : []),
+      // Object actions on the objects; listing (what a HEAD of a missing key needs to answer 404) on the bucket.
+      ...(s3.some((a) => !BUCKET_ACTIONS.has(a))
+        ? [new PolicyStatement({ actions: s3.filter((a) => !BUCKET_ACTIONS.has(a)), resources: [`${outputs.bucketArn}/*`] })]
+        : []),
+      ...(s3.some((a) => BUCKET_ACTIONS.has(a))
+        ? [new PolicyStatement({ actions: s3.filter((a) => BUCKET_ACTIONS.has(a)), resources: [outputs.bucketArn] })]
+        : []),
       ...(ses.length && mail ? [new PolicyStatement({ actions: ses, resources: mailResources })] : []),
       ...(lambda.length ? [new PolicyStatement({ actions: lambda, resources: [worker!.functionArn] })] : []),
       ...(sqs.length ? [new PolicyStatement({ actions: sqs, resources: queuesUsed.map((name) => queues[name].queueArn) })] : []),

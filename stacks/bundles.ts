@@ -17,11 +17,15 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   Query: { service: "dynamodb", actions: ["dynamodb:Query"] },
   Scan: { service: "dynamodb", actions: ["dynamodb:Scan"] },
   BatchWriteItem: { service: "dynamodb", actions: ["dynamodb:BatchWriteItem"] },
-  // IAM checks each item of a transaction as its own action: lib/billing's transactions put, update
-  // and delete items (never ConditionCheck).
-  TransactWriteItems: { service: "dynamodb", actions: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"] },
+  // IAM checks each item of a transaction as its own action: lib/billing's transactions put, update,
+  // delete and condition-check items (auto-topup's payer binding: lib/billing/auto-topup.ts).
+  TransactWriteItems: {
+    service: "dynamodb",
+    actions: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"],
+  },
   GetObject: { service: "s3", actions: ["s3:GetObject"] },
-  HeadObject: { service: "s3", actions: ["s3:GetObject"] },
+  // Without s3:ListBucket (on the bucket itself), S3 answers a HEAD of a missing key 403, not 404.
+  HeadObject: { service: "s3", actions: ["s3:GetObject", "s3:ListBucket"] },
   PutObject: { service: "s3", actions: ["s3:PutObject"] },
   // SES v2's SendEmail (a verification mail, with a template: lib/billing/mail.ts).
   SendEmail: { service: "ses", actions: ["ses:SendEmail"] },

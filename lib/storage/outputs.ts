@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { GetObjectCommand, HeadObjectCommand, NotFound, PutObjectCommand } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { config } from "../config.js";
+import { log } from "../log.js";
 import { CACHE_PREFIX, CACHE_RETENTION_DAYS } from "../packaging.js";
 import { s3 } from "./s3.js";
 
@@ -41,12 +42,21 @@ export async function downloadLink(key: string): Promise<OutputLink> {
   return { url: await presigned(key, expiresIn), expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString() };
 }
 
-/** A presigned link to the stored output `key` for `seconds`, or null when it is no longer stored. */
+/**
+ * A presigned link to the stored output `key` for `seconds`, or null when it is no longer stored.
+ * S3 answers a HEAD of a missing key 404 to a role that may list the bucket, and a bodiless 403
+ * (which the SDK names `Unknown`, not `AccessDenied`) to one that may not: both mean it is not
+ * there for us (the stack grants s3:ListBucket, so a 403 is a deployment that lost it).
+ */
 export async function linkToOutput(key: string, seconds: number): Promise<string | null> {
   try {
     await s3.send(new HeadObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }));
   } catch (error) {
     if (error instanceof NotFound) return null;
+    if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 403) {
+      log.warn("S3 answered 403 to a HEAD: the key is missing and the role may not list the bucket (s3:ListBucket)", { key });
+      return null;
+    }
     throw error;
   }
   return presigned(key, seconds);

@@ -6,7 +6,15 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIG
 /** Invokes a Lambda handler directly with the event API Gateway would send (no server involved). */
 export async function invoke(
   handler: Handler,
-  request: { method: string; path: string; body?: string | Buffer; headers?: Record<string, string>; timeoutSeconds?: number; arrivedAt?: number },
+  request: {
+    method: string;
+    path: string;
+    body?: string | Buffer;
+    headers?: Record<string, string>;
+    pathParameters?: Record<string, string>;
+    timeoutSeconds?: number;
+    arrivedAt?: number;
+  },
 ) {
   const body = typeof request.body === "string" ? Buffer.from(request.body) : (request.body ?? Buffer.alloc(0));
   const event = buildApiGatewayEvent(
@@ -14,6 +22,7 @@ export async function invoke(
     "test",
   );
   if (request.arrivedAt !== undefined) event.requestContext.timeEpoch = request.arrivedAt;
+  if (request.pathParameters) event.pathParameters = request.pathParameters;
   const result = await handler(event, lambdaContext("test", 256, request.timeoutSeconds ?? 10));
   const text = result.body === undefined ? "" : Buffer.from(result.body, result.isBase64Encoded ? "base64" : "utf8").toString("utf8");
   return { event, result, headers: result.headers ?? {}, status: result.statusCode, json: () => JSON.parse(text) as Record<string, any> };

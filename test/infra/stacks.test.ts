@@ -190,7 +190,13 @@ describe("Api stack", () => {
           .flatMap((s) => [s.Action].flat())
           .sort();
       // Nothing but the table and the bucket's objects, and on each exactly what the bundle calls.
-      for (const statement of statements) expect(JSON.stringify(statement.Resource), `${row.id} scoped`).toMatch(/LedgerTable.*Arn|OutputsBucket.*Arn.*\/\*/);
+      // Listing only on the bucket itself (a HEAD of a missing key answers 404 with it, 403 without).
+      for (const statement of statements)
+        expect(JSON.stringify(statement.Resource), `${row.id} scoped`).toMatch(
+          [statement.Action].flat().includes("s3:ListBucket")
+            ? /^\{"Fn::ImportValue":"[\w-]+:\w*OutputsBucket\w*Arn\w*"\}$/
+            : /LedgerTable.*Arn|OutputsBucket.*Arn.*\/\*/,
+        );
       expect(on(/LedgerTable/), `${row.id}: the table`).toEqual(calls.dynamodb);
       expect(on(/OutputsBucket/), `${row.id}: the bucket`).toEqual(calls.s3);
       expect(row.uses.includes("table"), `${row.id} uses the table`).toBe(calls.dynamodb.length > 0);
@@ -211,8 +217,10 @@ describe("Api stack", () => {
     const keyRoute = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"];
     expect(granted.metadata).toEqual(keyRoute);
     expect(granted.usage).toEqual([...keyRoute, "dynamodb:Query"].sort());
-    expect(granted.screenshot).toEqual(["dynamodb:DeleteItem", ...keyRoute, "s3:GetObject", "s3:PutObject"]);
-    expect(granted.reconcile).toEqual(["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]);
+    // A pull launched in process (npm run dev) checks its payer's binding in its claim's transaction.
+    expect(granted.screenshot).toEqual(["dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", ...keyRoute, "s3:GetObject", "s3:PutObject"]);
+    expect(granted.output).toEqual(["s3:GetObject", "s3:ListBucket"]);
+    expect(granted.reconcile).toEqual(["dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]);
   });
 
   it("mails signup verification through SES: the template from lib/billing/verify-mail.ts, sent by signup alone, from the configured sender", () => {
