@@ -220,7 +220,14 @@ describe("Api stack", () => {
     // A pull launched in process (npm run dev) checks its payer's binding in its claim's transaction.
     expect(granted.screenshot).toEqual(["dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", ...keyRoute, "s3:GetObject", "s3:PutObject"]);
     expect(granted.output).toEqual(["s3:GetObject", "s3:ListBucket"]);
-    expect(granted.reconcile).toEqual(["dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]);
+    expect(granted.reconcile).toEqual([
+      "dynamodb:ConditionCheckItem",
+      "dynamodb:DeleteItem",
+      "dynamodb:GetItem",
+      "dynamodb:PutItem",
+      "dynamodb:Query",
+      "dynamodb:UpdateItem",
+    ]);
   });
 
   it("mails signup verification through SES: the template from lib/billing/verify-mail.ts, sent by signup alone, from the configured sender", () => {
