@@ -229,8 +229,10 @@
     document.body.classList.remove("loading");
     const balance = usage.balance_micro_usd;
     $("balance").textContent = dollars(balance);
+    // What running jobs hold is out of the balance until their items are charged or give it back.
+    const held = usage.held_micro_usd ? `; ${dollars(usage.held_micro_usd)} held by running jobs` : "";
     $("balance-left").textContent =
-      `${plural(Math.floor(balance / STANDARD_MICRO), "screenshot")} or ${plural(Math.floor(balance / MOCKUP_MICRO), "mockup")} left`;
+      `${plural(Math.floor(balance / STANDARD_MICRO), "screenshot")} or ${plural(Math.floor(balance / MOCKUP_MICRO), "mockup")} left${held}`;
     $("spent").textContent = dollars(usage.total_spent_micro_usd);
     renderAutoTopup(usage.auto_topup);
     show("low-balance", balance < STANDARD_MICRO);

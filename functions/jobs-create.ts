@@ -1,3 +1,4 @@
+import { placeHold } from "../lib/billing/holds.js";
 import { config } from "../lib/config.js";
 import { invalidParams } from "../lib/errors.js";
 import { jobAnswer } from "../lib/http/jobs.js";
@@ -10,11 +11,12 @@ import { storeRequests } from "../lib/jobs/requests.js";
 import { cancelJob, createJob, newJobId, readJob } from "../lib/jobs/store.js";
 import { webhookSecretOf } from "../lib/jobs/webhooks.js";
 import { resolveTarget } from "../lib/render/guard/network-guard.js";
-import { routeById } from "../lib/routes.js";
+import { priceOf, routeById } from "../lib/routes.js";
 
 // POST /api/v1/jobs: up to 100 requests of one endpoint, every one validated before anything is
-// queued (a bad one is a 400 naming its index); 202 with the job as GET shows it. Each item is
-// charged when it starts (docs/api.md, "Jobs"). A webhook URL and items' upload URLs must pass the
+// queued (a bad one is a 400 naming its index); 202 with the job as GET shows it. The price of all
+// its items is held against the balance now (402 when it cannot be), and each item is charged out
+// of the hold when it starts, or gives its share back (docs/api.md, "Jobs"). A webhook URL and items' upload URLs must pass the
 // network guard now (and do again when used); a webhook needs the account's secret to sign with.
 /** Refuses (400, naming `field`) a URL the network guard would refuse: checked now, and again when it is used. */
 async function assertReachable(field: string, href: string): Promise<void> {
@@ -31,9 +33,17 @@ export const handler = withHttp({ route: "jobs-create", schema: jobRequest, acce
       throw invalidParams("Invalid request: webhookUrl: the account has no webhook secret to sign with; make one with POST /api/v1/webhook-secret.");
   }
   const id = newJobId();
+  // The price of every item is held now: a job the balance cannot cover is refused, with nothing queued.
+  const rule = routeById(body.endpoint).price!;
+  const prices = body.items.map((item) => priceOf(rule, item));
+  await placeHold(
+    account.accountId,
+    id,
+    prices.reduce((sum, price) => sum + price, 0),
+  );
   await storeRequests(id, body.items);
   const webhook = body.webhookUrl ? { webhookUrl: body.webhookUrl, ...(body.webhookEvents?.length ? { webhookEvents: body.webhookEvents } : {}) } : {};
-  const { job, items } = await createJob(id, account.accountId, body.endpoint, body.items.length, webhook);
+  const { job, items } = await createJob(id, account.accountId, body.endpoint, prices, webhook);
   try {
     await enqueueItems(job.id, body.items);
   } catch (error) {

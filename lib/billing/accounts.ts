@@ -15,7 +15,10 @@ import { enforceRateLimit } from "./rate-limit.js";
 export interface Account {
   readonly accountId: string;
   readonly email: string;
+  /** What may be spent now (micro-USD): what jobs hold is out of it. */
   readonly balance: number;
+  /** What jobs hold of the account's money until their items are charged or give it back (lib/billing/holds.ts). */
+  readonly held: number;
   readonly totalSpent: number;
   readonly autoTopupEnabled: boolean;
   /** With auto-topup active, the balance (micro-USD) under which a charge launches a pull; else null. */
@@ -57,6 +60,7 @@ type AccountItem = {
   accountId: string;
   email: string;
   balance: number;
+  held?: number;
   totalSpent: number;
   autoTopupEnabled: boolean;
   autoTopupThreshold?: number;
@@ -68,6 +72,7 @@ const toAccount = (item: AccountItem): Account => ({
   accountId: item.accountId,
   email: item.email,
   balance: item.balance,
+  held: item.held ?? 0,
   totalSpent: item.totalSpent,
   // On with its threshold only: the bare flag of accounts from before auto-topup pulled was a promise nothing kept.
   autoTopupEnabled: item.autoTopupEnabled && item.autoTopupThreshold !== undefined,

@@ -11,6 +11,15 @@ export const insufficientBalance = (priceMicroUsd: number, balanceMicroUsd: numb
     `This request costs ${formatUsd(priceMicroUsd)} and the balance is ${formatUsd(balanceMicroUsd)}. Top up at /dashboard.`,
   );
 
+/** 402: a job's price is more than the balance (what other jobs hold is already out of it). */
+export const jobHoldExceeds = (priceMicroUsd: number, balanceMicroUsd: number, heldMicroUsd: number) =>
+  new AppError(
+    "INSUFFICIENT_BALANCE",
+    `This job's items cost ${formatUsd(priceMicroUsd)}, held when it is submitted, and the balance is ${formatUsd(balanceMicroUsd)}${
+      heldMicroUsd > 0 ? ` (besides ${formatUsd(heldMicroUsd)} held by jobs still running)` : ""
+    }. Top up at /dashboard, or submit fewer items.`,
+  );
+
 /** 429: too many requests in this window. */
 export const rateLimited = (limit: number, windowSeconds: number, retryAfterSeconds: number) => {
   const per = windowSeconds === 1 ? "second" : windowSeconds === 3600 ? "hour" : `${windowSeconds} seconds`;

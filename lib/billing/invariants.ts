@@ -2,14 +2,15 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import type { AutoTopup } from "./auto-topup.js";
 import { documents } from "./dynamodb.js";
-import { AUTO_TOPUP_PARTITION, PENDING_PARTITION, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, USAGE_PREFIX } from "./keys.js";
+import { AUTO_TOPUP_PARTITION, HOLD_PARTITION, PENDING_PARTITION, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, USAGE_PREFIX } from "./keys.js";
 
 /** A pull in flight longer than this is a problem for an operator (a stuck transaction: docs/deploy.md). */
 const PULL_STUCK_MS = 15 * 60_000;
 
 // The ledger's invariants, checked over the whole table (`npm run admin -- reconcile --check`):
-//   - every account's balance = credits (top-ups, bonus) - charges not refunded, and >= 0, and its
-//     total spent = those charges;
+//   - every account's balance + what its jobs hold = credits (top-ups, bonus) - charges not
+//     refunded, the balance >= 0, what it holds = the sum of its jobs' holds, and its total spent =
+//     those charges;
 //   - every x402 settlement (a transfer) belongs to one request; every top-up credit names a top-up
 //     transfer, and every top-up transfer credits its own account exactly once (by transaction hash);
 //   - no charge older than the grace period (or a job item's hold) is neither delivered nor refunded, and no settlement is
@@ -46,7 +47,10 @@ async function scanAll(): Promise<Item[]> {
 export async function checkLedger(now: number, graceMs: number): Promise<LedgerReport> {
   const items = await scanAll();
   const problems: string[] = [];
-  const accounts = new Map<string, { balance: number; totalSpent: number; credited: number; charged: number; autoTopupThreshold?: number | null }>();
+  const accounts = new Map<
+    string,
+    { balance: number; held: number; holds: number; totalSpent: number; credited: number; charged: number; autoTopupThreshold?: number | null }
+  >();
   const autoTopups: AutoTopup[] = [];
   // Auto-topup payers (lowercase) and the one account each is bound to.
   const payers = new Map<string, string>();
@@ -55,7 +59,7 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
   const account = (pk: string) => {
     let found = accounts.get(pk);
     if (!found) {
-      found = { balance: Number.NaN, totalSpent: Number.NaN, credited: 0, charged: 0 };
+      found = { balance: Number.NaN, held: 0, holds: 0, totalSpent: Number.NaN, credited: 0, charged: 0 };
       accounts.set(pk, found);
     }
     return found;
@@ -71,6 +75,7 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
     if (item.pk.startsWith("ACCT#") && item.sk === "ACCT") {
       Object.assign(account(item.pk), {
         balance: Number(item.balance),
+        held: Number(item.held ?? 0),
         totalSpent: Number(item.totalSpent),
         autoTopupThreshold: item.autoTopupEnabled && item.autoTopupThreshold !== undefined ? Number(item.autoTopupThreshold) : null,
       });
@@ -97,6 +102,10 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
         problems.push(`charge ${item.requestId} of ${item.accountId} is neither delivered nor refunded past the grace period`);
     } else if (item.pk === AUTO_TOPUP_PARTITION) {
       autoTopups.push(item as unknown as AutoTopup);
+    } else if (item.pk === HOLD_PARTITION) {
+      const held = Number(item.held);
+      if (held < 0) problems.push(`job ${item.jobId} holds ${held}`);
+      account(`ACCT#${item.accountId}`).holds += held;
     } else if (item.pk.startsWith("PAYER#")) {
       payers.set(item.pk.slice("PAYER#".length), String(item.accountId));
     } else if (item.pk === UNCONFIRMED_PARTITION) {
@@ -112,9 +121,10 @@ export async function checkLedger(now: number, graceMs: number): Promise<LedgerR
       continue;
     }
     if (totals.balance < 0) problems.push(`account ${id} has a negative balance (${totals.balance})`);
-    if (totals.balance !== totals.credited - totals.charged) {
-      problems.push(`account ${id}: balance ${totals.balance} != credits ${totals.credited} - charges ${totals.charged}`);
+    if (totals.balance + totals.held !== totals.credited - totals.charged) {
+      problems.push(`account ${id}: balance ${totals.balance} + held ${totals.held} != credits ${totals.credited} - charges ${totals.charged}`);
     }
+    if (totals.held !== totals.holds) problems.push(`account ${id}: held ${totals.held} != what its jobs hold (${totals.holds})`);
     if (totals.totalSpent !== totals.charged) problems.push(`account ${id}: total spent ${totals.totalSpent} != charges ${totals.charged}`);
   }
   for (const auto of autoTopups) {

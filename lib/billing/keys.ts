@@ -20,6 +20,7 @@
 //                ACCT#<id>          JOB#<ISO time>#<job id>   (the account's list of its jobs)
 //                JOB#<id>           HOOK#<delivery id>        (a webhook event of the job and its delivery attempts)
 //   webhook key  ACCT#<id>          WEBHOOK    (the account's webhook signing secret)
+//   job hold     HOLD               <job id>   -> accountId, held (what the job still holds of its price: lib/billing/holds.ts)
 //   payer        PAYER#<address>    PAYER      -> accountId (create-only: the one account auto-topup may pull from this wallet for)
 
 export type TableKey = { pk: string; sk: string };
@@ -134,3 +135,9 @@ export const webhookSecretKey = (accountId: string): TableKey => ({ pk: `ACCT#${
 
 /** The binding of an auto-topup payer (lowercase address) to the one account that proved it controls it. */
 export const payerKey = (payer: string): TableKey => ({ pk: `PAYER#${payer.toLowerCase()}`, sk: "PAYER" });
+
+/** The partition of every job's hold (the reconciler reads it whole). */
+export const HOLD_PARTITION = "HOLD";
+
+/** What job `jobId` still holds of its price. */
+export const holdKey = (jobId: string): TableKey => ({ pk: HOLD_PARTITION, sk: jobId });

@@ -4,6 +4,7 @@ import { QueryCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynam
 import { config } from "../config.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
 import { dailyLimitReached, insufficientBalance } from "./errors.js";
+import { fromHold } from "./holds.js";
 import { accountKey, PENDING_PARTITION, pendingKey, settlementKey, signingKeySpendKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
 
 // The ledger: every change of a balance is one DynamoDB transaction that moves the balance and
@@ -76,12 +77,14 @@ export function usageItem(accountId: string, at: Date, requestId: string, entry:
  * link's key with a daily limit), the key's spend that UTC day moves in the same transaction, and
  * only while it stays within the limit (429 DAILY_LIMIT_REACHED otherwise). With `holdUntil` (epoch
  * ms; a job item, whose work outlives a request and may be redelivered) the reconciler leaves the
- * charge alone until then, whatever the grace period.
+ * charge alone until then, whatever the grace period. With `hold` (a job item: the job's id), the
+ * amount comes out of what the job holds (lib/billing/holds.ts), not out of the balance: it was
+ * taken from the balance when the job was submitted.
  */
 export async function chargeForRequest(
   accountId: string,
   amount: number,
-  request: { requestId: string; endpoint: string; at: Date; holdUntil?: number },
+  request: { requestId: string; endpoint: string; at: Date; holdUntil?: number; hold?: string },
   cap: SpendCap | null = null,
 ): Promise<Charge> {
   const item = usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" });
@@ -96,16 +99,18 @@ export async function chargeForRequest(
     await transact({
       ClientRequestToken: token(request.requestId, "charge"),
       TransactItems: [
-        {
-          Update: {
-            TableName: config.TABLE_NAME,
-            Key: accountKey(accountId),
-            UpdateExpression: "SET balance = balance - :amount, totalSpent = totalSpent + :amount",
-            ConditionExpression: "attribute_exists(pk) AND balance >= :amount",
-            ExpressionAttributeValues: { ":amount": amount },
-            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-          },
-        },
+        request.hold
+          ? fromHold(accountId, request.hold, amount, "charge")[0]!
+          : {
+              Update: {
+                TableName: config.TABLE_NAME,
+                Key: accountKey(accountId),
+                UpdateExpression: "SET balance = balance - :amount, totalSpent = totalSpent + :amount",
+                ConditionExpression: "attribute_exists(pk) AND balance >= :amount",
+                ExpressionAttributeValues: { ":amount": amount },
+                ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+              },
+            },
         {
           Put: {
             TableName: config.TABLE_NAME,
@@ -128,6 +133,7 @@ export async function chargeForRequest(
             },
           },
         },
+        ...(request.hold ? fromHold(accountId, request.hold, amount, "charge").slice(1) : []),
         ...(cap && spend
           ? [
               {

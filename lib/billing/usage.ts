@@ -7,6 +7,8 @@ import { toCents } from "./money.js";
 export interface UsageReport {
   balance_cents: number;
   balance_micro_usd: number;
+  held_cents: number;
+  held_micro_usd: number;
   total_spent_cents: number;
   total_spent_micro_usd: number;
   auto_topup_enabled: boolean;
@@ -21,6 +23,8 @@ export async function usageReport(accountId: string, signal?: AbortSignal): Prom
   return {
     balance_cents: toCents(account.balance),
     balance_micro_usd: account.balance,
+    held_cents: toCents(account.held),
+    held_micro_usd: account.held,
     total_spent_cents: toCents(account.totalSpent),
     total_spent_micro_usd: account.totalSpent,
     auto_topup_enabled: account.autoTopupEnabled,

@@ -114,8 +114,10 @@ const autoTopupView = z
 
 /** GET /api/v1/usage (and PATCH /api/v1/account). */
 export const usageReport = z.object({
-  balance_cents: z.number().int(),
+  balance_cents: z.number().int().describe("what may be spent now; what jobs hold is out of it"),
   balance_micro_usd: z.number().int(),
+  held_cents: z.number().int().describe("held by jobs until their items are charged or give it back"),
+  held_micro_usd: z.number().int(),
   total_spent_cents: z.number().int(),
   total_spent_micro_usd: z.number().int(),
   auto_topup_enabled: z.boolean(),

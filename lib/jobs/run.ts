@@ -14,7 +14,7 @@ import type { CaptureOptions } from "../render/options.js";
 import { priceOf, routeById } from "../routes.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
-import { finishItem, getJob, type Job, type JobItem, readJob, startItem } from "./store.js";
+import { finishItem, getJob, type Job, type JobItem, readJob, releaseItemHold, startItem } from "./store.js";
 import { announce } from "./webhooks.js";
 
 // A job's item, run by the worker (functions/job-worker.ts) when the queue delivers its message:
@@ -87,7 +87,8 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
 
 /**
  * Charges item `index` of `job` `price`: keyed by the item, at the time of its first start, held from
- * the reconciler for CHARGE_HOLD_MS. The same item charged again (a redelivery) is the same charge.
+ * the reconciler for CHARGE_HOLD_MS; out of the job's hold when it has one. The same item charged
+ * again (a redelivery) is the same charge.
  */
 export const chargeItem = (job: Job, index: number, price: number, taken: JobItem): Promise<Charge> =>
   chargeForRequest(job.accountId, price, {
@@ -95,6 +96,7 @@ export const chargeItem = (job: Job, index: number, price: number, taken: JobIte
     endpoint: job.endpoint,
     at: new Date(taken.chargeAt!),
     holdUntil: Date.parse(taken.chargeAt!) + CHARGE_HOLD_MS,
+    ...(job.hold ? { hold: job.id } : {}),
   });
 
 /**
@@ -121,8 +123,12 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     await announce(job, [{ index: message.index, ...outcome }]);
     return "done" as const;
   };
-  if (!item) return end({ status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "The item's request is gone; it was not charged." } });
-  const price = priceOf(routeById(job.endpoint).price!, item);
+  if (!item) {
+    await releaseItemHold(job, taken);
+    return end({ status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "The item's request is gone; it was not charged." } });
+  }
+  // The price held when the job was submitted (priced again only for a job from before holds).
+  const price = taken.price ?? priceOf(routeById(job.endpoint).price!, item);
   let charge: Charge;
   try {
     charge = await chargeItem(job, message.index, price, taken);

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
+import { allHolds, closeHold, releaseHold } from "../billing/holds.js";
 import { ACCOUNT_JOB_PREFIX, accountJobKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
@@ -24,6 +25,10 @@ export interface JobItem {
   readonly leaseUntil?: number;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+  /** Its price (micro-USD), held with the job's when it was submitted (absent on jobs from before holds). */
+  readonly price?: number;
+  /** Its share of the job's hold went back to the balance (it ended without a charge). */
+  readonly holdReleased?: boolean;
   /** What it was charged (micro-USD; 0 when refunded or never charged). */
   readonly charged?: number;
   /** The result's summary (the synchronous answer's small fields); the whole answer is at `resultKey`. */
@@ -43,6 +48,8 @@ export interface Job {
   readonly endpoint: JobEndpoint;
   readonly createdAt: string;
   readonly count: number;
+  /** Its items' price was held when it was submitted (lib/billing/holds.ts): each item is charged from the hold. */
+  readonly hold?: boolean;
   /** Set by DELETE: what had not started is not started. */
   readonly cancelledAt?: string;
   /** Where its webhooks go (lib/jobs/webhooks.ts), and whether each item's end is one too. */
@@ -68,14 +75,14 @@ export async function createJob(
   id: string,
   accountId: string,
   endpoint: JobEndpoint,
-  count: number,
+  prices: readonly number[],
   webhook: Pick<Job, "webhookUrl" | "webhookEvents"> = {},
   now = Date.now(),
 ): Promise<{ job: Job; items: JobItem[] }> {
   const createdAt = new Date(now).toISOString();
-  const job: Job = { id, accountId, endpoint, createdAt, count, ...webhook };
+  const job: Job = { id, accountId, endpoint, createdAt, count: prices.length, hold: true, ...webhook };
   const expires = expiresAt(now);
-  const items = Array.from({ length: count }, (_, index) => ({ ...jobItemKey(id, index), index, status: "queued", expiresAt: expires }));
+  const items = prices.map((price, index) => ({ ...jobItemKey(id, index), index, status: "queued", price, expiresAt: expires }));
   // The items first, the job last: a job that is read exists whole.
   for (let start = 0; start < items.length; start += 25) {
     let unprocessed: Record<string, unknown>[] | undefined = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
@@ -92,7 +99,7 @@ export async function createJob(
       ],
     }),
   );
-  return { job, items: items.map(({ index }) => ({ index, status: "queued" })) };
+  return { job, items: items.map(({ index, price }) => ({ index, status: "queued", price })) };
 }
 
 /** The job `id` with its items, in order; null when there is none (or it has expired). */
@@ -147,7 +154,22 @@ export function jobStatus(job: Job, items: readonly JobItem[]): JobStatus {
   return items.some((item) => item.status === "queued") ? "running" : "completed";
 }
 
-/** Cancels job `id`: marks it cancelled and every item not started cancelled. Returns how many items it cancelled. */
+/** An item's change from `from` to ended `status`, only if it is still `from` (the condition of a transaction). */
+const endItem = (jobId: string, index: number, from: ItemStatus, set: string, values: Record<string, unknown>) => ({
+  Update: {
+    TableName: config.TABLE_NAME,
+    Key: jobItemKey(jobId, index),
+    UpdateExpression: set,
+    ConditionExpression: "#status = :from",
+    ExpressionAttributeNames: { "#status": "status" },
+    ExpressionAttributeValues: { ...values, ":from": from },
+  },
+});
+
+/**
+ * Cancels job `id`: marks it cancelled and every item not started cancelled, each giving its share
+ * of the job's hold back to the balance in the same write. Returns how many items it cancelled.
+ */
 export async function cancelJob(job: Job, items: readonly JobItem[], now = Date.now()): Promise<number> {
   await documents.send(
     new UpdateCommand({
@@ -159,22 +181,34 @@ export async function cancelJob(job: Job, items: readonly JobItem[], now = Date.
   );
   let cancelled = 0;
   for (const item of items.filter((i) => i.status === "queued")) {
+    const cancel = endItem(job.id, item.index, "queued", "SET #status = :cancelled, finishedAt = :now", {
+      ":cancelled": "cancelled",
+      ":now": new Date(now).toISOString(),
+    });
     // A condition that fails: started meanwhile, it runs to its end.
-    const done = await conditionHeld(
-      documents.send(
-        new UpdateCommand({
-          TableName: config.TABLE_NAME,
-          Key: jobItemKey(job.id, item.index),
-          UpdateExpression: "SET #status = :cancelled, finishedAt = :now",
-          ConditionExpression: "#status = :queued",
-          ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: { ":cancelled": "cancelled", ":queued": "queued", ":now": new Date(now).toISOString() },
-        }),
-      ),
-    );
+    const done =
+      job.hold && item.price
+        ? await releaseHold(job.accountId, job.id, item.price, [cancel])
+        : await conditionHeld(documents.send(new UpdateCommand(cancel.Update)));
     if (done) cancelled++;
   }
   return cancelled;
+}
+
+/** Gives a running item's share of its job's hold back (it ends without a charge), once. */
+export async function releaseItemHold(job: Job, item: JobItem): Promise<void> {
+  if (!job.hold || !item.price) return;
+  await releaseHold(job.accountId, job.id, item.price, [
+    {
+      Update: {
+        TableName: config.TABLE_NAME,
+        Key: jobItemKey(job.id, item.index),
+        UpdateExpression: "SET holdReleased = :yes",
+        ConditionExpression: "attribute_not_exists(holdReleased)",
+        ExpressionAttributeValues: { ":yes": true },
+      },
+    },
+  ]);
 }
 
 /**
@@ -250,4 +284,24 @@ export async function noteEnded(id: string, indices: readonly number[]): Promise
     ignoreFailedCondition(error);
     return null;
   }
+}
+
+/** A hold whose job cannot be found is left this long (its job is still being recorded, or its TTL has not removed the hold's items yet). */
+const ORPHAN_HOLD_MS = 10 * 60_000;
+
+/**
+ * The reconciler's round of job holds: a hold whose job has ended (no item queued or running) or is
+ * gone gives back what it still holds (nothing, when every item was charged or gave its share back)
+ * and is removed. Returns what it gave back, in micro-USD.
+ */
+export async function reconcileHolds(now: number): Promise<number> {
+  let released = 0;
+  for (const hold of await allHolds()) {
+    const found = await readJob(hold.jobId);
+    const ended = found
+      ? found.items.every((item) => item.status !== "queued" && item.status !== "running")
+      : now - Date.parse(hold.createdAt) > ORPHAN_HOLD_MS;
+    if (ended && (await closeHold(hold))) released += hold.held;
+  }
+  return released;
 }

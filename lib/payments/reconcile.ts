@@ -1,5 +1,6 @@
 import { reconcileCharges } from "../billing/ledger.js";
 import { config } from "../config.js";
+import { reconcileHolds } from "../jobs/store.js";
 import { log } from "../log.js";
 import { RECONCILER_METRICS } from "../packaging.js";
 import { reconcileAutoTopups } from "./auto-topup-reconcile.js";
@@ -18,22 +19,25 @@ export interface ReconcilerPass {
   readonly expired: number;
   /** x402 settlements still waiting for the chain after this pass (an alarm watches it: stacks/Monitoring.ts). */
   readonly pending: number;
+  /** What job holds gave back to balances because their job had ended or was gone (micro-USD). */
+  readonly released: number;
   /** Auto-topup pulls this pass credited, closed as failed, and started (for accounts a launch missed). */
   readonly autoTopups: { readonly credited: number; readonly failed: number; readonly started: number };
 }
 
 /**
  * The reconciler's pass at `now`: refunds charges neither delivered nor refunded after the grace
- * period, then confirms pending x402 settlements on chain, then follows auto-topup pulls (and starts
- * those a launch missed). Idempotent; two passes at once are safe.
+ * period, then confirms pending x402 settlements on chain, gives back what ended jobs still hold,
+ * then follows auto-topup pulls (and starts those a launch missed). Idempotent; two passes at once are safe.
  * The stack schedules it every minute (lib/routes.ts, schedules); `npm run dev` runs it on a timer.
  */
 export async function reconcile(now: number, until = now + RECONCILE_BUDGET_MS): Promise<ReconcilerPass> {
   const refunded = await reconcileCharges(now, config.RECONCILE_GRACE_SECONDS * 1000);
   const { confirmed, expired, pending } = config.X402_PAY_TO ? await confirmSettlements(now) : { confirmed: 0, expired: 0, pending: 0 };
+  const released = await reconcileHolds(now);
   const autoTopups = await reconcileAutoTopups(now, until);
-  const pass = { refunded, confirmed, expired, pending, autoTopups };
-  if (refunded + confirmed + expired + autoTopups.credited + autoTopups.failed > 0) log.warn("the reconciler put the ledger right", { ...pass });
+  const pass = { refunded, confirmed, expired, pending, released, autoTopups };
+  if (refunded + confirmed + expired + released + autoTopups.credited + autoTopups.failed > 0) log.warn("the reconciler put the ledger right", { ...pass });
   if (config.AWS_LAMBDA_FUNCTION_NAME) process.stdout.write(`${JSON.stringify(metricsLine(pass, now))}\n`);
   return pass;
 }

@@ -17,6 +17,7 @@ export const account = (over: Partial<Account> = {}): Account => ({
   accountId: "acct-1",
   email: "a@example.com",
   balance: 1_000_000,
+  held: 0,
   totalSpent: 0,
   autoTopupEnabled: false,
   autoTopupThreshold: null,

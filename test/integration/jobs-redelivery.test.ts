@@ -24,14 +24,15 @@ useSharedStackInProcess({
   // Retries a thousandth of their schedule apart, as the stack's in the other files.
   WEBHOOK_BACKOFF_SCALE: "0.001",
 });
-const { QueryCommand } = await import("@aws-sdk/lib-dynamodb");
+const { GetCommand, QueryCommand, UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
 const { documents } = await import("../../lib/billing/dynamodb.js");
 const { reconcileCharges } = await import("../../lib/billing/ledger.js");
+const { placeHold } = await import("../../lib/billing/holds.js");
 const { config } = await import("../../lib/config.js");
 const { jobRequest } = await import("../../lib/http/schemas.js");
 const { storeRequests } = await import("../../lib/jobs/requests.js");
 const { chargeItem, runItem } = await import("../../lib/jobs/run.js");
-const { createJob, finishItem, getJob, newJobId, readJob, startItem } = await import("../../lib/jobs/store.js");
+const { createJob, finishItem, getJob, newJobId, readJob, reconcileHolds, startItem } = await import("../../lib/jobs/store.js");
 const { deliver, readDeliveries, rotateWebhookSecret, sendEvent } = await import("../../lib/jobs/webhooks.js");
 
 const base = inject("baseUrl");
@@ -47,14 +48,23 @@ async function jobOf(count: number, webhookUrl?: string) {
     items: Array.from({ length: count }, () => ({ url: `${inject("fixtureUrl")}/simple`, width: 320, deviceScaleFactor: 1 })),
   });
   const id = newJobId();
+  // As POST /api/v1/jobs does: the items' price held, their requests stored, the job recorded.
+  const prices = items.map(() => 5_000);
+  await placeHold(accountId, id, count * 5_000);
   await storeRequests(id, items);
-  const { job } = await createJob(id, accountId, "screenshot", count, webhookUrl ? { webhookUrl } : {});
+  const { job } = await createJob(id, accountId, "screenshot", prices, webhookUrl ? { webhookUrl } : {});
   // Item 0's message as the queue delivers it (its request in it).
   return { job, key, message: { jobId: id, index: 0, timeout: items[0]!.timeout, request: items[0] } };
 }
 
-const balance = async (key: string) =>
-  ((await (await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance_micro_usd: number }).balance_micro_usd;
+/** The account's money: what it may spend, and what its jobs hold (a charge takes from the hold, a refund gives to the balance). */
+const balance = async (key: string) => {
+  const usage = (await (await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+    balance_micro_usd: number;
+    held_micro_usd: number;
+  };
+  return usage.balance_micro_usd + usage.held_micro_usd;
+};
 
 /** The account's usage entries and the PENDING markers of the item's charge. */
 async function ledgerOf(accountId: string, requestId: string) {
@@ -220,5 +230,39 @@ describe("a job item delivered again", () => {
 
   it("a message for no job (expired, or made up) is spent without a charge", async () => {
     expect(await runItem({ jobId: newJobId(), index: 0, timeout: 30 }, 1)).toBe("done");
+  });
+
+  it("a hold whose job is gone (never recorded, or expired) or has ended gives back what it holds, once, and goes", async () => {
+    // A hold placed by a request that died before recording its job.
+    const { api_key: key, account_id: accountId } = await signUp(base, `orphan-${Date.now()}-${counter++}@jobs.test`);
+    const orphan = newJobId();
+    await placeHold(accountId, orphan, 50_000);
+    const usage = async () => (await (await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<string, number>;
+    expect(await usage()).toMatchObject({ balance_micro_usd: 200_000, held_micro_usd: 50_000 });
+    // Young, it may be a job still being recorded: left alone.
+    await reconcileHolds(Date.now());
+    expect(await usage()).toMatchObject({ balance_micro_usd: 200_000, held_micro_usd: 50_000 });
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: { pk: "HOLD", sk: orphan },
+        UpdateExpression: "SET createdAt = :old",
+        ExpressionAttributeValues: { ":old": new Date(Date.now() - 11 * 60_000).toISOString() },
+      }),
+    );
+    // Twice (the stack's own reconciler may run meanwhile): given back once.
+    await reconcileHolds(Date.now());
+    await reconcileHolds(Date.now());
+    expect(await usage()).toMatchObject({ balance_micro_usd: 250_000, held_micro_usd: 0 });
+    expect((await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "HOLD", sk: orphan } }))).Item).toBeUndefined();
+    // A job whose item ended without a charge or a release (its worker died between the two): the rest comes back.
+    const { job } = await jobOf(1);
+    const taken = (await startItem(job.id, 0, Date.now() + 60_000))!;
+    expect(taken.price).toBe(5_000);
+    await finishItem(job.id, 0, { status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "test" } });
+    const before = (await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "HOLD", sk: job.id } }))).Item;
+    expect(before).toMatchObject({ held: 5_000 });
+    await reconcileHolds(Date.now());
+    expect((await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "HOLD", sk: job.id } }))).Item).toBeUndefined();
   });
 });

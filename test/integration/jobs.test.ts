@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { describe, expect, inject, it } from "vitest";
-import { fundedKey } from "../../dev/harness/dev-process.js";
+import { fundedKey, signUp } from "../../dev/harness/dev-process.js";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
 import { readImage } from "../helpers/image.js";
@@ -234,4 +234,39 @@ describe("jobs", () => {
     expect(theirs.jobs).toEqual([]);
     expect((await settled(owner, body.id)).items[0]!.status).toBe("succeeded");
   }, 60_000);
+
+  it("holds a job's price: more than the balance is 402 with nothing queued; what runs is held, and given back when cancelled", async () => {
+    // The signup bonus alone: $0.25, fifty screenshots.
+    const { api_key: key } = await signUp(base, `holds-${Date.now()}-${counter++}@jobs.test`);
+    const usage = async () =>
+      (await (await fetch(`${base}/api/v1/usage`, { headers: auth(key) })).json()) as { balance_micro_usd: number; held_micro_usd: number };
+    const listed = async () => ((await (await fetch(`${base}/api/v1/jobs`, { headers: auth(key) })).json()) as { jobs: unknown[] }).jobs;
+    const tooMany = await submit(key, { endpoint: "screenshot", items: Array.from({ length: 51 }, () => shot("/simple")) });
+    expect(tooMany.res.status).toBe(402);
+    expect(tooMany.body.error).toEqual({
+      code: "INSUFFICIENT_BALANCE",
+      message: "This job's items cost $0.255, held when it is submitted, and the balance is $0.25. Top up at /dashboard, or submit fewer items.",
+    });
+    expect(await listed()).toEqual([]);
+    expect(await usage()).toMatchObject({ balance_micro_usd: 250_000, held_micro_usd: 0 });
+    // Twenty slow items: $0.10 held at once, whatever has started.
+    const { res, body } = await submit(key, { endpoint: "screenshot", items: Array.from({ length: 20 }, () => shot("/simple?ttfb=1500")) });
+    expect(res.status).toBe(202);
+    const during = await usage();
+    expect(during.balance_micro_usd).toBe(150_000);
+    expect(during.held_micro_usd).toBeLessThanOrEqual(100_000);
+    // Another job the rest of the balance cannot cover is refused, counting what the first holds.
+    const more = await submit(key, { endpoint: "screenshot", items: Array.from({ length: 31 }, () => shot("/simple")) });
+    expect(more.res.status).toBe(402);
+    expect(more.body.error.message).toMatch(
+      /^This job's items cost \$0\.155, held when it is submitted, and the balance is \$0\.15 \(besides \$0\.\d+ held by jobs still running\)/,
+    );
+    expect(await listed()).toHaveLength(1);
+    await fetch(`${base}/api/v1/jobs/${body.id}`, { method: "DELETE", headers: auth(key) });
+    const job = await settled(key, body.id);
+    const ran = job.items.filter((i) => i.status === "succeeded").length;
+    expect(job.items.filter((i) => i.status === "cancelled").length).toBe(20 - ran);
+    // Nothing held once it has ended: what ran was charged, the rest came back.
+    expect(await usage()).toEqual(expect.objectContaining({ balance_micro_usd: 250_000 - ran * 5_000, held_micro_usd: 0 }));
+  }, 90_000);
 });
