@@ -5,8 +5,9 @@ import type { AddressInfo } from "node:net";
 // A local Amazon SQS for `npm run dev` and tests: the part of SQS's JSON protocol (AWS JSON 1.0,
 // what @aws-sdk/client-sqs speaks) that jobs use, with SQS's semantics where they matter to us:
 // delays, the visibility timeout (a message received and not deleted comes back when it ends),
-// receive counts, and the redrive policy (past maxReceiveCount a message moves to its dead-letter
-// queue). Written here because the registry has no SQS server that does these: sqslite (the one
+// receive counts, the redrive policy (past maxReceiveCount a message moves to its dead-letter
+// queue), and fair queues (a message's MessageGroupId on a standard queue: when one group has a
+// backlog, the visible messages of groups with fewer messages in flight are delivered first). Written here because the registry has no SQS server that does these: sqslite (the one
 // that installs) speaks only the older XML protocol and, measured, never redelivers a message nor
 // moves one to its dead-letter queue; ElasticMQ on npm is its 2013 jar (docs/design.md, "Jobs").
 
@@ -18,6 +19,8 @@ interface Message {
   readonly body: string;
   readonly md5: string;
   readonly sentAt: number;
+  /** Its message group (a tenant of a fair queue), if it named one. */
+  readonly group?: string;
   /** Not receivable before this (a delay, or the visibility timeout of its last receipt). */
   visibleAt: number;
   receiveCount: number;
@@ -72,7 +75,7 @@ export async function startSqsLocal(port = 0): Promise<SqsLocal> {
     for (const resolve of queue.waiting) resolve();
   };
 
-  const send = (queue: Queue, body: unknown, delaySeconds: unknown) => {
+  const send = (queue: Queue, body: unknown, delaySeconds: unknown, group: unknown) => {
     if (typeof body !== "string" || body.length === 0)
       throw new SqsError("com.amazonaws.sqs#InvalidParameterValue", "InvalidParameterValue", "MessageBody is required.");
     const now = Date.now();
@@ -81,6 +84,7 @@ export async function startSqsLocal(port = 0): Promise<SqsLocal> {
       body,
       md5: md5(body),
       sentAt: now,
+      ...(typeof group === "string" && group ? { group } : {}),
       visibleAt: now + 1000 * (typeof delaySeconds === "number" ? delaySeconds : queue.delaySeconds),
       receiveCount: 0,
     };
@@ -94,9 +98,19 @@ export async function startSqsLocal(port = 0): Promise<SqsLocal> {
   const take = (queue: Queue, max: number, visibilitySeconds: number) => {
     const now = Date.now();
     const taken: Message[] = [];
-    for (const message of [...queue.messages]) {
-      if (taken.length >= max) break;
-      if (message.visibleAt > now) continue;
+    // Fair delivery: messages in flight (received, not deleted, not yet visible again) by group; the
+    // visible messages of the groups with the fewest go first, in the order they were sent.
+    const inFlight = new Map<string, number>();
+    for (const message of queue.messages)
+      if (message.group !== undefined && message.receiveCount > 0 && message.visibleAt > now)
+        inFlight.set(message.group, (inFlight.get(message.group) ?? 0) + 1);
+    const visible = queue.messages.filter((message) => message.visibleAt <= now);
+    const load = (message: Message) => (message.group === undefined ? 0 : (inFlight.get(message.group) ?? 0));
+    for (;;) {
+      if (taken.length >= max || !visible.length) break;
+      let best = 0;
+      for (let i = 1; i < visible.length; i++) if (load(visible[i]!) < load(visible[best]!)) best = i;
+      const [message] = visible.splice(best, 1) as [Message];
       if (queue.redrive && message.receiveCount >= queue.redrive.maxReceiveCount) {
         const target = [...queues.values()].find((q) => q.arn === queue.redrive!.deadLetterTargetArn);
         queue.messages = queue.messages.filter((m) => m !== message);
@@ -106,6 +120,7 @@ export async function startSqsLocal(port = 0): Promise<SqsLocal> {
         }
         continue;
       }
+      if (message.group !== undefined) inFlight.set(message.group, load(message) + 1);
       message.receiveCount++;
       message.firstReceivedAt ??= now;
       message.visibleAt = now + visibilitySeconds * 1000;
@@ -166,12 +181,15 @@ export async function startSqsLocal(port = 0): Promise<SqsLocal> {
         },
       };
     },
-    SendMessage: ({ QueueUrl, MessageBody, DelaySeconds }) => send(queueOf(QueueUrl), MessageBody, DelaySeconds),
+    SendMessage: ({ QueueUrl, MessageBody, DelaySeconds, MessageGroupId }) => send(queueOf(QueueUrl), MessageBody, DelaySeconds, MessageGroupId),
     SendMessageBatch: ({ QueueUrl, Entries = [] }) => {
       const queue = queueOf(QueueUrl);
       if (!Array.isArray(Entries) || Entries.length < 1 || Entries.length > 10)
         throw new SqsError("com.amazonaws.sqs#TooManyEntriesInBatchRequest", "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", "1 to 10 entries.");
-      return { Successful: Entries.map((entry) => ({ Id: entry.Id, ...send(queue, entry.MessageBody, entry.DelaySeconds) })), Failed: [] };
+      return {
+        Successful: Entries.map((entry) => ({ Id: entry.Id, ...send(queue, entry.MessageBody, entry.DelaySeconds, entry.MessageGroupId) })),
+        Failed: [],
+      };
     },
     ReceiveMessage: async ({ QueueUrl, MaxNumberOfMessages = 1, WaitTimeSeconds = 0, VisibilityTimeout }) => {
       const queue = queueOf(QueueUrl);

@@ -6,10 +6,11 @@ import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
 import { jobRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
-import { enqueueItems } from "../lib/jobs/queue.js";
+import { feed } from "../lib/jobs/feed.js";
 import { storeRequests } from "../lib/jobs/requests.js";
-import { cancelJob, createJob, newJobId, readJob } from "../lib/jobs/store.js";
+import { createJob, newJobId } from "../lib/jobs/store.js";
 import { webhookSecretOf } from "../lib/jobs/webhooks.js";
+import { describeError, log } from "../lib/log.js";
 import { resolveTarget } from "../lib/render/guard/network-guard.js";
 import { priceOf, routeById } from "../lib/routes.js";
 
@@ -35,22 +36,21 @@ export const handler = withHttp({ route: "jobs-create", schema: jobRequest, acce
   const id = newJobId();
   // The price of every item is held now: a job the balance cannot cover is refused, with nothing queued.
   const rule = routeById(body.endpoint).price!;
-  const prices = body.items.map((item) => priceOf(rule, item));
+  const requests = body.items.map((request) => ({ request, timeout: request.timeout, price: priceOf(rule, request) }));
   await placeHold(
     account.accountId,
     id,
-    prices.reduce((sum, price) => sum + price, 0),
+    requests.reduce((sum, { price }) => sum + price, 0),
   );
   await storeRequests(id, body.items);
   const webhook = body.webhookUrl ? { webhookUrl: body.webhookUrl, ...(body.webhookEvents?.length ? { webhookEvents: body.webhookEvents } : {}) } : {};
-  const { job, items } = await createJob(id, account.accountId, body.endpoint, prices, webhook);
+  const { job, items } = await createJob(id, account.accountId, body.endpoint, requests, webhook);
+  // Its first items go to the queue now, as many as the account's share of the workers allows; the rest as its items end (lib/jobs/feed.ts).
   try {
-    await enqueueItems(job.id, body.items);
+    await feed(account.accountId);
   } catch (error) {
-    // What was not queued must not wait for ever: the job is cancelled (an item already running ends as it would).
-    const stored = await readJob(job.id);
-    if (stored) await cancelJob(stored.job, stored.items);
-    throw error;
+    // The items stay queued; the reconciler sends them within a minute.
+    log.error("sending a job's first items failed; the reconciler will", { jobId: id, error: describeError(error) });
   }
   return json(await jobAnswer(job, items), 202, { Location: routeById("jobs-get").path.replace("{jobId}", job.id) });
 });

@@ -309,7 +309,7 @@ export const schedules: readonly Schedule[] = [
     memoryMB: 256,
     timeoutSeconds: 50,
     browser: false,
-    uses: ["table", "x402", "auto-topup-offer", "auto-topup-key"],
+    uses: ["table", "x402", "auto-topup-offer", "auto-topup-key", "jobs-queue"],
   },
 ];
 
@@ -333,7 +333,15 @@ export interface Consumer extends FunctionRow {
 }
 
 export const consumers: readonly Consumer[] = [
-  { id: "job-worker", queue: "jobs", memoryMB: 2048, timeoutSeconds: 150, browser: true, concurrency: 20, uses: ["table", "bucket", "webhooks-queue"] },
+  {
+    id: "job-worker",
+    queue: "jobs",
+    memoryMB: 2048,
+    timeoutSeconds: 150,
+    browser: true,
+    concurrency: 20,
+    uses: ["table", "bucket", "jobs-queue", "webhooks-queue"],
+  },
   // An attempt waits 10 s at most for its receiver.
   { id: "webhook-sender", queue: "webhooks", memoryMB: 256, timeoutSeconds: 30, browser: false, concurrency: 5, uses: ["table", "webhooks-queue"] },
 ];

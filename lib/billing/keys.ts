@@ -20,6 +20,8 @@
 //                ACCT#<id>          JOB#<ISO time>#<job id>   (the account's list of its jobs)
 //                JOB#<id>           HOOK#<delivery id>        (a webhook event of the job and its delivery attempts)
 //   webhook key  ACCT#<id>          WEBHOOK    (the account's webhook signing secret)
+//   job feed     FEED               <account id>#<ISO time>#<job id>   (a job with items not yet sent to the queue: lib/jobs/feed.ts)
+//   receiver     RECEIVER#<account id>#<sha256(origin)>  RECEIVER   (a webhook receiver's failures in a row, and no attempt before `until`; expiresAt: TTL)
 //   job hold     HOLD               <job id>   -> accountId, held (what the job still holds of its price: lib/billing/holds.ts)
 //   payer        PAYER#<address>    PAYER      -> accountId (create-only: the one account auto-topup may pull from this wallet for)
 
@@ -141,3 +143,12 @@ export const HOLD_PARTITION = "HOLD";
 
 /** What job `jobId` still holds of its price. */
 export const holdKey = (jobId: string): TableKey => ({ pk: HOLD_PARTITION, sk: jobId });
+
+/** The partition of jobs with items waiting to be sent to the queue (lib/jobs/feed.ts). */
+export const FEED_PARTITION = "FEED";
+
+/** A job with items waiting to be sent, in its account's order. */
+export const feedKey = (accountId: string, createdAt: string, jobId: string): TableKey => ({ pk: FEED_PARTITION, sk: `${accountId}#${createdAt}#${jobId}` });
+
+/** How one account's webhook receiver (by its origin's SHA-256) has been answering: its failures in a row, and the backoff they earned. */
+export const receiverKey = (accountId: string, originHash: string): TableKey => ({ pk: `RECEIVER#${accountId}#${originHash}`, sk: "RECEIVER" });

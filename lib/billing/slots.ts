@@ -8,11 +8,13 @@ import { slotKey } from "./keys.js";
 // A bounded share of a function's instances, across all of them: at most `size` holders of a pool at
 // once, each holding one slot item until it lets go or its lease ends (a holder that crashed frees
 // its slot at its deadline). The MCP function takes one for each free tool call, so that free calls
-// can never fill the pool its paid renders run in (docs/agents.md, "Capacity").
+// can never fill the pool its paid renders run in (docs/agents.md, "Capacity"); an account's job
+// items in flight (lib/jobs/feed.ts) and its webhook attempts to one receiver (lib/jobs/webhooks.ts)
+// hold slots of pools of their own, so that no account fills the shared workers.
 
 /** Runs `work` holding a slot of `pool` (`size` slots) until `leaseUntil` (epoch ms) at most; 429 when every slot is held. */
 export async function inSlot<T>(pool: string, size: number, holder: string, leaseUntil: number, work: () => Promise<T>): Promise<T> {
-  const index = await take(pool, size, holder, leaseUntil);
+  const index = await takeSlot(pool, size, holder, leaseUntil);
   if (index === null)
     throw new AppError("RATE_LIMITED", `All ${size} places for free calls here are taken: retry in a second, or call the REST route.`, {
       headers: { "Retry-After": "1" },
@@ -20,12 +22,12 @@ export async function inSlot<T>(pool: string, size: number, holder: string, leas
   try {
     return await work();
   } finally {
-    await release(pool, index, holder).catch(() => undefined); // its lease ends it anyway
+    await releaseSlot(pool, index, holder).catch(() => undefined); // its lease ends it anyway
   }
 }
 
-/** The index of the slot taken, trying them from a random one on, or null when all are held. */
-async function take(pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> {
+/** Takes a slot of `pool` (`size` slots) for `holder` until `leaseUntil`: its index, trying them from a random one on, or null when all are held. */
+export async function takeSlot(pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> {
   const first = randomInt(size);
   for (let i = 0; i < size; i++) {
     const index = (first + i) % size;
@@ -45,7 +47,8 @@ async function take(pool: string, size: number, holder: string, leaseUntil: numb
   return null;
 }
 
-async function release(pool: string, index: number, holder: string): Promise<void> {
+/** Lets slot `index` of `pool` go, if `holder` still holds it. */
+export async function releaseSlot(pool: string, index: number, holder: string): Promise<void> {
   await documents
     .send(
       new UpdateCommand({

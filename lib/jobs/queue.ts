@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 
@@ -20,15 +20,21 @@ export interface ItemMessage {
   readonly kind?: "item";
   readonly jobId: string;
   readonly index: number;
+  /** The job's account: the message's group (fair delivery), and whose slots it holds. */
+  readonly accountId?: string;
   /** Its page-load limit in seconds: the worker takes the item while its request is read. */
   readonly timeout: number;
   readonly request?: unknown;
+  /** The slot of its account's items in flight it holds (lib/jobs/feed.ts), let go when it ends. */
+  readonly slot?: { readonly index: number; readonly holder: string };
 }
 
 /** A webhook delivery attempt's message (lib/jobs/webhooks.ts). */
 export interface WebhookMessage {
   readonly kind: "webhook";
   readonly jobId: string;
+  /** The job's account: the message's group, and whose receiver it is. */
+  readonly accountId?: string;
   readonly deliveryId: string;
   /** 1 for the first attempt. */
   readonly attempt: number;
@@ -42,21 +48,27 @@ const sqs = (url: string | undefined) => {
   return { client, url };
 };
 
-/** Queues the items of `jobId` (their validated requests, in order), ten messages a call (SQS's batch limit). */
-export async function enqueueItems(jobId: string, requests: readonly { timeout: number }[]): Promise<void> {
+/**
+ * Queues an item's message, in its account's message group: SQS fair queues (a standard queue whose
+ * messages name a group) deliver other groups first when one group has a backlog, as the local
+ * queue does (dev/sqs-local.ts).
+ */
+export async function enqueueItem(message: ItemMessage): Promise<void> {
   const { client, url } = sqs(config.JOBS_QUEUE_URL);
-  for (let start = 0; start < requests.length; start += 10) {
-    const entries = requests.slice(start, start + 10).map((request, offset) => {
-      const message: ItemMessage = { jobId, index: start + offset, timeout: request.timeout, ...(travelsInMessage(request) ? { request } : {}) };
-      return { Id: String(start + offset), MessageBody: JSON.stringify(message) };
-    });
-    const sent = await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
-    if (sent.Failed?.length) throw new AppError("INTERNAL_ERROR", `The queue refused ${sent.Failed.length} items of the job; retry it.`);
-  }
+  await client.send(
+    new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(message), ...(message.accountId ? { MessageGroupId: message.accountId } : {}) }),
+  );
 }
 
-/** Queues a webhook's delivery attempt, delivered after `delaySeconds` (at most 900). */
+/** Queues a webhook's delivery attempt, delivered after `delaySeconds` (at most 900), in its account's message group. */
 export async function enqueueAttempt(message: WebhookMessage, delaySeconds: number): Promise<void> {
   const { client, url } = sqs(config.WEBHOOKS_QUEUE_URL);
-  await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(message), DelaySeconds: delaySeconds }));
+  await client.send(
+    new SendMessageCommand({
+      QueueUrl: url,
+      MessageBody: JSON.stringify(message),
+      DelaySeconds: delaySeconds,
+      ...(message.accountId ? { MessageGroupId: message.accountId } : {}),
+    }),
+  );
 }

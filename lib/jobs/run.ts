@@ -11,7 +11,8 @@ import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
 import { JOB_CAPTURE_HEIGHT } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
-import { priceOf, routeById } from "../routes.js";
+import { consumers, priceOf, routeById } from "../routes.js";
+import { itemDone } from "./feed.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
 import { finishItem, getJob, type Job, type JobItem, readJob, releaseItemHold, startItem } from "./store.js";
@@ -34,18 +35,26 @@ const CHARGE_HOLD_MS = 60 * 60_000;
 type Item = JobRequest["items"][number];
 type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey"> & { output: { body: Buffer; contentType: string } };
 
-/** An upload gives up after this long. */
+/** An upload gives up after this long, or sooner when the item's time runs out. */
 const UPLOAD_TIMEOUT_MS = 60_000;
+/** An upload left less than this is not tried. */
+const UPLOAD_MIN_MS = 1_000;
+/** The worker's own time limit (lib/routes.ts, consumers) and what an item leaves of it: ending the item, its events, feeding the next. */
+const WORKER_LIMIT_MS = consumers.find((c) => c.id === "job-worker")!.timeoutSeconds * 1000;
+const WORKER_MARGIN_MS = 5_000;
 
 /**
  * PUTs an item's output to the customer's `upload` URL (a presigned URL of their bucket) under the
- * network guard, no redirect followed: what it answered, or why it did not.
+ * network guard, no redirect followed, by `until` at most (the item's end inside its worker's
+ * limit): what it answered, or why it did not.
  */
-async function upload(target: NonNullable<Item["upload"]>, output: Outcome["output"]): Promise<NonNullable<JobItem["upload"]>> {
+async function upload(target: NonNullable<Item["upload"]>, output: Outcome["output"], until: number): Promise<NonNullable<JobItem["upload"]>> {
+  const left = Math.min(UPLOAD_TIMEOUT_MS, until - Date.now());
+  if (left < UPLOAD_MIN_MS) return { status: "failed", error: "no time was left for it within the item's time limit" };
   const sent = await guardedStatus(
     new URL(target.url),
     { method: "PUT", headers: { "content-type": output.contentType, "content-length": String(output.body.length), ...target.headers }, body: output.body },
-    UPLOAD_TIMEOUT_MS,
+    left,
   );
   if ("error" in sent) return { status: "failed", error: sent.error };
   return { status: sent.status >= 200 && sent.status < 300 ? "uploaded" : "failed", http_status: sent.status };
@@ -107,20 +116,35 @@ export const chargeItem = (job: Job, index: number, price: number, taken: JobIte
  * instead. One after the item ended (its webhooks) is thrown too: the message that comes back
  * finds the item ended and announces it again.
  */
-export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
+export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now(), workerLimitMs = WORKER_LIMIT_MS): Promise<"done" | "busy"> {
   const deadlineAt = now + message.timeout * 1000 + ITEM_RESERVE_MS;
+  // Everything the item does, its upload included, ends by then: inside the worker's own limit, so that it always ends with a result.
+  const endBy = now + workerLimitMs - WORKER_MARGIN_MS;
   // Read and taken at once: a message of no job (expired, or made up) finds nothing and takes nothing.
   const request = (message.request ??
     loadRequest(message.jobId, message.index).catch((error: unknown) => {
       if ((error as { name?: string }).name === "NoSuchKey") return null;
       throw error;
     })) as Promise<Item | null> | Item;
-  const [job, item, taken] = await Promise.all([getJob(message.jobId), request, startItem(message.jobId, message.index, deadlineAt + LEASE_MARGIN_MS, now)]);
-  if (!job) return "done";
-  if (!taken) return settled(job, message.index, now);
+  const [job, item, taken] = await Promise.all([
+    getJob(message.jobId),
+    request,
+    startItem(message.jobId, message.index, Math.max(deadlineAt, endBy) + LEASE_MARGIN_MS, now),
+  ]);
+  if (!job) {
+    if (message.accountId) await itemDone(message, message.accountId);
+    return "done";
+  }
+  if (!taken) {
+    const state = await settled(job, message.index, now);
+    if (state === "done") await itemDone(message, job.accountId);
+    return state;
+  }
   const end = async (outcome: Parameters<typeof finishItem>[2]) => {
     await finishItem(job.id, message.index, outcome);
     await announce(job, [{ index: message.index, ...outcome }]);
+    // Its slot goes to the account's next waiting item.
+    await itemDone(message, job.accountId);
     return "done" as const;
   };
   if (!item) {
@@ -147,7 +171,7 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     });
     // The output is made and kept: it is charged, whatever the customer's bucket answers.
     await markDelivered(charge);
-    const uploaded = item.upload ? await upload(item.upload, output) : undefined;
+    const uploaded = item.upload ? await upload(item.upload, output, endBy) : undefined;
     outcome = { status: "succeeded", charged: price, ...made, ...(uploaded ? { upload: uploaded } : {}) };
   } catch (error) {
     const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";

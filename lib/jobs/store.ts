@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
 import { allHolds, closeHold, releaseHold } from "../billing/holds.js";
-import { ACCOUNT_JOB_PREFIX, accountJobKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
+import { ACCOUNT_JOB_PREFIX, accountJobKey, feedKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
+import { travelsInMessage } from "./queue.js";
 
 // Jobs (docs/api.md, "Jobs"): work that does not fit in one request. A job and its items' states in
 // the table; each item's request and output in the bucket (lib/jobs/requests.ts: an HTML document
@@ -75,14 +76,23 @@ export async function createJob(
   id: string,
   accountId: string,
   endpoint: JobEndpoint,
-  prices: readonly number[],
+  requests: readonly { price: number; timeout: number; request: unknown }[],
   webhook: Pick<Job, "webhookUrl" | "webhookEvents"> = {},
   now = Date.now(),
 ): Promise<{ job: Job; items: JobItem[] }> {
   const createdAt = new Date(now).toISOString();
-  const job: Job = { id, accountId, endpoint, createdAt, count: prices.length, hold: true, ...webhook };
+  const job: Job = { id, accountId, endpoint, createdAt, count: requests.length, hold: true, ...webhook };
   const expires = expiresAt(now);
-  const items = prices.map((price, index) => ({ ...jobItemKey(id, index), index, status: "queued", price, expiresAt: expires }));
+  // Each item with its price (held), its page-load limit, and its request unless that is in the bucket: what its message is made of when it is sent (lib/jobs/feed.ts).
+  const items = requests.map(({ price, timeout, request }, index) => ({
+    ...jobItemKey(id, index),
+    index,
+    status: "queued",
+    price,
+    timeout,
+    ...(travelsInMessage(request) ? { request } : {}),
+    expiresAt: expires,
+  }));
   // The items first, the job last: a job that is read exists whole.
   for (let start = 0; start < items.length; start += 25) {
     let unprocessed: Record<string, unknown>[] | undefined = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
@@ -94,8 +104,11 @@ export async function createJob(
   await documents.send(
     new TransactWriteCommand({
       TransactItems: [
-        { Put: { TableName: config.TABLE_NAME, Item: { ...jobKey(id), ...job, expiresAt: expires }, ConditionExpression: "attribute_not_exists(pk)" } },
+        {
+          Put: { TableName: config.TABLE_NAME, Item: { ...jobKey(id), ...job, sent: 0, expiresAt: expires }, ConditionExpression: "attribute_not_exists(pk)" },
+        },
         { Put: { TableName: config.TABLE_NAME, Item: { ...accountJobKey(accountId, createdAt, id), jobId: id, expiresAt: expires } } },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...feedKey(accountId, createdAt, id), jobId: id, accountId } } },
       ],
     }),
   );

@@ -1,7 +1,8 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
-import { JOB_HOOK_PREFIX, jobHookKey, webhookSecretKey } from "../billing/keys.js";
+import { JOB_HOOK_PREFIX, jobHookKey, receiverKey, webhookSecretKey } from "../billing/keys.js";
+import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { guardedStatus } from "../metadata/fetch.js";
@@ -14,11 +15,20 @@ import { getJob, type Job, type JobItem, jobRows, jobStatus, noteEnded, readJob 
 // "v1," and the base64 HMAC-SHA256 of "id.timestamp.body" with the account's secret), each attempt
 // through the network guard with a short timeout and no redirect followed, retried with backoff
 // for about a day on anything but a 2xx. Each event and its attempts are kept with the job.
+// The senders are shared by every account, so one account's slow or dead receiver holds at most
+// one of them, for one short attempt at a time: attempts to one receiver (its origin) run one at a
+// time per account (a slot: lib/billing/slots.ts), and a receiver that fails RECEIVER_STRIKES
+// times in a row is left alone for a while (its attempts wait on the queue, not in a sender).
 
 /** Seconds before each retry after the first attempt (about a day in all), as Standard Webhooks' senders do. */
 const RETRY_SECONDS = [5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600];
 /** An attempt gives up after this long (a receiver should answer at once and work later). */
-const ATTEMPT_TIMEOUT_MS = 10_000;
+const ATTEMPT_TIMEOUT_MS = 5_000;
+/** Failures in a row after which a receiver is backed off, and the first and longest backoff. */
+const RECEIVER_STRIKES = 3;
+const RECEIVER_BACKOFF_MS = [30_000, 15 * 60_000] as const;
+/** An attempt whose receiver is busy with another attempt of the account waits this long on the queue. */
+const BUSY_RECEIVER_SECONDS = 1;
 /** SQS delays a message 15 minutes at most: a later attempt waits in steps. */
 const MAX_DELAY_SECONDS = 900;
 
@@ -90,7 +100,7 @@ export async function sendEvent(job: Job, type: Delivery["type"], name: string, 
       }),
     ),
   );
-  const message: WebhookMessage = { kind: "webhook", jobId: job.id, deliveryId: id, attempt: 1, dueAt: now };
+  const message: WebhookMessage = { kind: "webhook", jobId: job.id, accountId: job.accountId, deliveryId: id, attempt: 1, dueAt: now };
   await enqueueAttempt(message, 0);
 }
 
@@ -181,10 +191,78 @@ async function queueNextAgain(jobId: string, message: WebhookMessage, now: numbe
  * could not queue the next) queues the next attempt again.
  */
 export async function deliver(message: WebhookMessage, job: Job, now = Date.now()): Promise<void> {
+  const grouped: WebhookMessage = { ...message, accountId: job.accountId };
   if (message.dueAt > now) {
-    await enqueueAttempt(message, delayUntil(message.dueAt, now));
+    await enqueueAttempt(grouped, delayUntil(message.dueAt, now));
     return;
   }
+  const receiver = createHash("sha256").update(new URL(job.webhookUrl!).origin).digest("hex");
+  // A receiver backed off after failing: the attempt waits on the queue (it is not spent).
+  const backedOff = await receiverUntil(job.accountId, receiver);
+  if (backedOff > now) {
+    await enqueueAttempt(grouped, delayUntil(backedOff, now));
+    return;
+  }
+  // One attempt at a time to one receiver of one account: the others wait on the queue, not in a sender.
+  const pool = `hook#${job.accountId}#${receiver}`;
+  const holder = randomUUID();
+  const slot = await takeSlot(pool, 1, holder, now + ATTEMPT_TIMEOUT_MS + CLAIM_MARGIN_MS);
+  if (slot === null) {
+    await enqueueAttempt(grouped, BUSY_RECEIVER_SECONDS);
+    return;
+  }
+  try {
+    await attemptOnce(grouped, job, receiver, now);
+  } finally {
+    await releaseSlot(pool, slot, holder).catch(() => undefined); // its lease ends it anyway
+  }
+}
+
+/** When the account's receiver may be tried again (epoch ms; 0 when it is not backed off). */
+async function receiverUntil(accountId: string, receiver: string): Promise<number> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: receiverKey(accountId, receiver), ConsistentRead: true }));
+  return Number(Item?.until ?? 0);
+}
+
+/** Records an attempt's outcome for its receiver: a success forgets its failures; the RECEIVER_STRIKES-th failure in a row (and each after) backs it off, doubling. */
+async function noteReceiver(accountId: string, receiver: string, delivered: boolean, now: number): Promise<void> {
+  const key = receiverKey(accountId, receiver);
+  if (delivered) {
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: key,
+        UpdateExpression: "REMOVE failures, #until",
+        ExpressionAttributeNames: { "#until": "until" },
+      }),
+    );
+    return;
+  }
+  const { Attributes } = await documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: key,
+      UpdateExpression: "ADD failures :one SET expiresAt = :expires",
+      ExpressionAttributeValues: { ":one": 1, ":expires": Math.floor(now / 1000) + 86_400 },
+      ReturnValues: "ALL_NEW",
+    }),
+  );
+  const failures = Number(Attributes?.failures ?? 1);
+  if (failures < RECEIVER_STRIKES) return;
+  const backoff = Math.min(RECEIVER_BACKOFF_MS[1], RECEIVER_BACKOFF_MS[0] * 2 ** (failures - RECEIVER_STRIKES)) * config.WEBHOOK_BACKOFF_SCALE;
+  await documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: key,
+      UpdateExpression: "SET #until = :until",
+      ExpressionAttributeNames: { "#until": "until" },
+      ExpressionAttributeValues: { ":until": now + backoff },
+    }),
+  );
+}
+
+/** Makes attempt `message.attempt` of its delivery, once, holding its receiver's slot. */
+async function attemptOnce(message: WebhookMessage, job: Job, receiver: string, now: number): Promise<void> {
   const delivery = await claimAttempt(job.id, message, now);
   if (!delivery) return queueNextAgain(job.id, message, now);
   const secret = await webhookSecretOf(job.accountId);
@@ -192,6 +270,7 @@ export async function deliver(message: WebhookMessage, job: Job, now = Date.now(
     ? await attempt(job.webhookUrl!, secret, delivery.id, delivery.payload, now)
     : { at: new Date(now).toISOString(), error: "no webhook secret" };
   const delivered = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
+  if (secret) await noteReceiver(job.accountId, receiver, delivered, now);
   const retryIn = RETRY_SECONDS[message.attempt - 1];
   const status = delivered ? "delivered" : retryIn === undefined || !secret ? "failed" : "pending";
   const attempts = [...delivery.attempts, outcome];

@@ -49,10 +49,19 @@ async function jobOf(count: number, webhookUrl?: string) {
   });
   const id = newJobId();
   // As POST /api/v1/jobs does: the items' price held, their requests stored, the job recorded.
-  const prices = items.map(() => 5_000);
   await placeHold(accountId, id, count * 5_000);
   await storeRequests(id, items);
-  const { job } = await createJob(id, accountId, "screenshot", prices, webhookUrl ? { webhookUrl } : {});
+  const requests = items.map((request) => ({ request, timeout: request.timeout, price: 5_000 }));
+  const { job } = await createJob(id, accountId, "screenshot", requests, webhookUrl ? { webhookUrl } : {});
+  // Its items counted as sent: this test delivers their messages itself (the stack's reconciler must not feed them to its own worker).
+  await documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: { pk: `JOB#${id}`, sk: "JOB" },
+      UpdateExpression: "SET sent = #count",
+      ExpressionAttributeNames: { "#count": "count" },
+    }),
+  );
   // Item 0's message as the queue delivers it (its request in it).
   return { job, key, message: { jobId: id, index: 0, timeout: items[0]!.timeout, request: items[0] } };
 }
@@ -265,4 +274,34 @@ describe("a job item delivered again", () => {
     await reconcileHolds(Date.now());
     expect((await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "HOLD", sk: job.id } }))).Item).toBeUndefined();
   });
+
+  it("an item with a slow page and an upload that never answers ends inside its worker's limit, with its result", async () => {
+    const { account_id: accountId } = await signUp(base, `bounded-${Date.now()}-${counter++}@jobs.test`);
+    const { items } = jobRequest.parse({
+      endpoint: "screenshot",
+      items: [
+        { url: `${inject("fixtureUrl")}/simple?ttfb=3000`, width: 320, deviceScaleFactor: 1, timeout: 10, upload: { url: `${inject("fixtureUrl")}/zoo/hang` } },
+      ],
+    });
+    const id = newJobId();
+    await placeHold(accountId, id, 5_000);
+    await storeRequests(id, items);
+    await createJob(id, accountId, "screenshot", [{ request: items[0], timeout: 10, price: 5_000 }]);
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: { pk: `JOB#${id}`, sk: "JOB" },
+        UpdateExpression: "SET sent = #count",
+        ExpressionAttributeNames: { "#count": "count" },
+      }),
+    );
+    // A worker limit of 20 s (150 s deployed): the page takes 3 s, and the upload would wait its whole 60 s.
+    const started = Date.now();
+    expect(await runItem({ jobId: id, index: 0, timeout: 10, request: items[0] }, 1, started, 20_000)).toBe("done");
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeLessThan(20_000);
+    const item = (await readJob(id))!.items[0]!;
+    expect(item).toMatchObject({ status: "succeeded", charged: 5_000, upload: { status: "failed" } });
+    expect(item.result).toMatchObject({ width: 320 });
+  }, 60_000);
 });

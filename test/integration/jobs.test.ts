@@ -269,4 +269,44 @@ describe("jobs", () => {
     // Nothing held once it has ended: what ran was charged, the rest came back.
     expect(await usage()).toEqual(expect.objectContaining({ balance_micro_usd: 250_000 - ran * 5_000, held_micro_usd: 0 }));
   }, 90_000);
+
+  it("fair shares: an account with 200 slow items queued holds at most its share of the workers; another's item completes in seconds", async () => {
+    const { itemsInFlightPerAccount } = await import("../../lib/jobs/feed.js");
+    const cap = itemsInFlightPerAccount();
+    const hog = await account();
+    // 200 items that each hold a worker 8 s: 400 worker-seconds queued ahead of anything sent after them.
+    const slow = Array.from({ length: 100 }, () => shot("/simple?ttfb=8000", { timeout: 15 }));
+    const hogJobs: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { res, body } = await submit(hog, { endpoint: "screenshot", items: slow });
+      expect(res.status).toBe(202);
+      hogJobs.push(body.id);
+    }
+    const running = async () => {
+      let count = 0;
+      for (const id of hogJobs) count += (await read(hog, id)).body.counts.running ?? 0;
+      return count;
+    };
+    await settled(hog, hogJobs[0]!, 30_000, (job) => (job.counts.running ?? 0) > 0);
+    // Then another account submits one item.
+    const other = await account();
+    const submitted = Date.now();
+    const { body } = await submit(other, { endpoint: "screenshot", items: [shot("/simple")] });
+    // The hog's items running, counted while the other's item waits and runs.
+    let most = 0;
+    let done: Job;
+    for (;;) {
+      most = Math.max(most, await running());
+      done = (await read(other, body.id)).body;
+      if (done.status === "completed" || Date.now() - submitted > 60_000) break;
+      await sleep(250);
+    }
+    const waited = Date.now() - submitted;
+    expect(done.items[0]!.status).toBe("succeeded");
+    // Seconds, not the minutes the hog's backlog would take first come, first served.
+    expect(waited).toBeLessThan(30_000);
+    expect(most).toBeLessThanOrEqual(cap);
+    for (const id of hogJobs) await fetch(`${base}/api/v1/jobs/${id}`, { method: "DELETE", headers: auth(hog) });
+    for (const id of hogJobs) expect(["cancelled", "completed"]).toContain((await settled(hog, id, 60_000)).status);
+  }, 180_000);
 });

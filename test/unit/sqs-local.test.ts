@@ -88,4 +88,24 @@ describe("the local SQS", () => {
       name: "QueueDoesNotExist",
     });
   });
+
+  it("delivers fairly across message groups: a group with messages in flight waits behind one with none, in send order otherwise", async () => {
+    const url = await queue("fair", { VisibilityTimeout: "60" });
+    const one = (body: string, group: string) => client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body, MessageGroupId: group }));
+    for (let i = 0; i < 6; i++) await one(`busy-${i}`, "busy");
+    const takeOne = async () =>
+      (await client.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }))).Messages?.[0]?.Body;
+    expect([await takeOne(), await takeOne()]).toEqual(["busy-0", "busy-1"]);
+    // Sent after six of the busy group's: delivered next, ahead of its backlog.
+    await one("quiet-0", "quiet");
+    await one("quiet-1", "quiet");
+    expect(await takeOne()).toBe("quiet-0");
+    // Now quiet has one in flight and busy two: quiet's next goes first again, then busy's in order.
+    expect(await takeOne()).toBe("quiet-1");
+    expect(await takeOne()).toBe("busy-2");
+    // Ten at once: shared out by what each group has in flight.
+    await one("quiet-2", "quiet");
+    const batch = (await client.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 }))).Messages!.map((m) => m.Body);
+    expect(batch).toEqual(["quiet-2", "busy-3", "busy-4", "busy-5"]);
+  });
 });

@@ -1,0 +1,124 @@
+import { randomUUID } from "node:crypto";
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { documents, ignoreFailedCondition } from "../billing/dynamodb.js";
+import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
+import { releaseSlot, takeSlot } from "../billing/slots.js";
+import { config } from "../config.js";
+import { describeError, log } from "../log.js";
+import { consumers } from "../routes.js";
+import { enqueueItem, type ItemMessage } from "./queue.js";
+
+// Fair shares of the jobs' workers (docs/api.md, "Jobs"): an account has at most
+// itemsInFlightPerAccount() items in flight (on the queue or running) at once, counted by slots of
+// a pool of its own (lib/billing/slots.ts) whatever the queue does, and the queue delivers across
+// accounts fairly (each item's message group is its account: SQS fair queues). A job's items are
+// sent as its account's slots allow, in the order they were submitted across its jobs: when it is
+// submitted, each time one of the account's items ends (its slot let go), and by the reconciler
+// (a feed that a crash missed, a slot whose holder died and whose lease ran out). A job with items
+// not yet sent has a FEED row, which goes once all are sent (or it was cancelled).
+
+/** A slot is held this long at most (the item's wait on the queue and its run; a holder that died frees it then). */
+const SLOT_LEASE_MS = 30 * 60_000;
+
+/** The job workers that run at once: the job worker's reserved concurrency on AWS, RENDER_CONCURRENCY's pollers under npm run dev (dev/stack.ts). */
+const poolSize = () => {
+  const worker = consumers.find((c) => c.queue === "jobs")!;
+  return config.AWS_LAMBDA_FUNCTION_NAME ? worker.concurrency : Math.min(worker.concurrency, config.RENDER_CONCURRENCY);
+};
+
+/** The most items of one account in flight at once: 5 of the 20 workers on AWS; under npm run dev, one fewer than its workers (3 of 4). */
+export const itemsInFlightPerAccount = () => Math.max(1, Math.min(5, poolSize() - 1));
+
+const slotPool = (accountId: string) => `items#${accountId}`;
+
+type FeedRow = { pk: string; sk: string; jobId: string; accountId: string };
+
+/** The FEED rows of `accountId` (oldest job first), or of every account. */
+async function waitingJobs(accountId?: string): Promise<FeedRow[]> {
+  const rows: FeedRow[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: accountId ? "pk = :pk AND begins_with(sk, :account)" : "pk = :pk",
+        ExpressionAttributeValues: { ":pk": FEED_PARTITION, ...(accountId ? { ":account": `${accountId}#` } : {}) },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    rows.push(...((page.Items ?? []) as FeedRow[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return rows;
+}
+
+/** The index of the job's next item to send, claimed (each once), or null when all are sent or the job was cancelled or is gone. */
+async function claimNext(jobId: string): Promise<number | null> {
+  try {
+    const { Attributes } = await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: jobKey(jobId),
+        UpdateExpression: "SET sent = sent + :one",
+        ConditionExpression: "attribute_exists(pk) AND sent < #count AND attribute_not_exists(cancelledAt)",
+        ExpressionAttributeNames: { "#count": "count" },
+        ExpressionAttributeValues: { ":one": 1 },
+        ReturnValues: "UPDATED_NEW",
+      }),
+    );
+    return Number(Attributes!.sent) - 1;
+  } catch (error) {
+    ignoreFailedCondition(error);
+    return null;
+  }
+}
+
+/**
+ * Sends `accountId`'s waiting items while its slots allow, oldest job first. Returns how many it
+ * sent. Safe to run anywhere at once: each slot and each item is claimed by one conditional write.
+ */
+export async function feed(accountId: string, now = Date.now()): Promise<number> {
+  const size = itemsInFlightPerAccount();
+  let sent = 0;
+  for (const row of await waitingJobs(accountId)) {
+    for (;;) {
+      const holder = randomUUID();
+      const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
+      if (slot === null) return sent;
+      const index = await claimNext(row.jobId);
+      if (index === null) {
+        await releaseSlot(slotPool(accountId), slot, holder);
+        await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk } }));
+        break;
+      }
+      const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobItemKey(row.jobId, index), ConsistentRead: true }));
+      const message: ItemMessage = {
+        jobId: row.jobId,
+        index,
+        accountId,
+        timeout: Number(Item?.timeout ?? 30),
+        slot: { index: slot, holder },
+        ...(Item?.request !== undefined ? { request: Item.request } : {}),
+      };
+      await enqueueItem(message);
+      sent++;
+    }
+  }
+  return sent;
+}
+
+/** Lets go of the slot an item's message held (it ended, or it will not run), then sends what its account has waiting. */
+export async function itemDone(message: ItemMessage, accountId: string): Promise<void> {
+  if (message.slot) await releaseSlot(slotPool(accountId), message.slot.index, message.slot.holder);
+  await feed(accountId).catch((error: unknown) =>
+    log.error("feeding an account's job items failed; the reconciler will", { accountId, error: describeError(error) }),
+  );
+}
+
+/** The reconciler's round: feeds every account with items waiting. Returns how many items it sent. */
+export async function feedAll(now: number): Promise<number> {
+  let sent = 0;
+  for (const accountId of new Set((await waitingJobs()).map((row) => row.accountId))) sent += await feed(accountId, now);
+  return sent;
+}
