@@ -6,13 +6,16 @@ type Level = keyof typeof LEVELS;
 
 /**
  * What never reaches a log line, wherever it hides (a field, an error's message or stack): a URL's
- * query and fragment (pages carry tokens there, and a signed link its signature), API keys and
- * signing secrets. Applied to the line as written.
+ * query and fragment (pages carry tokens there, and a signed link its signature), API keys,
+ * signing and webhook secrets, and stored outputs' names. Applied to the line as written.
  */
 const SECRETS: readonly [RegExp, string][] = [
   [/\b((?:https?|wss?):\/\/[^\s"'?#\\<>]*)[?#][^\s"'\\<>]*/gi, "$1"],
   [/\bshl_live_[A-Za-z0-9_-]+/g, "shl_live_…"],
   [/\bsks_[A-Za-z0-9_-]+/g, "sks_…"],
+  [/\bwhsec_[A-Za-z0-9+/=]+/g, "whsec_…"],
+  // A stored output's name is the credential of its link (GET /api/v1/outputs/{day}/{file}), and of its key in the bucket.
+  [/\boutputs\/(\d{4}-\d{2}-\d{2})\/[0-9a-f-]{36}(\.[a-z]+)?/g, "outputs/$1/…$2"],
 ];
 
 /** `text` with SECRETS taken out. */

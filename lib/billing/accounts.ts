@@ -4,7 +4,7 @@ import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { log } from "../log.js";
 import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
-import { canonicalEmail, isDisposable } from "./emails.js";
+import { canonicalEmail, isDisposable, isRelay } from "./emails.js";
 import { accountApiKeyKey, accountKey, apiKeyKey, emailKey, verifyTokenKey } from "./keys.js";
 import { type TransactItem, usageItem } from "./ledger.js";
 import { sendVerificationMail } from "./mail.js";
@@ -106,7 +106,8 @@ export async function createAccount(
   linkTo: (token: string) => string = (token) => token,
 ): Promise<{ apiKey: string; account: Account; bonus: SignupBonus }> {
   const canonical = canonicalEmail(email);
-  const eligible = !isDisposable(canonical);
+  // Disposable and privacy-relay addresses get the account, not the bonus: either hands out addresses without end.
+  const eligible = !isDisposable(canonical) && !isRelay(canonical);
   const accountId = randomUUID();
   const now = new Date();
   const key = newApiKey(accountId, null, now.toISOString());

@@ -33,6 +33,65 @@ const LOOK_ALIKES: Readonly<Record<string, string>> = Object.fromEntries(
   [..."асԁеһіјӏорԛѕԝхуαϲιοκνρυχ"].map((letter, i) => [letter, "acdehijlopqswxyacikovpux"[i]!]),
 );
 
+/**
+ * Whether an address's domain is written in look-alike letters of another script: a label that
+ * mixes Latin letters with Cyrillic or Greek ones (`gmаil` with a Cyrillic "а"), or one made only of
+ * Cyrillic and Greek letters that pass for Latin ones (`рау`: "pay"). Such a domain imitates
+ * another, whose owner would otherwise take the real address's bonus: signup refuses it. An `xn--`
+ * spelling is read as its Unicode name; a domain wholly in Cyrillic or Greek (`почта.рф`) is not one.
+ */
+export function imitatesLatinDomain(email: string): boolean {
+  const address = email.trim().normalize("NFKC").toLowerCase();
+  const domain = address.slice(address.lastIndexOf("@") + 1);
+  return (domainToUnicode(domain) || domain).split(".").some((label) => {
+    const letters = [...label].filter((c) => /\p{L}/u.test(c));
+    const foreign = letters.filter((c) => /\p{Script=Cyrillic}|\p{Script=Greek}/u.test(c));
+    if (!foreign.length) return false;
+    return letters.some((c) => /\p{Script=Latin}/u.test(c)) || (foreign.length === letters.length && foreign.every((c) => LOOK_ALIKES[c]));
+  });
+}
+
+/**
+ * Privacy-relay services that hand out any number of addresses forwarding to one inbox: an
+ * account may use them, but the signup bonus (one per person) is not given to them. The domains
+ * their own pages name (no maintained list of them is on the npm registry): DuckDuckGo Email
+ * Protection (duckduckgo.com/email), Firefox Relay (relay.firefox.com/faq), SimpleLogin
+ * (simplelogin.io/docs: its shared alias domains), addy.io (addy.io/faq: its shared domains and
+ * username subdomains), Apple's Hide My Email (support.apple.com/HT210425), Proton Pass
+ * (proton.me/support/pass-aliases), 33mail (33mail.com).
+ */
+const RELAY_DOMAINS: ReadonlySet<string> = new Set([
+  "duck.com",
+  "mozmail.com",
+  "relay.firefox.com",
+  "simplelogin.com",
+  "simplelogin.fr",
+  "simplelogin.co",
+  "slmail.me",
+  "aleeas.com",
+  "silomails.com",
+  "8alias.com",
+  "8shield.net",
+  "dralias.com",
+  "anonaddy.com",
+  "anonaddy.me",
+  "addy.io",
+  "addymail.com",
+  "privaterelay.appleid.com",
+  "passmail.net",
+  "passinbox.com",
+  "33mail.com",
+]);
+
+/** Whether a canonical address is at a privacy-relay domain (RELAY_DOMAINS), or a subdomain of one. */
+export const isRelay = (canonical: string): boolean => domainIn(canonical, RELAY_DOMAINS);
+
+/** Whether the address's domain, or a domain it is a subdomain of, is in `domains`. */
+function domainIn(canonical: string, domains: ReadonlySet<string>): boolean {
+  const labels = canonical.slice(canonical.lastIndexOf("@") + 1).split(".");
+  return labels.some((_, i) => i < labels.length - 1 && domains.has(labels.slice(i).join(".")));
+}
+
 let disposable: ReadonlySet<string> | undefined;
 
 /**
@@ -41,6 +100,5 @@ let disposable: ReadonlySet<string> | undefined;
  */
 export function isDisposable(canonical: string): boolean {
   disposable ??= new Set(disposableEmailBlocklist());
-  const labels = canonical.slice(canonical.lastIndexOf("@") + 1).split(".");
-  return labels.some((_, i) => i < labels.length - 1 && disposable!.has(labels.slice(i).join(".")));
+  return domainIn(canonical, disposable);
 }

@@ -1,5 +1,6 @@
 import { compile } from "css-select";
 import { z } from "zod";
+import { imitatesLatinDomain } from "../billing/emails.js";
 import { browserControls } from "../content/controls.js";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "../render/mockup/backgrounds.js";
@@ -671,6 +672,10 @@ export const signupRequest = z.strictObject({
     .trim()
     .max(254, { error: "must be at most 254 characters" })
     .pipe(z.email({ error: "must be a valid email address" }))
+    .refine((email) => !imitatesLatinDomain(email), {
+      error:
+        "its domain is written in look-alike letters of another script (Cyrillic or Greek letters among or for Latin ones); use the address as your provider spells it",
+    })
     .meta({ examples: ["ada@example.com"] }),
 });
 

@@ -22,6 +22,8 @@ it("the log of the whole suite carries no key, secret, signature, cookie, passwo
   const found = (pattern: RegExp) => lines.filter((line) => pattern.test(line)).slice(0, 3);
   expect(found(/shl_live_[A-Za-z0-9_-]{43}/), "an API key").toEqual([]);
   expect(found(/sks_[A-Za-z0-9_-]{20,}/), "a signing secret").toEqual([]);
+  expect(found(/whsec_[A-Za-z0-9+/=]{20,}/), "a webhook secret").toEqual([]);
+  expect(found(/outputs\/\d{4}-\d{2}-\d{2}\/[0-9a-f-]{36}/), "a stored output's name").toEqual([]);
   expect(found(/signature=[0-9a-f]{16}/), "a link's signature").toEqual([]);
   expect(found(/Bearer\s+\S/i), "an Authorization header").toEqual([]);
   expect(found(/(?:https?|wss?):\/\/[^\s"'\\]*\?[^\s"'\\]/i), "a URL with its query").toEqual([]);

@@ -145,6 +145,13 @@ describe("Api stack", () => {
     // Lambda keeps 100 of an account's concurrency unreserved; the default quota is 1,000: the rest is the renders'.
     expect(reserved).toBeLessThanOrEqual(100);
     expect(fn("functions/metadata.handler").ReservedConcurrentExecutions).toBe(10);
+    // The jobs routes are limited per key in the function: the gateway's route-wide throttling must
+    // not be met by a few dozen strangers' requests a second (it would answer 429 to every customer).
+    for (const id of ["jobs-create", "jobs-get", "jobs-list", "jobs-cancel"] as const) {
+      const route = httpRoutes.find((r) => r.id === id)!;
+      expect(route.limits, id).toContain("caller");
+      expect(route.cap!.rate, id).toBeGreaterThanOrEqual(50);
+    }
     const [stage] = Object.values(api.findResources("AWS::ApiGatewayV2::Stage")) as (Resource & { DependsOn?: string[] })[];
     const settings = stage!.Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
     const free = routes.filter((route) => !route.price);

@@ -94,6 +94,21 @@ describe("signup and keys", () => {
     }
   });
 
+  it("a privacy-relay address gets an account without the bonus; a domain in look-alike letters of another script is refused, not read as the one it imitates", async () => {
+    for (const domain of ["duck.com", "mozmail.com", "alias.simplelogin.com"]) {
+      const body = await signup(`relay-${Date.now()}@${domain}`);
+      expect(body, domain).toMatchObject({ bonus: "none", balance_micro_usd: 0 });
+    }
+    // gmail.com with a Cyrillic "а", as typed and as its xn-- name: the real address's bonus stays its own.
+    const name = `victim${Date.now()}`;
+    for (const email of [`${name}@gm\u0430il.com`, `${name}@xn--gmil-63d.com`]) {
+      const res = await postJson("/api/v1/signup", { email }, {});
+      expect(res.status, email).toBe(400);
+      expect(((await res.json()) as ErrorBody).error.message, email).toMatch(/^Invalid request: email: .*look-alike letters of another script/);
+    }
+    expect(await signup(`${name}@gmail.com`)).toMatchObject({ bonus: "credited" });
+  });
+
   it("answers 401 for an unknown or malformed key, and for usage without a key", async () => {
     const unknown = `shl_live_${"A".repeat(43)}`;
     for (const authorization of [`Bearer ${unknown}`, "Bearer nope", "Basic dXNlcjpwYXNz", "Bearer"]) {

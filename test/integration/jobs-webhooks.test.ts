@@ -21,6 +21,7 @@ const secretOf = async (key: string) => {
   return ((await res.json()) as { secret: string }).secret;
 };
 const shot = { url: fixture("/simple"), width: 320, deviceScaleFactor: 1 };
+const html = { html: "", width: 320, height: 100, deviceScaleFactor: 1 };
 const balance = async (key: string) =>
   ((await (await fetch(`${base}/api/v1/usage`, { headers: auth(key) })).json()) as { balance_micro_usd: number }).balance_micro_usd;
 
@@ -181,4 +182,40 @@ describe("job webhooks", () => {
     expect(listed.jobs).toEqual([]);
     expect((await canaryHits()).filter((hit) => hit.includes("/hook"))).toEqual([]);
   });
+
+  it("one account's receiver that never answers holds one sender at a time: another account's webhook arrives in seconds", async () => {
+    // Twenty items whose events go to a receiver that accepts and never answers: first come, first
+    // served, they would hold every sender for their whole timeout, again and again.
+    const stuck = await account();
+    await secretOf(stuck);
+    const items = Array.from({ length: 20 }, () => ({ ...html, html: "<p>fast</p>" }));
+    const stuckJob = await postJson(
+      "/api/v1/jobs",
+      { endpoint: "html-to-screenshot", items, webhookUrl: fixture("/zoo/hang"), webhookEvents: ["item"] },
+      auth(stuck),
+    );
+    expect(stuckJob.status).toBe(202);
+    const { id: stuckId } = (await stuckJob.json()) as Job;
+    // Once its items have ended (their events queued), another account's job.
+    await waitFor(stuck, stuckId, (j) => (j.webhook?.deliveries.length ?? 0) >= 10);
+    const other = await account();
+    await secretOf(other);
+    const hook = `fair-${Date.now()}`;
+    const submitted = Date.now();
+    const { id } = (await (
+      await postJson(
+        "/api/v1/jobs",
+        { endpoint: "html-to-screenshot", items: [{ ...html, html: "<p>mine</p>" }], webhookUrl: fixture(`/hooks/in?id=${hook}`) },
+        auth(other),
+      )
+    ).json()) as Job;
+    await waitFor(other, id, (j) => j.webhook?.deliveries[0]?.status === "delivered", 60_000);
+    const arrived = (await seen(hook))[0]?.at;
+    expect(arrived).toBeDefined();
+    expect(arrived! - submitted).toBeLessThan(15_000);
+    // The stuck receiver's attempts ran one at a time: never two of its events at once.
+    const stuckJobNow = await waitFor(stuck, stuckId, () => true);
+    const attempts = stuckJobNow.webhook!.deliveries.flatMap((d) => d.attempts.map((a) => Date.parse((a as { at: string }).at))).sort((a, b) => a - b);
+    for (let i = 1; i < attempts.length; i++) expect(attempts[i]! - attempts[i - 1]!).toBeGreaterThanOrEqual(4_500);
+  }, 120_000);
 });

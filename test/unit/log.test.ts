@@ -24,4 +24,22 @@ describe("log lines", () => {
     expect(clean).not.toContain(secret);
     expect(clean).toContain("shl_live_…");
   });
+
+  it("never carry a webhook secret or a stored output's name (its link's credential), in a URL or as a bucket key", () => {
+    // As lib/jobs/webhooks.ts makes them: whsec_ and 24 random bytes in base64.
+    const whsec = `whsec_${Buffer.from("\xfb\xff".repeat(12), "latin1").toString("base64")}`;
+    const file = "0b9d5f8e-1c2a-4e4f-9a1b-2c3d4e5f6a7b";
+    const clean = scrubbed(
+      JSON.stringify({
+        secret: whsec,
+        link: `https://shots.example.com/api/v1/outputs/2026-11-27/${file}.png`,
+        key: `outputs/2026-11-27/${file}.webp`,
+      }),
+    );
+    expect(clean).not.toContain(whsec.slice("whsec_".length, 20));
+    expect(clean).not.toContain(file);
+    expect(clean).toContain("whsec_…");
+    expect(clean).toContain("/api/v1/outputs/2026-11-27/….png");
+    expect(() => JSON.parse(clean)).not.toThrow();
+  });
 });

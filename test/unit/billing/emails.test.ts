@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalEmail, isDisposable } from "../../../lib/billing/emails.js";
+import { canonicalEmail, imitatesLatinDomain, isDisposable, isRelay } from "../../../lib/billing/emails.js";
 
 describe("canonicalEmail", () => {
   it.each([
@@ -31,5 +31,37 @@ describe("isDisposable", () => {
     expect(isDisposable("x@outlook.com")).toBe(false);
     expect(isDisposable("x@mail.example.com")).toBe(false);
     expect(isDisposable("x@com")).toBe(false);
+  });
+});
+
+describe("imitatesLatinDomain", () => {
+  it.each([
+    ["victim@gm\u0430il.com", true],
+    ["victim@xn--gmil-63d.com", true],
+    ["victim@\u0440\u0430\u0443.com", true],
+    ["victim@\u0440aypal.com", true],
+    ["victim@mail.\u03bf\u03c1.com", true],
+    ["victim@gmail.com", false],
+    ["ann@b\u00fccher.example", false],
+    ["ivan@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444", false],
+    ["nikos@\u03b5\u03bb\u03bb\u03ac\u03b4\u03b1.gr", false],
+  ])("%s: %s", (email, imitates) => {
+    expect(imitatesLatinDomain(email)).toBe(imitates);
+  });
+});
+
+describe("isRelay", () => {
+  it("knows the privacy relays' domains and their subdomains, and nothing else", () => {
+    for (const address of [
+      "x@duck.com",
+      "x@mozmail.com",
+      "abc@simplelogin.com",
+      "x@slmail.me",
+      "x@privaterelay.appleid.com",
+      "x@me.anonaddy.com",
+      "x@you.33mail.com",
+    ])
+      expect(isRelay(address), address).toBe(true);
+    for (const address of ["x@gmail.com", "x@duckduckgo.com", "x@proton.me", "x@example.com"]) expect(isRelay(address), address).toBe(false);
   });
 });
