@@ -151,7 +151,9 @@ async function main() {
   const contentSpeed = await benchContentSpeed({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, contentSpeed.ratios);
   // Jobs: items a second through the local queue and worker vs synchronous, and the webhook's lag (bench/jobs.ts).
-  const jobs = await benchJobs({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey });
+  // A second account for fair shares: it queues a backlog while the first submits small jobs.
+  const hogKey = await fundedKey(baseUrl, dev.localDir, "bench-hog@shotline.test", 10);
+  const jobs = await benchJobs({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, hogKey });
   Object.assign(results.ratios, jobs.ratios);
   const cache = await benchCache({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, cache.ratios);
