@@ -40,7 +40,8 @@ async function drift(method: string, path: string, res: Response): Promise<strin
 /** A payer and its permit for the stack's top-up address. */
 async function permitted() {
   const info = inject("devInfo");
-  const key = await freshPayerKey(info, 1_000_000n);
+  // Holding one top-up ($5) at least: a permit is not submitted for a wallet that could not be pulled from.
+  const key = await freshPayerKey(info, 10_000_000n);
   const offer = (await (await fetch(`${base()}/api/v1/auto-topup`, { headers: { authorization: `Bearer ${inject("apiKey")}` } })).json()) as {
     spender: string;
   };
@@ -76,8 +77,12 @@ describe("the OpenAPI document", () => {
         for (const example of examples) {
           let body = local(example);
           if (op.operationId === "signup") body = { email: `openapi-${Date.now()}@example.com` };
-          // Auto-topup pulls from a wallet that granted an allowance: a payer of its own signs the permit.
-          if (op.operationId === "auto-topup-set") body = { ...body, ...(await permitted()) };
+          // Auto-topup pulls from a wallet that granted an allowance: a payer of its own signs the
+          // permit, its proof in place of the example's authorization (a placeholder signature).
+          if (op.operationId === "auto-topup-set") {
+            const { authorization: _, ...settings } = body as Record<string, unknown>;
+            body = { ...settings, ...(await permitted()) };
+          }
           const res = await fetch(`${base()}${path}`, {
             method: method.toUpperCase(),
             headers: { "content-type": "application/json", authorization: `Bearer ${inject("apiKey")}` },

@@ -110,7 +110,7 @@ describe("the ledger check (npm run admin -- reconcile --check)", () => {
     await nudge(1);
     try {
       const { problems } = await checkLedger(Date.now(), GRACE_MS);
-      expect(problems).toContain(`account ${account.accountId}: balance ${account.balance + 1} != credits ${account.balance} - charges 0`);
+      expect(problems).toContain(`account ${account.accountId}: balance ${account.balance + 1} + held 0 != credits ${account.balance} - charges 0`);
       expect(problems.join("\n")).not.toContain(stranded.requestId);
     } finally {
       await nudge(-1);
