@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
-import { conditionHeld, documents, transact, transactionConditionFailed } from "./dynamodb.js";
+import { conditionHeld, documents, queryAll, transact, transactIf, transactionConditionFailed } from "./dynamodb.js";
 import { AUTO_TOPUP_PARTITION, accountKey, autoTopupKey, payerKey } from "./keys.js";
 import { type TransactItem, usageItem } from "./ledger.js";
 import { toCents } from "./money.js";
@@ -101,24 +101,7 @@ export async function getAutoTopup(accountId: string, signal?: AbortSignal): Pro
 }
 
 /** Every account's auto-topup item (the reconciler's round). */
-export async function allAutoTopups(): Promise<AutoTopup[]> {
-  const items: AutoTopup[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": AUTO_TOPUP_PARTITION },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...((page.Items ?? []) as AutoTopup[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
+export const allAutoTopups = (): Promise<AutoTopup[]> => queryAll<AutoTopup>(AUTO_TOPUP_PARTITION);
 
 /** The account item's copy of the switch: what a charge reads (with the key) to know whether to look at its balance. */
 const accountSwitch = (accountId: string, threshold: number | null): TransactItem => ({
@@ -239,60 +222,48 @@ export async function saveAutoTopup(
  */
 export async function turnOffAutoTopup(accountId: string, options: { release: boolean } = { release: false }, now = new Date()): Promise<boolean> {
   const current = options.release ? await getAutoTopup(accountId) : null;
-  try {
-    await transact({
-      TransactItems: [
-        {
-          Update: {
-            TableName: table,
-            Key: autoTopupKey(accountId),
-            UpdateExpression: "SET #status = :off, updatedAt = :now ADD version :one",
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeNames: { "#status": "status" },
-            ExpressionAttributeValues: { ":off": "off", ":now": now.toISOString(), ":one": 1 },
-          },
+  return transactIf({
+    TransactItems: [
+      {
+        Update: {
+          TableName: table,
+          Key: autoTopupKey(accountId),
+          UpdateExpression: "SET #status = :off, updatedAt = :now ADD version :one",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":off": "off", ":now": now.toISOString(), ":one": 1 },
         },
-        accountSwitch(accountId, null),
-        ...(current ? [releaseItem(accountId, current.payer)] : []),
-      ],
-    });
-    return true;
-  } catch (error) {
-    if (transactionConditionFailed(error, 0)) return false;
-    throw error;
-  }
+      },
+      accountSwitch(accountId, null),
+      ...(current ? [releaseItem(accountId, current.payer)] : []),
+    ],
+  });
 }
 
 /** Pauses an active auto-topup with `reason` (its payer is no longer this account's): the switch goes off with it. */
 export async function pauseAutoTopup(current: AutoTopup, reason: string, now = new Date()): Promise<boolean> {
-  try {
-    await transact({
-      TransactItems: [
-        {
-          Update: {
-            TableName: table,
-            Key: autoTopupKey(current.accountId),
-            UpdateExpression: "SET #status = :paused, pausedReason = :reason, updatedAt = :now ADD version :one",
-            ConditionExpression: "version = :version AND #status = :active",
-            ExpressionAttributeNames: { "#status": "status" },
-            ExpressionAttributeValues: {
-              ":paused": "paused",
-              ":active": "active",
-              ":reason": reason,
-              ":now": now.toISOString(),
-              ":one": 1,
-              ":version": current.version,
-            },
+  return transactIf({
+    TransactItems: [
+      {
+        Update: {
+          TableName: table,
+          Key: autoTopupKey(current.accountId),
+          UpdateExpression: "SET #status = :paused, pausedReason = :reason, updatedAt = :now ADD version :one",
+          ConditionExpression: "version = :version AND #status = :active",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: {
+            ":paused": "paused",
+            ":active": "active",
+            ":reason": reason,
+            ":now": now.toISOString(),
+            ":one": 1,
+            ":version": current.version,
           },
         },
-        accountSwitch(current.accountId, null),
-      ],
-    });
-    return true;
-  } catch (error) {
-    if (transactionConditionFailed(error, 0)) return false;
-    throw error;
-  }
+      },
+      accountSwitch(current.accountId, null),
+    ],
+  });
 }
 
 /**
@@ -308,8 +279,9 @@ export async function claimPull(current: AutoTopup, fromBlock: string | null, no
   if (current.status !== "active" || current.inFlight || current.nextAttemptAt > now.getTime()) return null;
   if ((sameMonth ? current.monthTotal : 0) + current.amount > current.monthlyCap) return null;
   const pull: PullInFlight = { pullId: randomUUID(), amount: current.amount, startedAt: now.toISOString(), fromBlock, transaction: null };
-  try {
-    await transact({
+  // Another claim won (or the settings changed), or the payer is no longer this account's: nothing is claimed.
+  const claimed = await transactIf(
+    {
       TransactItems: [
         {
           Update: {
@@ -338,13 +310,10 @@ export async function claimPull(current: AutoTopup, fromBlock: string | null, no
         },
         bindingItem(current.accountId, current.payer, false),
       ],
-    });
-  } catch (error) {
-    // Another claim won (or the settings changed), or the payer is no longer this account's.
-    if (transactionConditionFailed(error, 0) || transactionConditionFailed(error, 1)) return null;
-    throw error;
-  }
-  return pull;
+    },
+    [0, 1],
+  );
+  return claimed ? pull : null;
 }
 
 /**
@@ -407,46 +376,40 @@ export async function pullFailed(current: AutoTopup, pull: PullInFlight, reason:
   const sets = ["inFlight = :null", "failures = :failures", "nextAttemptAt = :next", "lastFailure = :failure", "updatedAt = :now"];
   if (giveBack) sets.push("monthTotal = monthTotal - :amount");
   if (pause) sets.push("#status = :paused", "pausedReason = :reason");
-  try {
-    await transact({
-      TransactItems: [
-        {
-          Update: {
-            TableName: table,
-            Key: autoTopupKey(current.accountId),
-            UpdateExpression: `SET ${sets.join(", ")} ADD version :one`,
-            ConditionExpression: "inFlight.pullId = :pullId",
-            ...(pause ? { ExpressionAttributeNames: { "#status": "status" } } : {}),
-            ExpressionAttributeValues: {
-              ":null": null,
-              ":failures": failures,
-              ":next": now.getTime() + BACKOFF_MS[Math.min(failures, BACKOFF_MS.length) - 1]!,
-              ":failure": { at: now.toISOString(), reason },
-              ":now": now.toISOString(),
-              ":pullId": pull.pullId,
-              ":one": 1,
-              ...(giveBack ? { ":amount": pull.amount } : {}),
-              ...(pause ? { ":paused": "paused", ":reason": `Paused after ${MAX_FAILURES} failed top-ups in a row; the last: ${reason}` } : {}),
-            },
+  return transactIf({
+    TransactItems: [
+      {
+        Update: {
+          TableName: table,
+          Key: autoTopupKey(current.accountId),
+          UpdateExpression: `SET ${sets.join(", ")} ADD version :one`,
+          ConditionExpression: "inFlight.pullId = :pullId",
+          ...(pause ? { ExpressionAttributeNames: { "#status": "status" } } : {}),
+          ExpressionAttributeValues: {
+            ":null": null,
+            ":failures": failures,
+            ":next": now.getTime() + BACKOFF_MS[Math.min(failures, BACKOFF_MS.length) - 1]!,
+            ":failure": { at: now.toISOString(), reason },
+            ":now": now.toISOString(),
+            ":pullId": pull.pullId,
+            ":one": 1,
+            ...(giveBack ? { ":amount": pull.amount } : {}),
+            ...(pause ? { ":paused": "paused", ":reason": `Paused after ${MAX_FAILURES} failed top-ups in a row; the last: ${reason}` } : {}),
           },
         },
-        {
-          Put: {
-            TableName: table,
-            Item: {
-              ...usageItem(current.accountId, now, pull.pullId, { kind: "topup", endpoint: "auto-topup", amount: pull.amount, status: "failed" }),
-              auto: true,
-              reason,
-            },
-            ConditionExpression: "attribute_not_exists(pk)",
+      },
+      {
+        Put: {
+          TableName: table,
+          Item: {
+            ...usageItem(current.accountId, now, pull.pullId, { kind: "topup", endpoint: "auto-topup", amount: pull.amount, status: "failed" }),
+            auto: true,
+            reason,
           },
+          ConditionExpression: "attribute_not_exists(pk)",
         },
-        ...(pause && current.status === "active" ? [accountSwitch(current.accountId, null)] : []),
-      ],
-    });
-    return true;
-  } catch (error) {
-    if (transactionConditionFailed(error, 0)) return false;
-    throw error;
-  }
+      },
+      ...(pause && current.status === "active" ? [accountSwitch(current.accountId, null)] : []),
+    ],
+  });
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 
 // Created once per container and reused across warm invocations. The endpoint is set only for the
@@ -24,6 +24,26 @@ export const documents = DynamoDBDocumentClient.from(dynamodb, {
 if (config.AWS_LAMBDA_FUNCTION_NAME)
   documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "WARMUP", sk: "WARMUP" } })).catch(() => undefined);
 
+/** Every item of partition `pk` (those whose sort key begins with `prefix`, when given), in key order, read consistently page by page. */
+export async function queryAll<T>(pk: string, prefix?: string): Promise<T[]> {
+  const items: T[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: prefix === undefined ? "pk = :pk" : "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": pk, ...(prefix === undefined ? {} : { ":prefix": prefix }) },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...((page.Items ?? []) as T[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
 /** For `.catch` of a conditional write whose failed condition means "someone else's now": nothing to do; anything else is rethrown. */
 export function ignoreFailedCondition(error: unknown): void {
   if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -42,6 +62,17 @@ export const conditionHeld = (write: Promise<unknown>): Promise<boolean> =>
 /** Whether a transaction was cancelled because the condition of its item at `index` failed. */
 export const transactionConditionFailed = (error: unknown, index: number) =>
   error instanceof TransactionCanceledException && error.CancellationReasons?.[index]?.Code === "ConditionalCheckFailed";
+
+/** Sends a transaction: false when it was cancelled because the condition of its item at one of `indices` failed (nothing changed); any other failure is rethrown. */
+export async function transactIf(input: TransactWriteCommandInput, indices: readonly number[] = [0]): Promise<boolean> {
+  try {
+    await transact(input);
+    return true;
+  } catch (error) {
+    if (indices.some((index) => transactionConditionFailed(error, index))) return false;
+    throw error;
+  }
+}
 
 /** Whether a transaction was cancelled because any of its conditions failed. */
 export const anyConditionFailed = (error: unknown) =>

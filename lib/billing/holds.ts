@@ -1,6 +1,6 @@
-import { QueryCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
+import type { TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
-import { anyConditionFailed, documents, transact, transactionConditionFailed } from "./dynamodb.js";
+import { queryAll, transact, transactIf, transactionConditionFailed } from "./dynamodb.js";
 import { jobHoldExceeds } from "./errors.js";
 import { accountKey, HOLD_PARTITION, holdKey, type TableKey } from "./keys.js";
 
@@ -91,35 +91,14 @@ export const fromHold = (accountId: string, jobId: string, amount: number, into:
  * makes it once: an item cancelled, or marked released). False when a condition of `also` failed
  * (it was done already); nothing moves then.
  */
-export async function releaseHold(accountId: string, jobId: string, amount: number, also: TransactItem[]): Promise<boolean> {
-  try {
-    await transact({ TransactItems: [...also, ...fromHold(accountId, jobId, amount, "balance")] });
-    return true;
-  } catch (error) {
-    if (also.some((_, index) => transactionConditionFailed(error, index))) return false;
-    throw error;
-  }
-}
+export const releaseHold = (accountId: string, jobId: string, amount: number, also: TransactItem[]): Promise<boolean> =>
+  transactIf(
+    { TransactItems: [...also, ...fromHold(accountId, jobId, amount, "balance")] },
+    also.map((_, index) => index),
+  );
 
-/** Every job's hold (the reconciler's round and the ledger's check). */
-export async function allHolds(): Promise<Hold[]> {
-  const holds: Hold[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": HOLD_PARTITION },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    holds.push(...((page.Items ?? []) as Hold[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return holds;
-}
+/** Every job's hold (the reconciler's round). */
+export const allHolds = (): Promise<Hold[]> => queryAll<Hold>(HOLD_PARTITION);
 
 /** Closes a hold whose job is gone or has ended: what it still holds goes back to the balance, and the marker goes. False when it changed meanwhile. */
 export async function closeHold(hold: Hold): Promise<boolean> {
@@ -142,11 +121,5 @@ export async function closeHold(hold: Hold): Promise<boolean> {
           },
         ]
       : [remove];
-  try {
-    await transact({ TransactItems: items });
-    return true;
-  } catch (error) {
-    if (anyConditionFailed(error)) return false;
-    throw error;
-  }
+  return transactIf({ TransactItems: items }, [0, 1]);
 }

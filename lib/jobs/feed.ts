@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { documents, ignoreFailedCondition } from "../billing/dynamodb.js";
+import { DeleteCommand, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
 import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
@@ -34,24 +34,7 @@ const slotPool = (accountId: string) => `items#${accountId}`;
 type FeedRow = { pk: string; sk: string; jobId: string; accountId: string };
 
 /** The FEED rows of `accountId` (oldest job first), or of every account. */
-async function waitingJobs(accountId?: string): Promise<FeedRow[]> {
-  const rows: FeedRow[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: config.TABLE_NAME,
-        KeyConditionExpression: accountId ? "pk = :pk AND begins_with(sk, :account)" : "pk = :pk",
-        ExpressionAttributeValues: { ":pk": FEED_PARTITION, ...(accountId ? { ":account": `${accountId}#` } : {}) },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    rows.push(...((page.Items ?? []) as FeedRow[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return rows;
-}
+const waitingJobs = (accountId?: string): Promise<FeedRow[]> => queryAll<FeedRow>(FEED_PARTITION, accountId === undefined ? undefined : `${accountId}#`);
 
 /** The index of the job's next item to send, claimed (each once), or null when all are sent or the job was cancelled or is gone. */
 async function claimNext(jobId: string): Promise<number | null> {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
 import { allHolds, closeHold, releaseHold } from "../billing/holds.js";
 import { ACCOUNT_JOB_PREFIX, accountJobKey, feedKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
 import { config } from "../config.js";
@@ -123,24 +123,7 @@ export async function readJob(id: string): Promise<{ job: Job; items: JobItem[] 
 }
 
 /** Every row of job `id` whose sort key starts with `prefix` (its items, its webhook events), in key order. */
-export async function jobRows<T>(id: string, prefix: string): Promise<T[]> {
-  const rows: T[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: config.TABLE_NAME,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": jobKey(id).pk, ":prefix": prefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const row of page.Items ?? []) rows.push(row as T);
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return rows;
-}
+export const jobRows = <T>(id: string, prefix: string): Promise<T[]> => queryAll<T>(jobKey(id).pk, prefix);
 
 /** The newest `limit` jobs of an account, newest first. */
 export async function listJobs(accountId: string, limit: number): Promise<string[]> {

@@ -38,6 +38,17 @@ const { deliver, readDeliveries, rotateWebhookSecret, sendEvent } = await import
 const base = inject("baseUrl");
 let counter = 0;
 
+/** Counts job `id`'s items as sent: these tests deliver their messages themselves (the stack's reconciler must not feed them to its own worker). */
+const markSent = (id: string) =>
+  documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: { pk: `JOB#${id}`, sk: "JOB" },
+      UpdateExpression: "SET sent = #count",
+      ExpressionAttributeNames: { "#count": "count" },
+    }),
+  );
+
 /** An account with $10, and a job of `count` screenshot items of it (with `webhookUrl`, if given). */
 async function jobOf(count: number, webhookUrl?: string) {
   const email = `redelivery-${Date.now()}-${counter++}@jobs.test`;
@@ -53,15 +64,7 @@ async function jobOf(count: number, webhookUrl?: string) {
   await storeRequests(id, items);
   const requests = items.map((request) => ({ request, timeout: request.timeout, price: 5_000 }));
   const { job } = await createJob(id, accountId, "screenshot", requests, webhookUrl ? { webhookUrl } : {});
-  // Its items counted as sent: this test delivers their messages itself (the stack's reconciler must not feed them to its own worker).
-  await documents.send(
-    new UpdateCommand({
-      TableName: config.TABLE_NAME,
-      Key: { pk: `JOB#${id}`, sk: "JOB" },
-      UpdateExpression: "SET sent = #count",
-      ExpressionAttributeNames: { "#count": "count" },
-    }),
-  );
+  await markSent(id);
   // Item 0's message as the queue delivers it (its request in it).
   return { job, key, message: { jobId: id, index: 0, timeout: items[0]!.timeout, request: items[0] } };
 }
@@ -287,14 +290,7 @@ describe("a job item delivered again", () => {
     await placeHold(accountId, id, 5_000);
     await storeRequests(id, items);
     await createJob(id, accountId, "screenshot", [{ request: items[0], timeout: 10, price: 5_000 }]);
-    await documents.send(
-      new UpdateCommand({
-        TableName: config.TABLE_NAME,
-        Key: { pk: `JOB#${id}`, sk: "JOB" },
-        UpdateExpression: "SET sent = #count",
-        ExpressionAttributeNames: { "#count": "count" },
-      }),
-    );
+    await markSent(id);
     // A worker limit of 20 s (150 s deployed): the page takes 3 s, and the upload would wait its whole 60 s.
     const started = Date.now();
     expect(await runItem({ jobId: id, index: 0, timeout: 10, request: items[0] }, 1, started, 20_000)).toBe("done");
