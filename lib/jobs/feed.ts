@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
 import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
@@ -84,7 +84,26 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
         slot: { index: slot, holder },
         ...(Item?.request !== undefined ? { request: Item.request } : {}),
       };
-      await enqueueItem(message);
+      try {
+        await enqueueItem(message);
+      } catch (error) {
+        // Not queued: the slot goes back, and so does the claim while no later item was claimed
+        // (else the item waits, queued, until its job is cancelled or expires: logged for an operator).
+        await releaseSlot(slotPool(accountId), slot, holder);
+        const undone = await conditionHeld(
+          documents.send(
+            new UpdateCommand({
+              TableName: config.TABLE_NAME,
+              Key: jobKey(row.jobId),
+              UpdateExpression: "SET sent = :index",
+              ConditionExpression: "sent = :next",
+              ExpressionAttributeValues: { ":index": index, ":next": index + 1 },
+            }),
+          ),
+        );
+        if (!undone) log.error("a job item could not be queued and stays unsent", { jobId: row.jobId, index, error: describeError(error) });
+        throw error;
+      }
       sent++;
     }
   }
