@@ -2,6 +2,7 @@
 // pending), and twice at once. The worker runs in process against the shared stack's DynamoDB Local,
 // s3rver and Chromium, as Lambda runs it; the dead worker's state is left by the very functions a
 // worker calls (take the item, charge it) and nothing after them. One render, charged once.
+import { createHash } from "node:crypto";
 import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { admin, signUp } from "../../dev/harness/dev-process.js";
@@ -300,4 +301,32 @@ describe("a job item delivered again", () => {
     expect(item).toMatchObject({ status: "succeeded", charged: 5_000, upload: { status: "failed" } });
     expect(item.result).toMatchObject({ width: 320 });
   }, 60_000);
+
+  it("a receiver that keeps failing is backed off after 3 failures in a row, its due attempt waiting unspent; a 2xx forgets it", async () => {
+    const hook = `backoff-${Date.now()}`;
+    const url = `${inject("fixtureUrl")}/hooks/in?id=${hook}&fail=3`;
+    const { job } = await jobOf(1, url);
+    await rotateWebhookSecret(job.accountId);
+    await sendEvent(job, "job.completed", "completed", { status: "completed" });
+    const deliveryId = `${job.id}.completed`;
+    const attempt = (n: number, now = Date.now()) =>
+      deliver({ kind: "webhook", jobId: job.id, accountId: job.accountId, deliveryId, attempt: n, dueAt: 0 }, job, now);
+    for (let n = 1; n <= 3; n++) await attempt(n);
+    const origin = createHash("sha256").update(new URL(url).origin).digest("hex");
+    const receiver = (
+      await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: `RECEIVER#${job.accountId}#${origin}`, sk: "RECEIVER" } }))
+    ).Item as { failures: number; until: number };
+    expect(receiver.failures).toBe(3);
+    // Backed off: the fourth attempt, due before `until`, is not made, and not spent.
+    await attempt(4, receiver.until - 1);
+    expect((await readDeliveries(job.id))[0]!.attempts).toHaveLength(3);
+    // After it, it is made; the receiver answers 2xx now, and its failures are forgotten.
+    await attempt(4, receiver.until + 1);
+    const [delivery] = await readDeliveries(job.id);
+    expect(delivery).toMatchObject({ status: "delivered" });
+    expect(delivery!.attempts.map((a) => a.status)).toEqual([500, 500, 500, 204]);
+    expect(
+      (await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: `RECEIVER#${job.accountId}#${origin}`, sk: "RECEIVER" } }))).Item,
+    ).not.toHaveProperty("failures");
+  });
 });
