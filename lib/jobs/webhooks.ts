@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
 import { JOB_HOOK_PREFIX, jobHookKey, receiverKey, webhookSecretKey } from "../billing/keys.js";
 import { releaseSlot, takeSlot } from "../billing/slots.js";
@@ -228,14 +228,8 @@ async function receiverUntil(accountId: string, receiver: string): Promise<numbe
 async function noteReceiver(accountId: string, receiver: string, delivered: boolean, now: number): Promise<void> {
   const key = receiverKey(accountId, receiver);
   if (delivered) {
-    await documents.send(
-      new UpdateCommand({
-        TableName: config.TABLE_NAME,
-        Key: key,
-        UpdateExpression: "REMOVE failures, #until",
-        ExpressionAttributeNames: { "#until": "until" },
-      }),
-    );
+    // Forgotten whole (a receiver that never failed has no row to keep).
+    await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: key }));
     return;
   }
   const { Attributes } = await documents.send(

@@ -298,13 +298,14 @@ describe("jobs", () => {
     for (;;) {
       most = Math.max(most, await running());
       done = (await read(other, body.id)).body;
-      if (done.status === "completed" || Date.now() - submitted > 60_000) break;
+      if (done.status === "completed" || Date.now() - submitted > 120_000) break;
       await sleep(250);
     }
     const waited = Date.now() - submitted;
     expect(done.items[0]!.status).toBe("succeeded");
-    // Seconds, not the minutes the hog's backlog would take first come, first served.
-    expect(waited).toBeLessThan(30_000);
+    // Seconds (about 1.3 s measured by npm run bench), not the ~400 s the hog's backlog takes first
+    // come, first served on 4 workers; the bound is wide for a busy machine.
+    expect(waited, `the other account's item took ${waited} ms`).toBeLessThan(60_000);
     expect(most).toBeLessThanOrEqual(cap);
     for (const id of hogJobs) await fetch(`${base}/api/v1/jobs/${id}`, { method: "DELETE", headers: auth(hog) });
     for (const id of hogJobs) expect(["cancelled", "completed"]).toContain((await settled(hog, id, 60_000)).status);
