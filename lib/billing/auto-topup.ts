@@ -31,8 +31,6 @@ export interface PullInFlight {
   readonly pullId: string;
   readonly amount: number;
   readonly startedAt: string;
-  /** The chain's block number when the pull was claimed. */
-  readonly fromBlock: string | null;
   /** The transfer's hash, noted before it is broadcast: the one transaction that can close this pull. */
   readonly transaction: string | null;
   /** The top-up address's nonce the transfer was signed with: once the chain has used it for another transaction, this one can never be mined. */
@@ -273,12 +271,12 @@ export async function pauseAutoTopup(current: AutoTopup, reason: string, now = n
  * amount is counted against the month from here.
  * Returns the pull, or null when there is nothing to do (or another claim won).
  */
-export async function claimPull(current: AutoTopup, fromBlock: string | null, now = new Date()): Promise<PullInFlight | null> {
+export async function claimPull(current: AutoTopup, now = new Date()): Promise<PullInFlight | null> {
   const month = monthOf(now);
   const sameMonth = current.month === month;
   if (current.status !== "active" || current.inFlight || current.nextAttemptAt > now.getTime()) return null;
   if ((sameMonth ? current.monthTotal : 0) + current.amount > current.monthlyCap) return null;
-  const pull: PullInFlight = { pullId: randomUUID(), amount: current.amount, startedAt: now.toISOString(), fromBlock, transaction: null };
+  const pull: PullInFlight = { pullId: randomUUID(), amount: current.amount, startedAt: now.toISOString(), transaction: null };
   // Another claim won (or the settings changed), or the payer is no longer this account's: nothing is claimed.
   const claimed = await transactIf(
     {

@@ -2,7 +2,7 @@ import type { TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { queryAll, transact, transactIf, transactionConditionFailed } from "./dynamodb.js";
 import { jobHoldExceeds } from "./errors.js";
-import { accountKey, HOLD_PARTITION, holdKey, type TableKey } from "./keys.js";
+import { accountKey, HOLD_PARTITION, holdKey } from "./keys.js";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
@@ -101,25 +101,21 @@ export const releaseHold = (accountId: string, jobId: string, amount: number, al
 export const allHolds = (): Promise<Hold[]> => queryAll<Hold>(HOLD_PARTITION);
 
 /** Closes a hold whose job is gone or has ended: what it still holds goes back to the balance, and the marker goes. False when it changed meanwhile. */
-export async function closeHold(hold: Hold): Promise<boolean> {
-  const marker: TableKey = holdKey(hold.jobId);
-  const remove: TransactItem = {
-    Delete: { TableName: table, Key: marker, ConditionExpression: "held = :held", ExpressionAttributeValues: { ":held": hold.held } },
-  };
-  const items: TransactItem[] =
-    hold.held > 0
-      ? [
-          remove,
-          {
-            Update: {
-              TableName: table,
-              Key: accountKey(hold.accountId),
-              UpdateExpression: "SET held = held - :amount, balance = balance + :amount",
-              ConditionExpression: "held >= :amount",
-              ExpressionAttributeValues: { ":amount": hold.held },
-            },
+export const closeHold = (hold: Hold): Promise<boolean> =>
+  transactIf(
+    {
+      TransactItems: [
+        { Delete: { TableName: table, Key: holdKey(hold.jobId), ConditionExpression: "held = :held", ExpressionAttributeValues: { ":held": hold.held } } },
+        {
+          Update: {
+            TableName: table,
+            Key: accountKey(hold.accountId),
+            UpdateExpression: "SET held = held - :amount, balance = balance + :amount",
+            ConditionExpression: "held >= :amount",
+            ExpressionAttributeValues: { ":amount": hold.held },
           },
-        ]
-      : [remove];
-  return transactIf({ TransactItems: items }, [0, 1]);
-}
+        },
+      ],
+    },
+    [0, 1],
+  );

@@ -95,12 +95,14 @@ export async function chargeForRequest(
   const charge: Charge = { accountId, amount, entry, requestId: request.requestId, pending, ...(spend ? { spend } : {}) };
   const nextDay = Date.parse(`${day}T00:00:00Z`) + 86_400_000;
   if (cap && amount > cap.limit) throw dailyLimitReached(cap.limit, nextDay);
+  // A job item's charge comes out of its job's hold: the account's side first (where a balance debit stands otherwise), the job's last.
+  const hold = request.hold ? fromHold(accountId, request.hold, amount, "charge") : null;
   try {
     await transact({
       ClientRequestToken: token(request.requestId, "charge"),
       TransactItems: [
-        request.hold
-          ? fromHold(accountId, request.hold, amount, "charge")[0]!
+        hold
+          ? hold[0]!
           : {
               Update: {
                 TableName: config.TABLE_NAME,
@@ -133,7 +135,7 @@ export async function chargeForRequest(
             },
           },
         },
-        ...(request.hold ? fromHold(accountId, request.hold, amount, "charge").slice(1) : []),
+        ...(hold?.slice(1) ?? []),
         ...(cap && spend
           ? [
               {

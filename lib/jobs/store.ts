@@ -150,18 +150,6 @@ export function jobStatus(job: Job, items: readonly JobItem[]): JobStatus {
   return items.some((item) => item.status === "queued") ? "running" : "completed";
 }
 
-/** An item's change from `from` to ended `status`, only if it is still `from` (the condition of a transaction). */
-const endItem = (jobId: string, index: number, from: ItemStatus, set: string, values: Record<string, unknown>) => ({
-  Update: {
-    TableName: config.TABLE_NAME,
-    Key: jobItemKey(jobId, index),
-    UpdateExpression: set,
-    ConditionExpression: "#status = :from",
-    ExpressionAttributeNames: { "#status": "status" },
-    ExpressionAttributeValues: { ...values, ":from": from },
-  },
-});
-
 /**
  * Cancels job `id`: marks it cancelled and every item not started cancelled, each giving its share
  * of the job's hold back to the balance in the same write. Returns how many items it cancelled.
@@ -177,10 +165,16 @@ export async function cancelJob(job: Job, items: readonly JobItem[], now = Date.
   );
   let cancelled = 0;
   for (const item of items.filter((i) => i.status === "queued")) {
-    const cancel = endItem(job.id, item.index, "queued", "SET #status = :cancelled, finishedAt = :now", {
-      ":cancelled": "cancelled",
-      ":now": new Date(now).toISOString(),
-    });
+    const cancel = {
+      Update: {
+        TableName: config.TABLE_NAME,
+        Key: jobItemKey(job.id, item.index),
+        UpdateExpression: "SET #status = :cancelled, finishedAt = :now",
+        ConditionExpression: "#status = :queued",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":cancelled": "cancelled", ":queued": "queued", ":now": new Date(now).toISOString() },
+      },
+    };
     // A condition that fails: started meanwhile, it runs to its end.
     const done =
       job.hold && item.price

@@ -285,8 +285,7 @@ export async function pullIfLow(accountId: string, waitMs = RECEIPT_WAIT_MS): Pr
     );
     return "none";
   }
-  const { rpc } = await chain();
-  const pull = await claimPull(current, String(await rpc.getBlockNumber()));
+  const pull = await claimPull(current);
   if (!pull) return "none";
   let transaction: string;
   try {
