@@ -39,7 +39,7 @@ export async function benchContentSpeed(options: { fixturesUrl: string; serviceU
   const peer: Sample = [];
   // Warm-up (JIT) on a few pages, not recorded; then each page once by each, alternating who goes first.
   for (const page of corpus.slice(0, 5)) {
-    extractContent(page.html, page.url, "main").markdown;
+    extractContent(page.html, page.url, "main", "static").markdown;
     peerMarkdown(turndown, page.html, page.url);
   }
   // A page the peer throws on (jsdom's CSS parser refuses some inline styles) is left out of both samples.
@@ -49,7 +49,7 @@ export async function benchContentSpeed(options: { fixturesUrl: string; serviceU
     const runs = [
       () => {
         const started = performance.now();
-        extractContent(page.html, page.url, "main").markdown;
+        extractContent(page.html, page.url, "main", "static").markdown;
         times.ours = performance.now() - started;
       },
       () => {

@@ -2,35 +2,136 @@ import type { Deadline } from "../deadline.js";
 import { scriptsDrawn } from "../metadata/rendered.js";
 import { type Capture, captureSettled, withSettledPage } from "../render/capture.js";
 import type { CaptureOptions, RenderSource } from "../render/options.js";
-import { HIDDEN_MARK } from "./visible.js";
+import { MIN_CONTRAST } from "./styles.js";
+import { HIDDEN_MARK, TEXT_HIDDEN_MARK } from "./visible.js";
 
 // The content's browser path: the page loaded and settled through render's pipeline with the
 // request's page controls (as a screenshot of it would be), its DOM read after its scripts ran, with
 // what its computed styles hide marked for lib/content/visible.ts; for a snapshot, the capture of
 // that same page load.
 
-/** Elements whose style MARK_HIDDEN reads at most (a hostile page may hold millions). */
+/** Elements MARK_HIDDEN judges at most (a hostile page may hold millions); the rest are left out. */
 const MARK_LIMIT = 50_000;
 
 /**
- * Marks with HIDDEN_MARK every element a reader cannot see by its computed style (display,
- * visibility, opacity, font size 0, a zero box that clips its text, far off-screen, text in its
- * background's colour). A string, as LoadedPage.evaluate takes scripts.
+ * Marks what a reader of the drawn page cannot see: with HIDDEN_MARK, elements not drawn at all
+ * (no box, their content clipped away, faded out); with TEXT_HIDDEN_MARK, elements whose own text
+ * (or an image's alt text) is nowhere to be seen. Text is seen when, at a point of one of its line
+ * boxes scrolled into view, the browser's hit test finds its element there (so it is not clipped,
+ * off the page or scaled to nothing), its line box is at least MIN_FONT_PX tall, nothing opaque lies
+ * above it, and its colour (with the opacity of it and its ancestors) stands out against what is
+ * painted below it, by MIN_CONTRAST. A string, as LoadedPage.evaluate takes scripts.
  */
 const MARK_HIDDEN = `(() => {
-  const all = document.body ? Array.from(document.body.querySelectorAll("*")).slice(0, ${MARK_LIMIT}) : [];
-  const width = window.innerWidth;
-  for (const element of all) {
-    const style = getComputedStyle(element);
+  const HIDDEN = ${JSON.stringify(HIDDEN_MARK)}, TEXT = ${JSON.stringify(TEXT_HIDDEN_MARK)};
+  const MIN_CONTRAST = ${MIN_CONTRAST}, MIN_OPACITY = 0.05, MIN_TEXT_PX = 4;
+  if (!document.body) return;
+  const all = Array.from(document.body.querySelectorAll("*"));
+  for (const element of all.slice(${MARK_LIMIT})) element.setAttribute(HIDDEN, "");
+  const elements = all.slice(0, ${MARK_LIMIT});
+  const styles = new Map();
+  const style = (element) => { let s = styles.get(element); if (!s) { s = getComputedStyle(element); styles.set(element, s); } return s; };
+  const opacities = new Map();
+  const opacity = (element) => {
+    if (!element || element === document.documentElement) return 1;
+    let o = opacities.get(element);
+    if (o === undefined) { o = Number(style(element).opacity) * opacity(element.parentElement); opacities.set(element, o); }
+    return o;
+  };
+  // Any CSS colour as RGBA bytes, through a canvas (every syntax the browser knows).
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = 1;
+  const context = canvas.getContext("2d", { willReadFrequently: true });
+  const colours = new Map();
+  const rgba = (value) => {
+    let c = colours.get(value);
+    if (!c) {
+      context.clearRect(0, 0, 1, 1);
+      context.fillStyle = "#000";
+      context.fillStyle = value;
+      context.fillRect(0, 0, 1, 1);
+      const d = context.getImageData(0, 0, 1, 1).data;
+      c = [d[0], d[1], d[2], d[3] / 255];
+      colours.set(value, c);
+    }
+    return c;
+  };
+  const blend = (over, under, alpha) => [0, 1, 2].map((i) => over[i] * alpha + under[i] * (1 - alpha));
+  const luminance = (c) => { const [r, g, b] = c.map((v) => { const s = v / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const contrast = (a, b) => { const x = luminance(a), y = luminance(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  const hasImage = (element) => style(element).backgroundImage !== "none";
+  // First pass, before anything changes: elements that are not drawn at all.
+  let gone = null;
+  for (const element of elements) {
+    if (gone && gone.contains(element)) { element.setAttribute(HIDDEN, ""); continue; }
+    const s = style(element);
+    if (s.display === "contents") continue;
     const box = element.getBoundingClientRect();
-    const clipped = style.overflow === "hidden" || style.overflow === "clip";
-    const hidden =
-      style.display === "none" || style.visibility === "hidden" || style.visibility === "collapse" ||
-      Number(style.opacity) === 0 || Number.parseFloat(style.fontSize) === 0 ||
-      (clipped && (box.width === 0 || box.height === 0)) ||
-      box.right < -1000 || box.bottom < -1000 || box.left > width + 1000 ||
-      (style.color === style.backgroundColor && style.backgroundColor !== "rgba(0, 0, 0, 0)");
-    if (hidden) element.setAttribute(${JSON.stringify(HIDDEN_MARK)}, "");
+    const clips = /hidden|clip/.test(s.overflow) || /paint|strict|content/.test(s.contain);
+    const notDrawn = !element.checkVisibility({ opacityProperty: false, visibilityProperty: false }) || s.contentVisibility === "hidden" ||
+      opacity(element) < MIN_OPACITY || (clips && (box.width < 2 || box.height < 2));
+    if (notDrawn) { element.setAttribute(HIDDEN, ""); gone = element; }
+  }
+  // Second pass: hit-test each text. Lazy content is drawn and every element hit-testable while it runs.
+  const override = document.createElement("style");
+  override.textContent = "*{pointer-events:auto!important;content-visibility:visible!important;scroll-behavior:auto!important}";
+  document.documentElement.append(override);
+  const startX = window.scrollX, startY = window.scrollY;
+  const width = window.innerWidth, height = window.innerHeight;
+  const seenAt = (element, rectOf) => {
+    let rect = rectOf();
+    if (!rect || rect.width < 1 || rect.height < MIN_TEXT_PX) return false;
+    const probe = () => [rect.left + Math.min(rect.width / 2, 12), rect.top + rect.height / 2];
+    let [x, y] = probe();
+    if (x < width * 0.1 || x > width * 0.9 || y < height * 0.25 || y > height * 0.75) {
+      window.scrollTo(window.scrollX + x - width / 2, window.scrollY + y - height / 2);
+      rect = rectOf();
+      if (!rect) return false;
+      [x, y] = probe();
+    }
+    if (x < 0 || y < 0 || x >= width || y >= height) return false;
+    const stack = document.elementsFromPoint(x, y);
+    const at = stack.indexOf(element);
+    if (at < 0) return false;
+    for (let i = 0; i < at; i++) {
+      const above = stack[i];
+      if (element.contains(above) || above.contains(element)) continue;
+      if (rgba(style(above).backgroundColor)[3] * opacity(above) >= 0.95) return false;
+    }
+    if (element.tagName === "IMG") return true;
+    const s = style(element);
+    if (s.textShadow !== "none" || parseFloat(s.webkitTextStrokeWidth) > 0) return true;
+    // What is painted below the text: the backgrounds under it, bottom up, on the white canvas.
+    let backdrop = [255, 255, 255];
+    for (let i = stack.length - 1; i >= at; i--) {
+      if (hasImage(stack[i])) return true;
+      const c = rgba(style(stack[i]).backgroundColor);
+      backdrop = blend(c, backdrop, c[3] * opacity(stack[i]));
+    }
+    const ink = rgba(s.webkitTextFillColor || s.color);
+    return contrast(blend(ink, backdrop, ink[3] * opacity(element)), backdrop) >= MIN_CONTRAST;
+  };
+  try {
+    for (const element of elements) {
+      if (element.hasAttribute(HIDDEN)) continue;
+      if (element.tagName === "IMG") {
+        if ((element.getAttribute("alt") || "").trim() && !seenAt(element, () => element.getBoundingClientRect())) element.setAttribute(TEXT, "");
+        continue;
+      }
+      const texts = Array.from(element.childNodes).filter((node) => node.nodeType === 3 && node.data.trim());
+      if (texts.length === 0) continue;
+      const range = document.createRange();
+      const seen = texts.slice(0, 4).some((node) => {
+        range.selectNodeContents(node);
+        const count = Math.min(range.getClientRects().length, 3);
+        for (let i = 0; i < count; i++) if (seenAt(element, () => { range.selectNodeContents(node); return range.getClientRects()[i]; })) return true;
+        return false;
+      });
+      if (!seen) element.setAttribute(TEXT, "");
+    }
+  } finally {
+    override.remove();
+    window.scrollTo(startX, startY);
   }
 })()`;
 

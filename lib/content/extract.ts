@@ -51,10 +51,16 @@ export class PageContent {
   }
 }
 
+/**
+ * How a page's HTML was read: "static" (its markup and own styles, judged here) or "rendered" (a
+ * browser's DOM, what it does not draw marked by lib/content/browser.ts).
+ */
+export type ReadBy = "static" | "rendered";
+
 /** The visible DOM of `html`: what a reader cannot see removed. */
-export const visible = (html: string): Document => {
+export const visible = (html: string, readBy: ReadBy): Document => {
   const document = parseHtml(html);
-  removeInvisible(document);
+  removeInvisible(document, readBy === "static" ? "static" : "marked");
   return document;
 };
 
@@ -63,8 +69,10 @@ export const visible = (html: string): Document => {
  * for a document with no address, whose relative links are no links): `scope` "main" keeps the
  * main content as a reader view does, "page" the whole visible body.
  */
-export const extractContent = (html: string, url: string | null, scope: "main" | "page"): PageContent =>
-  new PageContent(scope === "main" ? mainContent(() => visible(html)) : visible(html), url);
+export function extractContent(html: string, url: string | null, scope: "main" | "page", readBy: ReadBy): PageContent {
+  const document = visible(html, readBy);
+  return new PageContent(scope === "main" ? mainContent(() => document.cloneNode(true)) : document, url);
+}
 
-/** The text of `html`'s main content; "" when it has none (the bench's quality measure: bench/content-quality.ts). */
-export const mainText = (html: string): string => extractContent(html, null, "main").text;
+/** The text of `html`'s main content, read statically; "" when it has none (the bench's quality measure: bench/content-quality.ts). */
+export const mainText = (html: string): string => extractContent(html, null, "main", "static").text;

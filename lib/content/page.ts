@@ -7,21 +7,23 @@ import { fetchHeadersFor } from "../render/guard/requests.js";
 import type { CaptureOptions } from "../render/options.js";
 import { readInBrowser } from "./browser.js";
 import { browserControls } from "./controls.js";
-import { extractContent, mainText, type PageContent, visible } from "./extract.js";
+import { parseHtml } from "./dom.js";
+import { extractContent, type PageContent, visible } from "./extract.js";
 import { extractFields, type FieldSpec, type FieldValue } from "./fields.js";
+import { unprovenStatically } from "./visible.js";
 
 // A page as content for agents (POST /api/v1/content; docs/api.md, "Content"): read without a
-// browser when the static HTML holds the content (the metadata fetch, under the network guard),
-// with one when the page is a script shell, a page control needs it or the caller asks (the render
-// pipeline's page load, settled as for a screenshot: lib/content/browser.ts), then extracted by
-// lib/content.
+// browser when its static HTML proves what a person sees (the metadata fetch, under the network
+// guard; lib/content/visible.ts), with one when it does not (any script), a page control needs it
+// or the caller asks (the render pipeline's page load, settled as for a screenshot:
+// lib/content/browser.ts), then extracted by lib/content.
 
 /** What to read and how. */
 export interface ContentRequest {
   readonly url?: string | undefined;
   readonly html?: string | undefined;
   readonly scope: "main" | "page";
-  /** "auto": the browser only when the static HTML holds too little text, or a control needs it. */
+  /** "auto": the static HTML when this reader proves what a person sees in it (lib/content/visible.ts), else a browser. */
   readonly render: "auto" | "always" | "never";
   /** Fields to scrape from the visible page (lib/content/fields.ts). */
   readonly extract?: Readonly<Record<string, FieldSpec>> | undefined;
@@ -46,9 +48,6 @@ export interface PageRead {
   readonly capture: Capture | null;
 }
 
-/** Under this many characters of main text, a page with scripts is rendered in `auto` (a script shell). */
-const SHELL_TEXT_CHARS = 200;
-
 /** Where the metadata of a document sent as HTML is read as being (its relative addresses are not used). */
 const NO_BASE = "https://document.invalid/";
 
@@ -64,18 +63,18 @@ export async function readContent(request: ContentRequest, deadline: Deadline): 
     html = page.html;
     if (html === null) throw invalidUrl(`${page.url} is not an HTML page, so it has no text content to read`);
   }
-  let content = html !== null && staticRead ? extractContent(html, url, request.scope) : null;
-  // A script shell (too little main text, and scripts) is rendered in auto.
-  const shell = () => /<script[\s>]/i.test(html!) && (request.scope === "main" ? content!.text : mainText(html!)).length < SHELL_TEXT_CHARS;
-  const rendered = content === null || (request.render === "auto" && shell());
-  if (rendered) {
+  // "auto" keeps the static read only when it proves what a reader sees (no scripts, no styles it
+  // cannot evaluate); else the browser reads the page.
+  const readStatically = html !== null && staticRead && (request.render === "never" || unprovenStatically(parseHtml(html)) === null);
+  let content = readStatically ? extractContent(html!, url, request.scope, "static") : null;
+  if (content === null) {
     const read = await readInBrowser(url !== null ? { kind: "url", url } : { kind: "html", html: html! }, request.page, request.screenshot, deadline);
     ({ html, url, capture } = read);
-    content = extractContent(read.html, url, request.scope);
+    content = extractContent(read.html, url, request.scope, "rendered");
   }
   if (html === null || content === null) throw new AppError("INTERNAL_ERROR", "The page could not be read.");
   // A document sent as HTML has no address: no favicon is guessed for it.
   const metadata = url === null ? { ...metadataOf(html, NO_BASE), favicon: "" } : metadataOf(html, url);
-  const data = request.extract ? extractFields(visible(html), request.extract) : null;
-  return { content, url, title: metadata.title, metadata, rendered, data, capture };
+  const data = request.extract ? extractFields(visible(html, readStatically ? "static" : "rendered"), request.extract) : null;
+  return { content, url, title: metadata.title, metadata, rendered: !readStatically, data, capture };
 }

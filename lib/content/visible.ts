@@ -1,14 +1,15 @@
 import { type Document, type Element, elements, remove } from "./dom.js";
+import { styleVerdict } from "./styles.js";
 
 // Text a reader cannot see is not content (docs/api.md, "Content"): a page can hide instructions
-// aimed at the agent reading it. Without a browser, what the markup itself says is hidden goes:
-// the `hidden` attribute, aria-hidden="true", and inline styles that hide (display:none,
-// visibility:hidden, zero size with overflow hidden, opacity 0, off-screen positioning, text in
-// the colour of its background, a font size of 0, clipping to nothing). The browser path marks
-// what its computed styles hide (lib/content/browser.ts) with HIDDEN_MARK, removed here too.
+// aimed at the agent reading it. What the markup says is hidden goes (the `hidden` attribute,
+// aria-hidden="true", closed <details> bodies), and what the styles hide: without a browser as
+// lib/content/styles.ts reads them, in the browser as lib/content/browser.ts marks them.
 
-/** The attribute the browser path sets on elements whose computed style hides them. */
+/** The attribute the browser path sets on elements that are not drawn at all (with all they hold). */
 export const HIDDEN_MARK = "data-shotline-hidden";
+/** The attribute the browser path sets on elements whose own text a reader cannot see. */
+export const TEXT_HIDDEN_MARK = "data-shotline-hidden-text";
 
 /** Elements that are never a reader's text. */
 const NEVER_TEXT = new Set([
@@ -33,109 +34,54 @@ const NEVER_TEXT = new Set([
   "dialog",
 ]);
 
-/** An inline style's declarations, lower-cased, as name -> value. */
-function declarations(style: string): Map<string, string> {
-  const found = new Map<string, string>();
-  for (const part of style.toLowerCase().split(";")) {
-    const colon = part.indexOf(":");
-    if (colon > 0)
-      found.set(
-        part.slice(0, colon).trim(),
-        part
-          .slice(colon + 1)
-          .replace(/!important/g, "")
-          .trim(),
-      );
-  }
-  return found;
-}
-
-const ZERO = /^(0|0?\.0+)(px|em|rem|%|pt|vh|vw)?$/;
-const FAR = /^-\d{3,}(\.\d+)?(px|em|rem|pt)?$/;
-
-/** Whether an inline style hides its element's text. */
-function hidesByStyle(style: string): boolean {
-  const css = declarations(style);
-  const value = (name: string) => css.get(name) ?? "";
-  if (value("display") === "none" || value("visibility") === "hidden" || value("visibility") === "collapse") return true;
-  if (value("content-visibility") === "hidden") return true;
-  if (ZERO.test(value("opacity"))) return true;
-  if (ZERO.test(value("font-size"))) return true;
-  const clipped = value("overflow") === "hidden" || value("overflow") === "clip";
-  if (clipped && (ZERO.test(value("height")) || ZERO.test(value("width")) || ZERO.test(value("max-height")) || ZERO.test(value("max-width")))) return true;
-  if (/rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)/.test(value("clip")) || /inset\(\s*(50%|100%)/.test(value("clip-path"))) return true;
-  if (value("position") === "absolute" || value("position") === "fixed") {
-    for (const side of ["left", "top", "right", "bottom", "text-indent"]) if (FAR.test(value(side))) return true;
-  }
-  if (FAR.test(value("text-indent"))) return true;
-  if (/translate[xy]?\(\s*-\d{3,}/.test(value("transform"))) return true;
-  const color = value("color");
-  const background = value("background-color") || value("background");
-  if (color && background && normalColor(color) === normalColor(background)) return true;
-  return false;
-}
-
-const normalColor = (value: string) => {
-  const named: Record<string, string> = { white: "#ffffff", black: "#000000", "#fff": "#ffffff", "#000": "#000000" };
-  const v = value.replace(/\s+/g, "");
-  const rgb = /^rgba?\((\d+),(\d+),(\d+)/.exec(v);
-  if (rgb) return `#${[rgb[1], rgb[2], rgb[3]].map((n) => Number(n).toString(16).padStart(2, "0")).join("")}`;
-  return named[v] ?? v;
-};
-
-/** Whether `element` is hidden by its markup (or marked hidden by the browser path). */
+/** Whether `element` is hidden by its markup (or marked not drawn by the browser path). */
 function isHidden(element: Element): boolean {
   const a = element.attribs;
   if (HIDDEN_MARK in a || "hidden" in a) return true;
-  if (a["aria-hidden"]?.trim().toLowerCase() === "true") return true;
-  if (element.name === "input" && a.type?.toLowerCase() === "hidden") return true;
-  return a.style !== undefined && hidesByStyle(a.style);
+  return a["aria-hidden"]?.trim().toLowerCase() === "true";
 }
 
-/** A simple selector of a page's own stylesheet: `tag`, `.class`, `#id`, or `tag.class`. */
-type Simple = { readonly tag: string | null; readonly className: string | null; readonly id: string | null };
-
-/** Style rules at most read from a page's <style> blocks (a hostile page may hold millions). */
-const MAX_RULES = 5_000;
-
-/**
- * The simple selectors that a page's own <style> blocks hide (by declarations hidesByStyle reads).
- * Rules with combinators, pseudo-classes or attributes, and external stylesheets, are seen only by
- * the browser path, whose computed styles see everything.
- */
-function hiddenSelectors(document: Document): Simple[] {
+/** The page's own style sheets, in order (a <style> for another medium under its media query). */
+function styleSheets(document: Document): string[] {
   const sheets: string[] = [];
   for (const element of elements(document))
-    if (element.name === "style") for (const child of element.children) if (child.type === "text") sheets.push((child as { data: string }).data);
-  const found: Simple[] = [];
-  let rules = 0;
-  for (const sheet of sheets) {
-    for (const [, selectors, body] of sheet.replace(/\/\*[\s\S]*?\*\//g, "").matchAll(/([^{}@]+)\{([^{}]*)\}/g)) {
-      if (++rules > MAX_RULES) return found;
-      if (!hidesByStyle(body!)) continue;
-      for (const selector of selectors!.split(",")) {
-        const match = /^\s*([a-z][a-z0-9-]*)?(?:\.([\w-]+)|#([\w-]+))?\s*$/i.exec(selector);
-        if (match && (match[1] || match[2] || match[3]) && !(match[1] && !match[2] && !match[3] && ["html", "body"].includes(match[1].toLowerCase())))
-          found.push({ tag: match[1]?.toLowerCase() ?? null, className: match[2] ?? null, id: match[3] ?? null });
-      }
+    if (element.name === "style") {
+      const text = element.children.map((child) => (child.type === "text" ? (child as { data: string }).data : "")).join("");
+      sheets.push(element.attribs.media ? `@media ${element.attribs.media}{${text}}` : text);
     }
-  }
-  return found;
+  return sheets;
 }
 
-const matches = (element: Element, selector: Simple) =>
-  (selector.tag === null || element.name === selector.tag) &&
-  (selector.className === null || (element.attribs.class ?? "").split(/\s+/).includes(selector.className)) &&
-  (selector.id === null || element.attribs.id === selector.id);
+/** Why this reader cannot prove what `document` shows (a linked stylesheet, a script, a style it cannot evaluate), or null. */
+export function unprovenStatically(document: Document): string | null {
+  for (const element of elements(document)) {
+    if (element.name === "link" && /(^|\s)stylesheet(\s|$)/i.test(element.attribs.rel ?? "")) return "a linked stylesheet";
+    if (element.name === "script" && !/json|template|text\/(x-)?(html|markdown)/i.test(element.attribs.type ?? "")) return "a script";
+    if (Object.keys(element.attribs).some((name) => name.startsWith("on"))) return "an event handler attribute";
+  }
+  return styleVerdict(document, styleSheets(document)).unproven;
+}
 
-/** Removes from `document` everything a reader cannot see, and what is never a reader's text. */
-export function removeInvisible(document: Document): void {
-  const sheetHidden = hiddenSelectors(document);
+/**
+ * Removes from `document` everything a reader cannot see, and what is never a reader's text:
+ * judged by the page's own styles ("static"), or by the marks the browser path set ("marked").
+ */
+export function removeInvisible(document: Document, judged: "static" | "marked"): void {
+  const verdict = judged === "static" ? styleVerdict(document, styleSheets(document)) : null;
   const doomed: Element[] = [];
-  for (const element of elements(document))
-    if (NEVER_TEXT.has(element.name) || isHidden(element) || sheetHidden.some((selector) => matches(element, selector))) doomed.push(element);
+  const mute: Element[] = [];
+  for (const element of elements(document)) {
+    if (NEVER_TEXT.has(element.name) || isHidden(element) || verdict?.hidden.has(element)) doomed.push(element);
+    else if (verdict ? verdict.textHidden.has(element) : TEXT_HIDDEN_MARK in element.attribs) mute.push(element);
+    // A closed <details> shows its summary only.
+    if (element.name === "details" && !("open" in element.attribs)) {
+      const summary = element.children.find((child) => child.type === "tag" && (child as Element).name === "summary");
+      for (const child of [...element.children]) if (child !== summary) remove(child);
+    }
+  }
   // Children of a removed element go with it; removing them first is harmless.
   for (const element of doomed) remove(element);
+  for (const element of mute) for (const child of [...element.children]) if (child.type === "text") remove(child);
   // Comments and processing instructions are not text.
   const stack: Document["children"][number][] = [...document.children];
   while (stack.length) {

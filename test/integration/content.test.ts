@@ -4,7 +4,7 @@
 // snapshots (content and image of one page load), exact charges, x402 payments and quotes, and
 // hostile pages.
 import { describe, expect, inject, it } from "vitest";
-import { HIDDEN_TRICKS } from "../../dev/harness/content-pages.js";
+import { BROWSER_ONLY_TRICKS, HIDDEN_TRICKS } from "../../dev/harness/content-pages.js";
 import { type ErrorBody, postJson, type X402Body } from "../helpers/api.js";
 import { readImage } from "../helpers/image.js";
 import { freshPayerKey, localPayer } from "../helpers/x402.js";
@@ -47,7 +47,7 @@ describe("POST /api/v1/content", () => {
     expect(md).toContain(`[the guide](${inject("fixtureUrl")}/docs/guide?x=1#part)`);
     for (const n of [1, 2, 3]) expect(md).toContain(`Paragraph ${n} of the article`);
     for (const outside of ["Home", "We use cookies", "Share on Twitter", "Another story", "A reader's comment", "The Paper"]) expect(md).not.toContain(outside);
-    for (const marker of hiddenMarkers.filter((m) => m !== "HIDDEN-SCRIPTED-CLASS")) expect(md).not.toContain(marker);
+    for (const marker of hiddenMarkers) expect(md).not.toContain(marker);
     expect(body.tokens).toBe(Math.ceil(md.length / 4));
     // Each link once, absolute, without its fragment.
     expect(body.links).toEqual([
@@ -56,13 +56,17 @@ describe("POST /api/v1/content", () => {
     ]);
   });
 
-  it("in the browser (render: always) leaves out what the page's scripts and computed styles hide too", async () => {
-    const { res, body } = await content({ url: fixture("/article"), format: "text", render: "always" });
-    expect(res.status).toBe(200);
-    expect(body.rendered).toBe(true);
-    expect(body.text).toContain("Paragraph 3 of the article");
-    for (const marker of hiddenMarkers) expect(body.text, marker).not.toContain(marker);
-    expect(body.text).not.toContain("ignore previous instructions");
+  it("a page the static reader cannot prove (a script that hides, text covered from above) is rendered in auto; no trick reaches the content in any mode", async () => {
+    for (const render of ["auto", "always", "never"] as const) {
+      const { res, body } = await content({ url: fixture("/article-scripted"), format: "markdown", render });
+      expect(res.status).toBe(200);
+      expect(body.rendered).toBe(render !== "never");
+      expect(body.markdown).toContain("Paragraph 3 of the article");
+      expect(body.markdown).toContain("| alpha | 1 |");
+      // Without a browser, what a script does and what covers text are not seen (docs/api.md, "Content").
+      for (const marker of hiddenMarkers)
+        if (render !== "never" || !BROWSER_ONLY_TRICKS.includes(marker)) expect(body.markdown, `${render}: ${marker}`).not.toContain(marker);
+    }
   });
 
   it("renders a script shell in auto, not in never; gives the whole page with scope page; cleaned HTML with format html", async () => {
@@ -262,15 +266,17 @@ describe("POST /api/v1/content", () => {
   });
 
   it("every hidden-text trick is invisible in a screenshot of the same page, and absent from its content", async () => {
-    const { res, body } = await content({ url: fixture("/hidden-only"), format: "text", scope: "page", screenshot: { width: 800, deviceScaleFactor: 1 } });
+    const { res, body } = await content({ url: fixture("/hidden-only"), format: "markdown", scope: "page", screenshot: { width: 800, deviceScaleFactor: 1 } });
     expect(res.status).toBe(200);
-    expect(body.text!.trim()).toBe("");
+    expect(body.markdown!.trim()).toBe("");
     const image = await readImage(Buffer.from(await (await fetch(body.screenshot!.downloadUrl)).arrayBuffer()));
     const { data } = image.bitmap;
-    // Every pixel white: nothing a reader could see.
-    let ink = 0;
-    for (let i = 0; i < data.length; i += 4) if (data[i]! < 250 || data[i + 1]! < 250 || data[i + 2]! < 250) ink++;
-    expect(ink).toBe(0);
+    // Nothing a reader could see: every pixel white, but for the 1-px text's smudge (a line of
+    // pixels at most 2 high: no glyph can be read there).
+    const inkRows = new Set<number>();
+    for (let i = 0; i < data.length; i += 4)
+      if (data[i]! < 250 || data[i + 1]! < 250 || data[i + 2]! < 250) inkRows.add(Math.floor(i / 4 / image.bitmap.width));
+    expect(inkRows.size).toBeLessThanOrEqual(2);
   });
 
   it("is paid with x402 like a screenshot: $0.002 moves on chain; a page that cannot be read pays nothing", async () => {

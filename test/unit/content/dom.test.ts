@@ -22,7 +22,7 @@ describe("parsing hostile markup", () => {
     const html = `<body>${"<div>".repeat(300_000)}<p>Deep down, the text.</p>${"</div>".repeat(300_000)}<p>After.</p></body>`;
     const document = parseHtml(html);
     expect(depthOf(document)).toBeLessThanOrEqual(515);
-    const text = extractContent(html, null, "page").text;
+    const text = extractContent(html, null, "page", "static").text;
     expect(text).toContain("Deep down, the text.");
     expect(text).toContain("After.");
   });
@@ -30,19 +30,19 @@ describe("parsing hostile markup", () => {
   it("mismatched end tags under deep nesting, and 1,000,000 unclosed links: parsed, and read", { timeout: 20_000 }, () => {
     expect(depthOf(parseHtml(`${"<div>".repeat(200_000)}${"</span>".repeat(200_000)}x`))).toBeLessThanOrEqual(515);
     const links = `<body><p>Before.</p>${"<a>".repeat(1_000_000)}</body>`;
-    expect(extractContent(links, null, "page").text).toContain("Before.");
+    expect(extractContent(links, null, "page", "static").text).toContain("Before.");
   });
 
   it("a table of 200,000 rows becomes Markdown (its width is not found by spreading the rows into a call)", { timeout: 20_000 }, () => {
     const html = `<body><table>${"<tr><td>cell</td><td>two</td></tr>".repeat(200_000)}</table></body>`;
-    const markdown = extractContent(html, null, "page").markdown;
+    const markdown = extractContent(html, null, "page", "static").markdown;
     expect(markdown.split("\n").length).toBeGreaterThan(200_000);
     expect(markdown).toContain("| cell | two |");
   });
 
   it("a code block of 200,000 backtick runs becomes a fenced block longer than its longest run", { timeout: 20_000 }, () => {
     const html = `<body><pre><code>${"`a".repeat(200_000)}\`\`\`\`</code></pre></body>`;
-    const markdown = extractContent(html, null, "page").markdown;
+    const markdown = extractContent(html, null, "page", "static").markdown;
     expect(markdown.startsWith("`````\n")).toBe(true);
   });
 });

@@ -17,7 +17,7 @@ const page = `<html><body><nav><a href="/">Home</a></nav><main><article>
 </article></main><footer>© Footer</footer></body></html>`;
 
 describe("content as Markdown", () => {
-  const content = extractContent(page, "https://example.com/dir/page", "main");
+  const content = extractContent(page, "https://example.com/dir/page", "main", "static");
 
   it("writes headings, emphasis, absolute links, nested and numbered lists, code with its language, tables, quotes and images", () => {
     const md = content.markdown;
@@ -43,7 +43,7 @@ describe("content as Markdown", () => {
   });
 
   it("gives the whole visible page with scope page, and plain text block by block", () => {
-    const whole = extractContent(page, "https://example.com/", "page");
+    const whole = extractContent(page, "https://example.com/", "page", "static");
     expect(whole.text).toContain("Home");
     expect(whole.text).toContain("© Footer");
     expect(content.text).toContain("Title here\n\nSome bold and a link, with a * star");
