@@ -185,8 +185,14 @@ else done({});
 <script>document.getElementById("open").onclick = () => fetch("/data?ms=${Number(query.get("ms") ?? 400)}").then((r) => r.json()).then((d) => { if (d.show) document.getElementById("panel").style.display = "block"; });</script>`),
       };
     case "/load-never-comes":
-      // Parsed at once (DOMContentLoaded), but an image that never answers holds the load event off.
-      return { body: html(`<div style="width:100%;height:100vh;background:#ff0000"></div><img src="/zoo/hang">`) };
+      // Parsed at once (DOMContentLoaded) and painted (a line of text at the bottom of a red page),
+      // but an image that never answers holds the load event off. ?blank=1: the red page alone (no
+      // contentful paint: coloured boxes are not content).
+      return {
+        body: html(
+          `<div style="width:100%;height:100vh;background:#ff0000;position:relative">${query.has("blank") ? "" : '<p style="position:absolute;bottom:0;right:8px;margin:0">Painted</p>'}</div><img src="/zoo/hang">`,
+        ),
+      };
     case "/shell-never-loads":
       // A script-rendered shell (no title, no headings) whose load event never comes: a frame that never finishes.
       return { body: html(`<div id="app"></div><script>document.getElementById("app").dataset.ready = "no";</script><iframe src="/hang"></iframe>`) };

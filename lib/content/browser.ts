@@ -2,6 +2,7 @@ import type { Deadline } from "../deadline.js";
 import { scriptsDrawn } from "../metadata/rendered.js";
 import { type Capture, captureSettled, withSettledPage } from "../render/capture.js";
 import type { CaptureOptions, RenderSource } from "../render/options.js";
+import type { Incomplete } from "../render/page-load.js";
 import { MIN_CONTRAST } from "./styles.js";
 import { HIDDEN_MARK, TEXT_HIDDEN_MARK } from "./visible.js";
 
@@ -143,6 +144,8 @@ export interface BrowserRead {
   readonly url: string | null;
   /** The capture of the same page load, when asked. */
   readonly capture: Capture | null;
+  /** Set when the page was read as it stood at the page-load limit. */
+  readonly incomplete: Incomplete | null;
 }
 
 /** Loads `source` with `options` and reads its DOM before the deadline; with `snapshot`, captures it first. */
@@ -154,6 +157,6 @@ export function readInBrowser(source: RenderSource, options: CaptureOptions, sna
     const capture = snapshot ? await captureSettled(settled, source, options) : null;
     await evaluate(MARK_HIDDEN);
     const html = await settled.loaded.settled(() => page.content());
-    return { html, url: source.kind === "url" ? page.url() : null, capture };
+    return { html, url: source.kind === "url" ? page.url() : null, capture, incomplete: settled.loaded.incomplete };
   });
 }

@@ -9,7 +9,7 @@ export function browserControls(options: CaptureOptions): string[] {
     timezone: options.timezone !== undefined,
     geolocation: options.geolocation !== undefined,
     waitForSelector: options.waitForSelector !== undefined,
-    waitUntil: options.waitUntil !== "load",
+    waitUntil: options.waitUntil !== undefined && options.waitUntil !== "load",
     delay: options.delay > 0,
     click: options.click !== undefined,
     js: options.js !== undefined,

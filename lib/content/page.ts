@@ -5,6 +5,7 @@ import type { Capture } from "../render/capture.js";
 import { invalidUrl } from "../render/errors.js";
 import { fetchHeadersFor } from "../render/guard/requests.js";
 import type { CaptureOptions } from "../render/options.js";
+import type { Incomplete } from "../render/page-load.js";
 import { readInBrowser } from "./browser.js";
 import { browserControls } from "./controls.js";
 import { parseHtml } from "./dom.js";
@@ -46,6 +47,8 @@ export interface PageRead {
   readonly data: Record<string, FieldValue> | null;
   /** The snapshot's capture, when asked. */
   readonly capture: Capture | null;
+  /** Set when the browser read the page as it stood at the page-load limit. */
+  readonly incomplete: Incomplete | null;
 }
 
 /** Where the metadata of a document sent as HTML is read as being (its relative addresses are not used). */
@@ -55,6 +58,7 @@ export async function readContent(request: ContentRequest, deadline: Deadline): 
   let url = request.url ?? null;
   let html = request.html ?? null;
   let capture: Capture | null = null;
+  let incomplete: Incomplete | null = null;
   // The static HTML is read unless the browser must run (asked, a snapshot, or a control that acts only there).
   const staticRead = request.render === "never" || (request.render === "auto" && !request.screenshot && browserControls(request.page).length === 0);
   if (url !== null && staticRead) {
@@ -69,12 +73,12 @@ export async function readContent(request: ContentRequest, deadline: Deadline): 
   let content = readStatically ? extractContent(html!, url, request.scope, "static") : null;
   if (content === null) {
     const read = await readInBrowser(url !== null ? { kind: "url", url } : { kind: "html", html: html! }, request.page, request.screenshot, deadline);
-    ({ html, url, capture } = read);
+    ({ html, url, capture, incomplete } = read);
     content = extractContent(read.html, url, request.scope, "rendered");
   }
   if (html === null || content === null) throw new AppError("INTERNAL_ERROR", "The page could not be read.");
   // A document sent as HTML has no address: no favicon is guessed for it.
   const metadata = url === null ? { ...metadataOf(html, NO_BASE), favicon: "" } : metadataOf(html, url);
   const data = request.extract ? extractFields(visible(html, readStatically ? "static" : "rendered"), request.extract) : null;
-  return { content, url, title: metadata.title, metadata, rendered: !readStatically, data, capture };
+  return { content, url, title: metadata.title, metadata, rendered: !readStatically, data, capture, incomplete };
 }

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { readContent } from "../content/page.js";
 import type { Deadline } from "../deadline.js";
 import type { Capture } from "../render/capture.js";
-import { deliverSnapshot } from "./deliver.js";
+import { deliverSnapshot, incompleteHeader } from "./deliver.js";
 import { type HttpResponse, json } from "./responses.js";
 import { contentPageOptions, type contentRequest } from "./schemas.js";
 
@@ -28,11 +28,14 @@ export async function contentBody<T>(
     ...(page.data ? { data: page.data } : {}),
     ...(page.capture ? { screenshot: await storeImage(page.capture) } : {}),
     rendered: page.rendered,
+    ...(page.incomplete ? { incomplete: page.incomplete } : {}),
     // About four characters a token in English prose: an agent's budget, not a bill.
     tokens: Math.ceil(content.length / 4),
   };
 }
 
 /** The answer of POST /api/v1/content (and the MCP tools read_page and scrape) for a validated body. */
-export const contentAnswer = async (body: Parameters<typeof contentBody>[0], deadline: Deadline): Promise<HttpResponse> =>
-  json(await contentBody(body, deadline, deliverSnapshot));
+export async function contentAnswer(body: Parameters<typeof contentBody>[0], deadline: Deadline): Promise<HttpResponse> {
+  const answer = await contentBody(body, deadline, deliverSnapshot);
+  return json(answer, 200, incompleteHeader({ incomplete: answer.incomplete ?? null }));
+}

@@ -28,6 +28,7 @@ export async function deliverCapture(
   const extension = EXTENSIONS[capture.format];
   const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs), ...extraHeaders };
   if (capture.truncated) headers["X-Truncated"] = "true";
+  Object.assign(headers, incompleteHeader(capture));
   const store = async () => downloadLink(await storeOutput(capture.body, capture.contentType, extension));
   const base64Bytes = Math.ceil(capture.body.length / 3) * 4;
   const fitsInline = capture.body.length <= config.INLINE_LIMIT_BYTES && base64Bytes <= MAX_INLINE_ANSWER_BYTES;
@@ -68,6 +69,10 @@ function cacheControl(publicFor: number, linked: boolean): string {
   return linked ? `public, max-age=${seconds}` : `public, max-age=${seconds}, immutable`;
 }
 
+/** The header that says a capture shows its page as it stood at the page-load limit. */
+export const incompleteHeader = ({ incomplete }: { incomplete: string | null }): Record<string, string> =>
+  incomplete ? { "X-Capture-Incomplete": incomplete } : {};
+
 /** What docs/api.md's JSON envelope says of a capture, besides its bytes. */
 export function envelopeOf(capture: Capture) {
   return {
@@ -81,6 +86,7 @@ export function envelopeOf(capture: Capture) {
     title: capture.title,
     truncated: capture.truncated,
     ...(capture.clip ? { clip: capture.clip } : {}),
+    ...(capture.incomplete ? { incomplete: capture.incomplete } : {}),
     renderMs: capture.renderMs,
   };
 }
@@ -105,6 +111,7 @@ export async function deliverForTool(capture: Capture, origin: string, extraHead
   const shown = preview && { mimeType: "image/jpeg", data: preview.data.toString("base64"), width: preview.width, height: preview.height };
   return json({ downloadUrl: link, expiresAt, ...envelopeOf(capture), preview: shown }, 200, {
     "X-Render-Ms": String(capture.renderMs),
+    ...incompleteHeader(capture),
     ...extraHeaders,
   });
 }

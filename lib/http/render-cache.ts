@@ -122,7 +122,8 @@ export async function renderThrough(slot: CacheSlot | null, render: () => Promis
     return { capture: await render(), headers: { "X-Cache": "MISS" } };
   }
   const capture = await render();
-  if (slot?.state === "lead") await upload(slot, capture);
+  // A page captured as it stood at the limit is not kept: the next request tries it again.
+  if (slot?.state === "lead") await (capture.incomplete ? closeCache(slot) : upload(slot, capture));
   return { capture, headers: slot ? { "X-Cache": "MISS" } : {} };
 }
 

@@ -60,6 +60,10 @@ const envelope = {
   title: z.string(),
   truncated: z.boolean(),
   clip: clip.optional(),
+  incomplete: z
+    .enum(["load-timeout"])
+    .optional()
+    .describe("present when the page's load event never came: the capture shows the page as it stood at the page-load limit (it had painted content)"),
   renderMs: z.number().int(),
 };
 
@@ -290,5 +294,6 @@ export const contentResponse = z.object({
     .optional()
     .describe("with screenshot: the render's JSON envelope, its output behind a presigned link"),
   rendered: z.boolean().describe("whether a browser ran the page's scripts"),
+  incomplete: envelope.incomplete,
   tokens: z.number().int().describe("an estimate of the content's tokens (about 4 characters each)"),
 });

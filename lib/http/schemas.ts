@@ -241,7 +241,7 @@ const renderFields = {
   frame: oneOf(["browser", "phone", "tablet", "laptop", "none"]).default("browser"),
   blockCookieBanners: boolean().default(false),
   waitForSelector: cssSelector().optional(),
-  waitUntil: oneOf(["load", "domcontentloaded", "networkidle"]).default("load"),
+  waitUntil: oneOf(["load", "domcontentloaded", "networkidle"]).optional(),
   selector: cssSelector().optional(),
   clip: z
     .strictObject(

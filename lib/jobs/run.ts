@@ -78,10 +78,18 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
     const outputKey = outputKeyOf(jobId, index, "json");
     const json = Buffer.from(JSON.stringify(answer));
     await putObject(outputKey, json, "application/json");
-    const { url, title, rendered, tokens } = answer;
+    const { url, title, rendered, tokens, incomplete } = answer;
     return {
       outputKey,
-      result: { url, title, rendered, tokens, format: body.format, ...(answer.screenshot ? { screenshot: answer.screenshot } : {}) },
+      result: {
+        url,
+        title,
+        rendered,
+        ...(incomplete ? { incomplete } : {}),
+        tokens,
+        format: body.format,
+        ...(answer.screenshot ? { screenshot: answer.screenshot } : {}),
+      },
       imageKey,
       output: { body: json, contentType: "application/json" },
     };

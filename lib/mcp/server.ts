@@ -204,6 +204,7 @@ function rendered({ preview, ...output }: Rendered): CallToolResult {
   const summary = [
     `${output.format.toUpperCase()} ${output.width}x${output.height} px, ${output.bytes} bytes${output.title ? ` of "${output.title}"` : ""}${output.url ? ` (${output.url})` : ""}.`,
     preview ? `Preview: ${preview.width}x${preview.height} JPEG${cropped ? " (the top of the page)" : ""}.` : "",
+    output.incomplete ? "The page's load event never came: captured as it stood at the page-load limit." : "",
     `Full resolution until ${output.expiresAt}: ${output.downloadUrl}`,
   ].filter(Boolean);
   return {

@@ -8,7 +8,7 @@ import { guardFailure, invalidUrl } from "./errors.js";
 import { applyRequestControls } from "./guard/requests.js";
 import { maxCaptureHeight } from "./limits.js";
 import type { CaptureOptions, Clip, OutputFormat, RenderSource } from "./options.js";
-import { type LoadedPage, withLoadedPage } from "./page-load.js";
+import { type Incomplete, type LoadedPage, withLoadedPage } from "./page-load.js";
 import { isPaged } from "./pdf.js";
 import { type Settled, settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
@@ -36,6 +36,8 @@ export interface Capture {
   /** The part captured (selector's element or clip), in CSS px of the document; null for the viewport or full page. */
   readonly clip: Clip | null;
   readonly renderMs: number;
+  /** Set when the page was captured as it stood at the page-load limit, its `load` never having come. */
+  readonly incomplete: Incomplete | null;
 }
 
 /** A page loaded and settled as `options` ask, ready to be captured or read. */
@@ -133,6 +135,7 @@ export async function captureSettled({ loaded, settled, viewport, started }: Set
     truncated: isPaged(options) ? shot.truncated === true : settled.truncated,
     clip,
     renderMs: Date.now() - started,
+    incomplete: loaded.incomplete,
   };
 }
 

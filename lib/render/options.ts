@@ -45,7 +45,8 @@ export interface CaptureOptions {
   readonly frame: MockupFrame;
   readonly blockCookieBanners: boolean;
   readonly waitForSelector?: string | undefined;
-  readonly waitUntil: WaitUntil;
+  /** Absent: the `load` event, or the page as it stands at the page-load limit when it painted content. */
+  readonly waitUntil?: WaitUntil | undefined;
   // Page controls (lib/render/controls.ts; docs/api.md, "Page controls").
   /** Capture only the first element matching this selector (its border box). */
   readonly selector?: string | undefined;

@@ -14,8 +14,26 @@ const CAPTURE_RESERVE_MS = 3_000;
 // What puppeteer says when the page navigated away under an evaluation or a capture.
 const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id|frame got detached|Not attached to an active page/i;
 
-/** A page that reached its `load` event, with what the steps after loading need. */
+/**
+ * Why a page is captured as it stood rather than loaded: its `load` event never came within the
+ * page-load limit, but its document had painted content (docs/api.md, "What a render does").
+ */
+export type Incomplete = "load-timeout";
+
+/** Time to ask a page whose load timed out whether it painted (a page whose scripts never yield does not answer). */
+const PAINTED_CHECK_MS = 1_000;
+
+/**
+ * What counts as content: the browser's own first contentful paint in the main frame's document
+ * (text, an image, a non-blank canvas or SVG drawn). A document that never committed, or that
+ * drew nothing (a blank page, or one an anti-flicker snippet still hides), has none.
+ */
+const PAINTED = `performance.getEntriesByName("first-contentful-paint").length > 0`;
+
+/** A page that reached its `load` event (or the limit, with content), with what the steps after loading need. */
 export interface LoadedPage extends PageSession {
+  /** Set when the page is captured as it stood at the page-load limit. */
+  readonly incomplete: Incomplete | null;
   /** ms left of the page-load limit (may be negative once it has run out). */
   remaining(): number;
   /** The page-load limit in whole seconds, for messages. */
@@ -42,20 +60,29 @@ export interface LoadedPage extends PageSession {
 const pageLoadBudget = (deadline: Deadline, slotAt: number) =>
   Math.min(pageLoadLimit(deadline, config.PAGE_LOAD_TIMEOUT_MS), deadline.at - CAPTURE_RESERVE_MS - slotAt);
 
-/** Loads the source to its `load` event; a navigation failure or an HTTP error status becomes our error. */
+/**
+ * Loads the source to `waitUntil`; a navigation failure or an HTTP error status becomes our error.
+ * Without a `waitUntil` of the caller's, a page whose `load` never comes within the limit but that
+ * painted content is stopped where it stands and answered as incomplete.
+ */
 async function navigate(
   page: Page,
   guard: PageSession["guard"],
   source: RenderSource,
   budgetMs: number,
   loadSeconds: number,
-  waitUntil: WaitUntil,
-): Promise<() => string | undefined> {
+  waitUntil: WaitUntil | undefined,
+): Promise<{ lastDocument: () => string | undefined; incomplete: Incomplete | null }> {
   // "networkidle": at most 2 connections for 500 ms, so a page that holds a socket open still loads.
-  const event = waitUntil === "networkidle" ? "networkidle2" : waitUntil;
+  const event = waitUntil === "networkidle" ? "networkidle2" : (waitUntil ?? "load");
   let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
+  let documentStatus = 0;
+  const lastDocument = () => documentUrl;
   page.on("request", (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
+  });
+  page.on("response", (answer) => {
+    if (answer.request().isNavigationRequest() && answer.frame() === page.mainFrame()) documentStatus = answer.status();
   });
   let response: HTTPResponse | null = null;
   try {
@@ -72,18 +99,23 @@ async function navigate(
       throw new TimeoutError(`Navigation timeout of ${budgetMs} ms exceeded`);
     });
   } catch (error) {
-    throw translateNavigationError(error, documentUrl, guard, loadSeconds);
+    const painted = () => orTimeout(page.evaluate(PAINTED).then(Boolean), PAINTED_CHECK_MS, () => false).catch(() => false);
+    if (!(error instanceof TimeoutError) || waitUntil !== undefined || documentStatus >= 400 || !(await painted()))
+      throw translateNavigationError(error, documentUrl, guard, loadSeconds);
+    // What hangs (a third-party script, a frame) is stopped: the page stands as a visitor sees it.
+    await orTimeout(page.evaluate("window.stop()"), PAINTED_CHECK_MS, () => undefined).catch(() => undefined);
+    return { lastDocument, incomplete: "load-timeout" };
   }
   if (response && response.status() >= 400) {
     const refused = guardFailure(response.url(), guard);
     throw invalidUrl(refused ?? `${response.url()} answered HTTP ${response.status()}`);
   }
-  return () => documentUrl;
+  return { lastDocument, incomplete: null };
 }
 
 /**
  * Runs `prepare` on a fresh page (viewport, user agent, what must be in place before the first
- * request), loads `source` to `waitUntil` (its `load` event by default) within the page-load limit,
+ * request), loads `source` to `waitUntil` (its `load` event by default, or the limit when it painted) within the page-load limit,
  * then runs `fn` with the loaded page. The page
  * is closed whatever happens, and at once when the deadline's signal fires. Failures that are not
  * already ours become RENDER_ERROR.
@@ -93,7 +125,7 @@ export function withLoadedPage<P, T>(
   deadline: Deadline,
   prepare: (session: PageSession) => Promise<P>,
   fn: (loaded: LoadedPage, prepared: P) => Promise<T>,
-  waitUntil: WaitUntil = "load",
+  waitUntil?: WaitUntil,
 ): Promise<T> {
   return withPage(deadline.signal, async (session) => {
     const slotAt = Date.now();
@@ -102,7 +134,7 @@ export function withLoadedPage<P, T>(
     const loadSeconds = Math.round(budgetMs / 1000);
     const remaining = () => slotAt + budgetMs - Date.now();
     const prepared = await prepare(session);
-    const lastDocument = await navigate(session.page, session.guard, source, budgetMs, loadSeconds, waitUntil);
+    const { lastDocument, incomplete } = await navigate(session.page, session.guard, source, budgetMs, loadSeconds, waitUntil);
     const { page } = session;
     // A page whose scripts never yield (an endless loop after load) never answers an evaluation:
     // each may run until the page-load limit plus the capture's reserve, then the render times out.
@@ -122,7 +154,7 @@ export function withLoadedPage<P, T>(
       }
     };
     const evaluate = <R>(script: string) => settled(() => page.evaluate(script) as Promise<R>);
-    return fn({ ...session, remaining, loadSeconds, lastDocument, evaluate, settled }, prepared);
+    return fn({ ...session, incomplete, remaining, loadSeconds, lastDocument, evaluate, settled }, prepared);
   }).catch((error: unknown) => {
     throw translateRenderError(error);
   });

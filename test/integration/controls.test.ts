@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { describe, expect, inject, it } from "vitest";
+import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { canaryHits, decode, type ErrorBody, postJson, rgb } from "../helpers/api.js";
 
 const page = (query = "") => `${inject("fixtureUrl")}/controls${query}`;
@@ -138,13 +139,31 @@ describe("devices and loading", () => {
     expect(framed.headers.get("content-type")).toBe("image/png");
   });
 
-  it("waitUntil domcontentloaded captures a page whose load event never comes; load waits for it and times out", async () => {
+  it("a page whose load event never comes: captured at the page-load limit as it stands (incomplete, charged) when it painted content; 504 and free when not, or when the caller asked to wait", async () => {
     const never = `${inject("fixtureUrl")}/load-never-comes`;
-    const early = await postJson("/api/v1/screenshot", { url: never, width: 400, height: 300, deviceScaleFactor: 1, waitUntil: "domcontentloaded" });
+    const shot = (fields: Record<string, unknown>) => postJson("/api/v1/screenshot", { url: never, width: 400, height: 300, deviceScaleFactor: 1, ...fields });
+    const early = await shot({ waitUntil: "domcontentloaded" });
     expect(early.status).toBe(200);
+    expect(early.headers.get("x-capture-incomplete")).toBeNull();
     expect(colour(rgb(await decode(early), 10, 10))).toBe(RED);
-    const late = await postJson("/api/v1/screenshot", { url: never, width: 400, height: 300, deviceScaleFactor: 1 });
-    expect(late.status).toBe(504);
+    const started = Date.now();
+    const late = await shot({});
+    expect(late.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TEST_PAGE_LOAD_MS - 100);
+    expect(late.headers.get("x-capture-incomplete")).toBe("load-timeout");
+    expect(late.headers.get("x-charged-micro-usd")).toBe("5000");
+    expect(colour(rgb(await decode(late), 10, 10))).toBe(RED);
+    const envelope = (await (await shot({ responseFormat: "json" })).json()) as { incomplete?: string; width: number };
+    expect(envelope).toMatchObject({ incomplete: "load-timeout", width: 400 });
+    // Asked to wait for load: what never came is the answer.
+    const waited = await shot({ waitUntil: "load" });
+    expect(waited.status).toBe(504);
+    expect(((await waited.json()) as ErrorBody).error.code).toBe("RENDER_TIMEOUT");
+    expect(waited.headers.get("x-charged-micro-usd")).toBe("0");
+    // Nothing contentful painted (a red box alone): nothing to show.
+    const blank = await postJson("/api/v1/screenshot", { url: `${never}?blank=1`, width: 400, height: 300, deviceScaleFactor: 1 });
+    expect(blank.status).toBe(504);
+    expect(blank.headers.get("x-charged-micro-usd")).toBe("0");
     const idle = await render({ waitUntil: "networkidle" });
     expect(idle.status).toBe(200);
   });

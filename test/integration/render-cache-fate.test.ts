@@ -43,6 +43,7 @@ beforeAll(async () => {
     truncated: false,
     clip: null,
     renderMs: 1,
+    incomplete: null,
   };
   // The screenshot route's handler as functions/screenshot.ts writes it, with the hook around the render's end.
   handler = withHttp({ route: "screenshot", schema: screenshotRequest, access: paidAccess }, async ({ body, cache }) => {
