@@ -1,6 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import { deflateSync } from "node:zlib";
+import { antiFlickerPage } from "./anti-flicker-pages.js";
 import { contentPage } from "./content-pages.js";
 import { serveZoo, startZoo, stopZoo } from "./hostile-pages.js";
 import { metadataPage, serveHugePage } from "./metadata-pages.js";
@@ -404,11 +405,14 @@ export async function startFixtures(): Promise<Fixtures> {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits));
       return;
     }
-    const found = url.pathname.startsWith("/meta/")
-      ? metadataPage(url.pathname.slice(5))
-      : url.pathname.startsWith("/content/")
-        ? contentPage(url.pathname.slice(8), url.searchParams, request)
-        : page(url.pathname, url.searchParams, canaryUrl);
+    const flicker = url.pathname.startsWith("/anti-flicker/") ? antiFlickerPage(url.pathname.slice(14)) : null;
+    const found = flicker
+      ? { body: flicker }
+      : url.pathname.startsWith("/meta/")
+        ? metadataPage(url.pathname.slice(5))
+        : url.pathname.startsWith("/content/")
+          ? contentPage(url.pathname.slice(8), url.searchParams, request)
+          : page(url.pathname, url.searchParams, canaryUrl);
     if (found === "huge") {
       serveHugePage(response, url.searchParams, (bytes) => events.push(`huge-bytes=${bytes}`));
       return;

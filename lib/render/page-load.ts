@@ -1,6 +1,7 @@
 import { type HTTPResponse, type Page, TimeoutError } from "puppeteer-core";
 import { config } from "../config.js";
 import { type Deadline, orTimeout, pageLoadLimit } from "../deadline.js";
+import { REVEAL } from "./anti-flicker.js";
 import { type PageSession, withPage } from "./browser.js";
 import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
 import type { RenderSource, WaitUntil } from "./options.js";
@@ -29,6 +30,10 @@ const PAINTED_CHECK_MS = 1_000;
  * drew nothing (a blank page, or one an anti-flicker snippet still hides), has none.
  */
 const PAINTED = `performance.getEntriesByName("first-contentful-paint").length > 0`;
+
+/** Resolves once the page's first contentful paint is recorded, or 600 ms have passed (frames are drawn and timed asynchronously). */
+const AFTER_A_FRAME = `new Promise((resolve) => { const until = performance.now() + 600;
+  const check = () => (${PAINTED} || performance.now() > until ? resolve() : setTimeout(check, 16)); check(); })`;
 
 /** A page that reached its `load` event (or the limit, with content), with what the steps after loading need. */
 export interface LoadedPage extends PageSession {
@@ -99,7 +104,9 @@ async function navigate(
       throw new TimeoutError(`Navigation timeout of ${budgetMs} ms exceeded`);
     });
   } catch (error) {
-    const painted = () => orTimeout(page.evaluate(PAINTED).then(Boolean), PAINTED_CHECK_MS, () => false).catch(() => false);
+    // An anti-flicker snippet still hiding the page is ended first, and the page given a frame to paint.
+    const painted = () =>
+      orTimeout(page.evaluate(`${REVEAL}, ${AFTER_A_FRAME}.then(() => ${PAINTED})`).then(Boolean), PAINTED_CHECK_MS, () => false).catch(() => false);
     if (!(error instanceof TimeoutError) || waitUntil !== undefined || documentStatus >= 400 || !(await painted()))
       throw translateNavigationError(error, documentUrl, guard, loadSeconds);
     // What hangs (a third-party script, a frame) is stopped: the page stands as a visitor sees it.

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { HTTPRequest, Page } from "puppeteer-core";
 import { TimeoutError } from "puppeteer-core";
+import { REVEAL } from "./anti-flicker.js";
 import { applyControls } from "./controls.js";
 import { type ConsentState, dismissCookieBanners } from "./cookie-banners.js";
 import { renderTimeout } from "./errors.js";
@@ -8,7 +9,7 @@ import type { CaptureOptions } from "./options.js";
 import type { LoadedPage } from "./page-load.js";
 
 // Settling: what happens between the `load` event and the capture (docs/api.md, "What a render
-// does"): network quiet, web fonts, cookie banners, the page controls (styles, click, script),
+// does"): network quiet, web fonts, anti-flicker snippets revealed, cookie banners, the page controls (styles, click, script),
 // waitForSelector, delay, and for a full page one
 // scroll through it so lazy content loads. All within the page-load limit.
 
@@ -99,6 +100,8 @@ export async function settle(
   const { page, remaining, loadSeconds, evaluate } = loaded;
   await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
   await Promise.race([evaluate(FONTS_READY), sleep(Math.max(0, Math.min(FONTS_CAP_MS, remaining())))]);
+  // An A/B-testing tool's script that has not come by now is not waited for: its snippet's hiding goes.
+  await evaluate(REVEAL);
   if (consent) await dismissCookieBanners(page, consent, Math.max(0, remaining()));
   await applyControls(loaded, (capMs, since) => requests.quiet(capMs, since), options);
   if (options.waitForSelector) {

@@ -152,10 +152,18 @@ describe("upstream answers that are not HTTP", () => {
 });
 
 describe("upstream servers that stall or flood", () => {
-  it.each(["slowloris", "slow-body", "hang"])("%s: RENDER_TIMEOUT at the page-load limit, free; metadata within its deadline", async (name) => {
+  it.each(["slowloris", "hang"])("%s: RENDER_TIMEOUT at the page-load limit, free; metadata within its deadline", async (name) => {
     await expectRender(() => shoot(zoo(name)), ["504 RENDER_TIMEOUT"]);
-    // A document that never ends may still have said enough for metadata (slow-body's first bytes).
-    await expectMetadata(zoo(name), [200, 504]);
+    await expectMetadata(zoo(name), [504]);
+  });
+
+  it("slow-body: a document that never ends but painted what came is captured as it stood at the page-load limit (incomplete, charged)", async () => {
+    const res = await expectRender(() => shoot(zoo("slow-body")), ["200"]);
+    expect(res.headers.get("x-capture-incomplete")).toBe("load-timeout");
+    expect(res.headers.get("x-charged-micro-usd")).toBe("5000");
+    expect(rgb(await decode(res), 10, 10)).toEqual({ r: 0, g: 255, b: 0 });
+    // What it said so far may be enough for metadata.
+    await expectMetadata(zoo("slow-body"), [200, 504]);
   });
 
   it("a 1 GB body: the guard's byte limit (or the page-load limit) ends the render; the server never sends it all", async () => {

@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { describe, expect, inject, it } from "vitest";
+import { ANTI_FLICKER_SNIPPETS } from "../../dev/harness/anti-flicker-pages.js";
 import { TEST_PAGE_LOAD_MS } from "../global-setup.js";
 import { canaryHits, decode, type ErrorBody, postJson, rgb } from "../helpers/api.js";
 
@@ -166,6 +167,30 @@ describe("devices and loading", () => {
     expect(blank.headers.get("x-charged-micro-usd")).toBe("0");
     const idle = await render({ waitUntil: "networkidle" });
     expect(idle.status).toBe(200);
+  });
+});
+
+describe("anti-flicker snippets", () => {
+  const shot = (name: string) =>
+    postJson("/api/v1/screenshot", { url: `${inject("fixtureUrl")}/anti-flicker/${name}`, width: 400, height: 300, deviceScaleFactor: 1 });
+
+  it.each(Object.keys(ANTI_FLICKER_SNIPPETS))(
+    "%s: the page its snippet hides is revealed when the tool's script has not come, without waiting out the snippet's 20 s",
+    async (vendor) => {
+      const started = Date.now();
+      const res = await shot(vendor);
+      expect(res.status).toBe(200);
+      expect(colour(rgb(await decode(res), 10, 10))).toBe(RED);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      // VWO loads its own library, which never answers: the page's load never comes either.
+      expect(res.headers.get("x-capture-incomplete")).toBe(vendor === "vwo" ? "load-timeout" : null);
+    },
+  );
+
+  it("a page that hides itself with its own CSS (no vendor's marker) stays as it is", async () => {
+    const res = await shot("own");
+    expect(res.status).toBe(200);
+    expect(colour(rgb(await decode(res), 10, 10))).toBe(WHITE);
   });
 });
 

@@ -165,7 +165,7 @@ describe("DynamoDB Local stopped during a request", () => {
     const before = (await usage()).balance_micro_usd;
     const pid = dynamodbPid();
     // A page that never loads: charged, then RENDER_TIMEOUT at the 3 s page-load limit, when the refund finds the table stopped.
-    const answer = post("/api/v1/screenshot", { url: fixture("/hang") }, { authorization: `Bearer ${key}` });
+    const answer = post("/api/v1/screenshot", { url: fixture("/zoo/hang") }, { authorization: `Bearer ${key}` });
     await sleep(1_000);
     process.kill(pid, "SIGSTOP");
     let res: Response;

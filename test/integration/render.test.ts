@@ -124,7 +124,7 @@ describe("screenshot output", () => {
 
 describe("render errors", () => {
   it("gives RENDER_TIMEOUT for a page that never finishes loading", async () => {
-    const res = await shoot({ url: fixture("/hang") });
+    const res = await shoot({ url: fixture("/zoo/hang") });
     expect(res.status).toBe(504);
     expect(((await res.json()) as ErrorBody).error).toEqual({
       code: "RENDER_TIMEOUT",
@@ -184,7 +184,7 @@ describe("render errors", () => {
       // A profile left behind by a process that no longer exists: the relaunch must sweep it away.
       const stale = path.join(tmpdir(), "shotline-chrome-4194303");
       mkdirSync(stale, { recursive: true });
-      const pending = shootHere({ url: fixture("/hang") });
+      const pending = shootHere({ url: fixture("/zoo/hang") });
       // The page browser of that stack (its profile folder is named after the stack's pid), once it
       // runs and has the page (a fixed wait was too short on a busy machine).
       const browserPids = () => {
