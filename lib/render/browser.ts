@@ -108,9 +108,12 @@ interface ChromiumRuntime {
  * our fonts (the fonts layer on Lambda, built into the temp dir elsewhere), so local output matches
  * Lambda's rather than the machine's fonts.
  */
+/** Where our fonts are: the fonts layer on Lambda, built into the temp dir elsewhere. */
+export const ourFontsDir = () => config.FONTS_DIR ?? path.join(tmpdir(), "shotline-fonts", "fonts");
+
 async function prepareChromium(): Promise<ChromiumRuntime> {
   const fontsRoot = path.join(tmpdir(), "shotline-fonts");
-  const ourFonts = config.FONTS_DIR ?? path.join(fontsRoot, "fonts");
+  const ourFonts = ourFontsDir();
   if (!config.FONTS_DIR) buildFonts(ourFonts);
   const configured = config.CHROMIUM_BIN_DIR;
   const layer = configured && isPacked(configured) ? configured : localLayer(configured);

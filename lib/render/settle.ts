@@ -5,6 +5,7 @@ import { REVEAL } from "./anti-flicker.js";
 import { applyControls } from "./controls.js";
 import { type ConsentState, dismissCookieBanners } from "./cookie-banners.js";
 import { renderTimeout } from "./errors.js";
+import { hanByLanguage, MIXED_HAN_FORMS } from "./han.js";
 import type { CaptureOptions } from "./options.js";
 import type { LoadedPage } from "./page-load.js";
 
@@ -99,9 +100,12 @@ export async function settle(
 ): Promise<Settled> {
   const { page, remaining, loadSeconds, evaluate } = loaded;
   await requests.quiet(Math.min(NETWORK_QUIET_CAP_MS, remaining()));
-  await Promise.race([evaluate(FONTS_READY), sleep(Math.max(0, Math.min(FONTS_CAP_MS, remaining())))]);
   // An A/B-testing tool's script that has not come by now is not waited for: its snippet's hiding goes.
   await evaluate(REVEAL);
+  // A page that mixes languages in Han draws each element's in its language's forms.
+  const forms = await evaluate<string[]>(MIXED_HAN_FORMS);
+  if (forms.length > 0) await evaluate(hanByLanguage(forms));
+  await Promise.race([evaluate(FONTS_READY), sleep(Math.max(0, Math.min(FONTS_CAP_MS, remaining())))]);
   if (consent) await dismissCookieBanners(page, consent, Math.max(0, remaining()));
   await applyControls(loaded, (capMs, since) => requests.quiet(capMs, since), options);
   if (options.waitForSelector) {

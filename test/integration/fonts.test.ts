@@ -80,6 +80,25 @@ describe("writing systems", () => {
     // A page that names no language gets the Simplified forms, as before.
     expect(await han("en")).toBe(cn);
   });
+
+  it("draws Han by each element's language on a page that mixes them, whichever comes first", async () => {
+    // One row per language (96 px glyphs in 100 px rows) on an English page; each row cut out by its place.
+    const rowsOf = async (langs: readonly string[]) => {
+      const html = `<html lang="en"><body style="margin:0;background:#fff">${langs.map((lang) => `<div style="font-size:96px;line-height:100px;height:100px"><span lang="${lang}">骨直角</span></div>`).join("")}</body></html>`;
+      const image = await decode(await shootHtml({ html, width: MIN_WIDTH, height: 100 * langs.length, deviceScaleFactor: 1 }));
+      const { data, width } = image.bitmap;
+      return Object.fromEntries(langs.map((lang, i) => [lang, data.subarray(i * 100 * width * 4, (i + 1) * 100 * width * 4).toString("base64")]));
+    };
+    const langs = ["ja", "zh-CN", "zh-TW", "ko"];
+    const forward = await rowsOf(langs);
+    const backward = await rowsOf([...langs].reverse());
+    expect(forward.ja).not.toBe(forward["zh-CN"]);
+    expect(forward["zh-TW"]).not.toBe(forward["zh-CN"]);
+    expect(forward["zh-TW"]).not.toBe(forward.ja);
+    expect(forward.ko).not.toBe(forward["zh-CN"]);
+    // The order on the page changes nothing: the first drawn no longer decides for the others.
+    for (const lang of langs) expect(backward[lang], lang).toBe(forward[lang]);
+  });
 });
 
 describe("font families", () => {

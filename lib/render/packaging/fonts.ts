@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { renameFamily, sfntCollection, woff2ToSfnt, woffToSfnt } from "./woff.js";
+import { codepoints, renameFamily, sfntCollection, woff2ToSfnt, woffToSfnt } from "./woff.js";
 
 // Lambda has almost no fonts (@sparticuz/chromium brings Open Sans only): most of the world's text
 // would be blank. We ship, from npm, fonts for every major writing system, the core web fonts'
@@ -24,6 +24,25 @@ interface FontSource {
   readonly collection?: string;
   /** The family as the files name it, and the name it ships under (renameFamily in woff.ts says why). */
   readonly rename?: readonly [from: string, to: string];
+  /** Name each file's face uniquely and list it with its code points in HAN_FACES (lib/render/han.ts). */
+  readonly faces?: boolean;
+}
+
+/** The manifest of the CJK families' faces in the fonts folder: family -> [{ PostScript name, CSS unicode-range }]. */
+export const HAN_FACES = "han-faces.json";
+
+/** Code points as a CSS unicode-range ("U+4e00-4e05,U+4e08"). */
+function unicodeRange(points: readonly number[]): string {
+  const sorted = [...new Set(points)].sort((a, b) => a - b);
+  const ranges: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    const hex = (n: number) => n.toString(16);
+    ranges.push(i === j ? `U+${hex(sorted[i]!)}` : `U+${hex(sorted[i]!)}-${hex(sorted[j]!)}`);
+    i = j + 1;
+  }
+  return ranges.join(",");
 }
 
 /** The subset of a Noto family that holds its script, regular and bold (Skia draws other weights from these). */
@@ -55,8 +74,9 @@ const cjk = (family: string, source: "jfcherng" | "fontsource"): FontSource =>
         files: new RegExp(`^${family.replaceAll("-", "_")}_regular/[^/]+\\.woff2$`),
         collection: `${family}.ttc`,
         rename: [`${familyName(family)} Thin`, familyName(family)],
+        faces: true,
       }
-    : { pkg: `@fontsource/${family}`, files: new RegExp(`^files/${family}-\\d+-400-normal\\.woff$`), collection: `${family}.ttc` };
+    : { pkg: `@fontsource/${family}`, files: new RegExp(`^files/${family}-\\d+-400-normal\\.woff$`), collection: `${family}.ttc`, faces: true };
 
 /** Google's core-font substitutes, whole TrueType files: regular, bold and their italics. */
 const core = (family: string): FontSource => ({
@@ -121,8 +141,8 @@ const filesUnder = (dir: string): string[] =>
 /** Converts (or copies) the shipped fonts into `outDir` as TrueType files and collections (skipped when already built for these packages). */
 export function buildFonts(outDir: string): void {
   const stamp = FONT_SOURCES.map(
-    ({ pkg, files, drop, collection, rename }) =>
-      `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version} ${files.source} ${drop?.join(",") ?? ""} ${collection ?? ""} ${rename?.join(">") ?? ""}`,
+    ({ pkg, files, drop, collection, rename, faces }) =>
+      `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version} ${files.source} ${drop?.join(",") ?? ""} ${collection ?? ""} ${rename?.join(">") ?? ""} ${faces ? "faces" : ""}`,
   ).join("\n");
   const stampFile = path.join(outDir, ".built");
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
@@ -135,15 +155,20 @@ export function buildFonts(outDir: string): void {
     renameSync(`${target}.tmp`, target);
     built.add(name);
   };
-  for (const { pkg, files, drop, collection, rename } of FONT_SOURCES) {
+  const faces: Record<string, { postscript: string; ranges: string }[]> = {};
+  for (const { pkg, files, drop, collection, rename, faces: named } of FONT_SOURCES) {
     const dir = packageDir(pkg);
+    const family = familyName(pkg.replace(/^@fontsource\//, ""));
     const fonts = filesUnder(dir)
       .filter((f) => files.test(f))
       .sort()
-      .map((file) => {
+      .map((file, index) => {
         const source = readFileSync(path.join(dir, file));
         const converted = file.endsWith(".woff") ? woffToSfnt(source, drop) : file.endsWith(".woff2") ? woff2ToSfnt(source) : source;
-        const font = rename ? renameFamily(converted, ...rename) : converted;
+        const [from, to] = rename ?? [family, family];
+        const face = named ? { full: `${family} Face ${index}`, postscript: `${family.replaceAll(" ", "")}-Face${index}` } : undefined;
+        if (face) faces[family] = [...(faces[family] ?? []), { postscript: face.postscript, ranges: unicodeRange(codepoints(converted)) }];
+        const font = rename || face ? renameFamily(converted, from, to, face) : converted;
         return { name: path.basename(file).replace(/\.woff2?$/, ".ttf"), font };
       });
     if (collection) write(collection, sfntCollection(fonts.map(({ font }) => font)));
@@ -151,6 +176,7 @@ export function buildFonts(outDir: string): void {
   }
   // Fonts of an earlier build that this one does not make (another process building now makes the same set).
   for (const name of readdirSync(outDir)) if (/\.tt[fc]$/.test(name) && !built.has(name)) rmSync(path.join(outDir, name), { force: true });
+  write(HAN_FACES, Buffer.from(JSON.stringify(faces)));
   writeFileSync(stampFile, stamp);
 }
 

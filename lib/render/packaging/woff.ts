@@ -110,9 +110,10 @@ export function sfntCollection(fonts: readonly Buffer[]): Buffer {
  * Renames a font's family in its name table: `from` becomes `to` in every name, and so do their
  * PostScript forms (without spaces). Google Fonts' slices of a variable font keep the names of its
  * default instance ("Noto Sans JP Thin") on the regular weight's outlines; fontconfig and a page's
- * `font-family` know the family by its name.
+ * `font-family` know the family by its name. With `face`, the face's own names (unique, full and
+ * PostScript: CSS `local()` finds a face by them) become these.
  */
-export function renameFamily(font: Buffer, from: string, to: string): Buffer {
+export function renameFamily(font: Buffer, from: string, to: string, face?: { readonly full: string; readonly postscript: string }): Buffer {
   const tables = Array.from({ length: font.readUInt16BE(4) }, (_, i): Table => {
     const record = 12 + i * 16;
     const offset = font.readUInt32BE(record + 8);
@@ -133,7 +134,8 @@ export function renameFamily(font: Buffer, from: string, to: string): Buffer {
     // Windows and Unicode names are UTF-16BE; Macintosh names (Roman) are one byte a character.
     const wide = platform === 0 || platform === 3;
     const decoded = wide ? Buffer.from(text).swap16().toString("utf16le") : text.toString("latin1");
-    const renamed = replace(decoded);
+    const id = records.readUInt16BE(r * 12 + 6);
+    const renamed = face && id === 4 ? face.full : face && (id === 3 || id === 6) ? face.postscript : replace(decoded);
     if (renamed !== decoded) text = wide ? Buffer.from(renamed, "utf16le").swap16() : Buffer.from(renamed, "latin1");
     records.writeUInt16BE(text.length, r * 12 + 8);
     records.writeUInt16BE(at, r * 12 + 10);
@@ -148,6 +150,44 @@ export function renameFamily(font: Buffer, from: string, to: string): Buffer {
   const data = Buffer.concat([header, records, ...strings]);
   tables[index] = tableOf(tables[index]!.tag, data);
   return sfnt(font.readUInt32BE(0), tables);
+}
+
+/** The code points a font maps to glyphs (its cmap's Unicode subtable of format 12, or else 4). */
+export function codepoints(font: Buffer): number[] {
+  const directory = Array.from({ length: font.readUInt16BE(4) }, (_, i) => 12 + i * 16);
+  const record = directory.find((at) => font.readUInt32BE(at) === tagNumber("cmap"));
+  if (record === undefined) throw new Error("a font without a cmap table");
+  const cmap = font.subarray(font.readUInt32BE(record + 8), font.readUInt32BE(record + 8) + font.readUInt32BE(record + 12));
+  const subtables = Array.from({ length: cmap.readUInt16BE(2) }, (_, i) => ({
+    platform: cmap.readUInt16BE(4 + i * 8),
+    encoding: cmap.readUInt16BE(6 + i * 8),
+    table: cmap.subarray(cmap.readUInt32BE(8 + i * 8)),
+  }));
+  const unicode = subtables.filter(({ platform, encoding }) => platform === 0 || (platform === 3 && (encoding === 1 || encoding === 10)));
+  const found: number[] = [];
+  const full = unicode.find(({ table }) => table.readUInt16BE(0) === 12);
+  if (full) {
+    const t = full.table;
+    for (let g = 0, groups = t.readUInt32BE(12); g < groups; g++)
+      for (let c = t.readUInt32BE(16 + g * 12), end = t.readUInt32BE(20 + g * 12); c <= end; c++) found.push(c);
+    return found;
+  }
+  const basic = unicode.find(({ table }) => table.readUInt16BE(0) === 4);
+  if (!basic) throw new Error("a font without a Unicode cmap of format 4 or 12");
+  const t = basic.table;
+  const segments = t.readUInt16BE(6) / 2;
+  for (let s = 0; s < segments; s++) {
+    const end = t.readUInt16BE(14 + s * 2);
+    const start = t.readUInt16BE(16 + segments * 2 + s * 2);
+    const delta = t.readInt16BE(16 + segments * 4 + s * 2);
+    const rangeAt = 16 + segments * 6 + s * 2;
+    const rangeOffset = t.readUInt16BE(rangeAt);
+    for (let c = start; c <= end && c !== 0xffff; c++) {
+      const glyph = rangeOffset === 0 ? (c + delta) & 0xffff : t.readUInt16BE(rangeAt + rangeOffset + (c - start) * 2);
+      if (glyph !== 0) found.push(c);
+    }
+  }
+  return found;
 }
 
 // ---- WOFF 2.0 ------------------------------------------------------------------------------------

@@ -42,7 +42,6 @@ describe("screenshot request", () => {
       shadow: true,
       frame: "browser",
       blockCookieBanners: false,
-      waitUntil: "load",
       hideSelectors: [],
       removeSelectors: [],
       reducedMotion: false,
@@ -267,7 +266,8 @@ describe("screenshot request", () => {
 describe("HTML screenshot request", () => {
   it("accepts every screenshot field except url, with the same defaults", () => {
     const parsed = validate(htmlScreenshotRequest, { html: "<h1>Hi</h1>", format: "jpeg", width: 800 });
-    expect(parsed).toMatchObject({ html: "<h1>Hi</h1>", format: "jpeg", width: 800, quality: 80, waitUntil: "load", hideSelectors: [] });
+    expect(parsed).toMatchObject({ html: "<h1>Hi</h1>", format: "jpeg", width: 800, quality: 80, hideSelectors: [] });
+    expect(parsed).not.toHaveProperty("waitUntil");
     expect(parsed.deviceScaleFactor, "the viewport's default (2, or the device's)").toBeUndefined();
     expect(rejection(htmlScreenshotRequest, { html: "<p>x</p>", url: URL_OK })).toMatch(/unknown field "url"/);
   });
