@@ -5,6 +5,7 @@ import { antiFlickerPage } from "./anti-flicker-pages.js";
 import { contentPage } from "./content-pages.js";
 import { serveZoo, startZoo, stopZoo } from "./hostile-pages.js";
 import { metadataPage, serveHugePage } from "./metadata-pages.js";
+import { realPage } from "./real-pages.js";
 
 // Pages served on 127.0.0.1 for render tests, and a "canary" server that the network guard must
 // keep every render away from: any connection it receives is a hole in the guard.
@@ -406,13 +407,16 @@ export async function startFixtures(): Promise<Fixtures> {
       return;
     }
     const flicker = url.pathname.startsWith("/anti-flicker/") ? antiFlickerPage(url.pathname.slice(14)) : null;
+    const real = url.pathname.startsWith("/real/") ? realPage(url.pathname.slice(6), `http://${request.headers.host}`) : null;
     const found = flicker
       ? { body: flicker }
-      : url.pathname.startsWith("/meta/")
-        ? metadataPage(url.pathname.slice(5))
-        : url.pathname.startsWith("/content/")
-          ? contentPage(url.pathname.slice(8), url.searchParams, request)
-          : page(url.pathname, url.searchParams, canaryUrl);
+      : real
+        ? { body: real }
+        : url.pathname.startsWith("/meta/")
+          ? metadataPage(url.pathname.slice(5))
+          : url.pathname.startsWith("/content/")
+            ? contentPage(url.pathname.slice(8), url.searchParams, request)
+            : page(url.pathname, url.searchParams, canaryUrl);
     if (found === "huge") {
       serveHugePage(response, url.searchParams, (bytes) => events.push(`huge-bytes=${bytes}`));
       return;
