@@ -59,7 +59,12 @@ const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.le
 
 /** F1, precision and recall of `extract` (HTML and URL to text) over the corpus, and each page's F1. */
 function scoreExtractor(corpus: ReturnType<typeof loadCorpus>, extract: (html: string, url: string) => string) {
-  const results = corpus.map((page) => matching(page.body, extract(page.html, page.url)));
+  return scoreTexts(corpus.map((page) => [page.body, extract(page.html, page.url)] as const));
+}
+
+/** F1, precision and recall over pages of [true article body, extracted text], and each page's F1 (evaluate.py's averages). */
+export function scoreTexts(pages: readonly (readonly [truth: string, predicted: string])[]) {
+  const results = pages.map(([truth, predicted]) => matching(truth, predicted));
   const p = mean(results.filter(([tp, fp]) => tp + fp > 0).map(precision));
   const r = mean(results.filter(([tp, , fn]) => tp + fn > 0).map(recall));
   const perPage = results.map((m) => {

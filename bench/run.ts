@@ -8,7 +8,8 @@
 // Then the filter engines' cold cost (bench/filter-lists.ts), output forms (bench/outputs.ts: WebP and
 // AVIF vs PNG, a full page in tiles vs one under the limit), metadata (bench/metadata.ts): our
 // extraction vs metascraper and open-graph-scraper, the render cache (bench/cache.ts), MCP vs REST
-// (bench/mcp.ts), main-content quality on real pages (bench/content-quality.ts) and content speed vs jsdom +
+// (bench/mcp.ts), main-content quality on real pages (bench/content-quality.ts), real pages with their
+// third parties unreachable vs a plain Chromium (bench/real-pages.ts), and content speed vs jsdom +
 // Readability + turndown and vs metadata through HTTP (bench/content-speed.ts), jobs through the
 // queue vs synchronous and their webhooks' lag (bench/jobs.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
 // Lambda cold start of the bundled render function vs @sparticuz/chromium's own (bench/cold-start.ts).
@@ -26,6 +27,7 @@ import { benchJobs } from "./jobs.js";
 import { benchMcp } from "./mcp.js";
 import { benchMetadata } from "./metadata.js";
 import { benchOutputs } from "./outputs.js";
+import { benchRealPages } from "./real-pages.js";
 import { type Sample, stats, writeResults } from "./stats.js";
 import { benchThroughput } from "./throughput.js";
 
@@ -41,7 +43,12 @@ async function main() {
   // Cold start: process start -> first PNG through the local stack (signup and credit included).
   const coldStart = Date.now();
   // Requests without a key (metadata_anonymous) are limited per client IP: all of the bench's are one IP.
-  const dev = spawnDev({ ALLOWED_PRIVATE_HOSTS: new URL(fixtures.baseUrl).host, LOG_LEVEL: "warn", RATE_LIMIT_PER_SECOND: "1000" });
+  // localhost: the fixtures' hosts that never answer (bench/real-pages.ts).
+  const dev = spawnDev({
+    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},localhost:${new URL(fixtures.baseUrl).port}`,
+    LOG_LEVEL: "warn",
+    RATE_LIMIT_PER_SECOND: "1000",
+  });
   // A scenario that fails ends the bench (process.exit below): its local stack must not outlive it.
   process.once("exit", () => dev.child.kill("SIGTERM"));
   const baseUrl = await new Promise<string>((resolve, reject) => {
@@ -147,6 +154,9 @@ async function main() {
   // Main-content quality on real pages with their true article bodies (bench/content-quality.ts).
   const content = benchContentQuality();
   Object.assign(results.ratios, content.ratios);
+  // Real pages with their third parties unreachable: the share a plain Chromium shows that the service answers with content (bench/real-pages.ts).
+  const realPages = await benchRealPages({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, browser });
+  Object.assign(results.ratios, realPages.ratios);
   // Content speed: the usual Node pipeline on the same pages, and content vs metadata through HTTP (bench/content-speed.ts).
   const contentSpeed = await benchContentSpeed({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, contentSpeed.ratios);
@@ -169,6 +179,7 @@ async function main() {
     outputs: outputs.results,
     metadata: metadata.results,
     content: content.results,
+    real_pages: realPages.results,
     content_speed: contentSpeed.results,
     jobs: jobs.results,
     mcp: mcp.results,
@@ -196,6 +207,9 @@ async function main() {
   metadata.print();
   console.log(
     `content: main-text F1 ${content.results.f1} (precision ${content.results.precision}, recall ${content.results.recall}) on ${content.results.pages} real pages with their true article bodies (target >= 0.96), ${content.results.ms_per_page} ms a page`,
+  );
+  console.log(
+    `real pages, third parties unreachable: ${realPages.results.served_with_content} of the ${realPages.results.shown_by_plain_chromium} a plain Chromium shows came back with content (real_pages_ok ${realPages.ratios.real_pages_ok}, target >= 0.99), ${realPages.results.captured_incomplete} of ${realPages.results.pages} captured at the page-load limit; failed ${JSON.stringify(realPages.results.failed_by_status)}; p50 ${realPages.results.p50_ms} ms; content rendered vs static on ${realPages.results.content.pages} of them: F1 ${realPages.results.content.rendered.f1} vs ${realPages.results.content.static.f1}, recall ${realPages.results.content.rendered.recall} vs ${realPages.results.content.static.recall} (rendered_vs_static_recall ${realPages.ratios.rendered_vs_static_recall})`,
   );
   contentSpeed.print();
   jobs.print();

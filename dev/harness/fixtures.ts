@@ -407,7 +407,9 @@ export async function startFixtures(): Promise<Fixtures> {
       return;
     }
     const flicker = url.pathname.startsWith("/anti-flicker/") ? antiFlickerPage(url.pathname.slice(14)) : null;
-    const real = url.pathname.startsWith("/real/") ? realPage(url.pathname.slice(6), `http://${request.headers.host}`) : null;
+    const real = url.pathname.startsWith("/real/")
+      ? realPage(url.pathname.slice(6), `http://${request.headers.host}`, url.searchParams.get("hang") !== "0")
+      : null;
     const found = flicker
       ? { body: flicker }
       : real

@@ -34,12 +34,18 @@ export function realArticle(id: string): string {
   return articles!.get(id) ?? "";
 }
 
-/** The page `id` of the corpus as served from `origin` (its third parties unreachable), or null. */
-export function realPage(id: string, origin: string): string | null {
+/**
+ * The page `id` of the corpus as served from `origin` (http://127.0.0.1:port; its third parties
+ * unreachable; with `hanging` false, every one refused at once), or null.
+ */
+export function realPage(id: string, origin: string, hanging = true): string | null {
   realPageIds();
   const html = pages!.get(id);
   if (html === undefined) return null;
-  return html.replace(ABSOLUTE, (_, host: string) => (hangs(host) ? `${origin}/zoo/hang?host=${host}&path=` : CLOSED));
+  // The hanging hosts are reached as localhost: a browser's connections to one host are few (6),
+  // and those that hang must not hold the ones that load pages from 127.0.0.1.
+  const hangAt = origin.replace("//127.0.0.1:", "//localhost:");
+  return html.replace(ABSOLUTE, (_, host: string) => (hanging && hangs(host) ? `${hangAt}/zoo/hang?host=${host}&path=` : CLOSED));
 }
 
 /**

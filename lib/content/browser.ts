@@ -79,9 +79,35 @@ const MARK_HIDDEN = `(() => {
   document.documentElement.append(override);
   const startX = window.scrollX, startY = window.scrollY;
   const width = window.innerWidth, height = window.innerHeight;
+  // Elements inside a fixed or sticky box: they cover what is under them in one place of a full-page capture only.
+  const fixedness = new Map();
+  const inFixed = (element) => {
+    if (!element || element === document.documentElement) return false;
+    let f = fixedness.get(element);
+    if (f === undefined) { f = /fixed|sticky/.test(style(element).position) || inFixed(element.parentElement); fixedness.set(element, f); }
+    return f;
+  };
+  // Whether text drawn by \`element\` over the backdrop \`under\` (bottom up, on the white canvas) can be read.
+  const readable = (element, under) => {
+    if (element.tagName === "IMG") return true;
+    const s = style(element);
+    if (s.textShadow !== "none" || parseFloat(s.webkitTextStrokeWidth) > 0) return true;
+    let backdrop = [255, 255, 255];
+    for (const below of under) {
+      if (hasImage(below)) return true;
+      const c = rgba(style(below).backgroundColor);
+      backdrop = blend(c, backdrop, c[3] * opacity(below));
+    }
+    const ink = rgba(s.webkitTextFillColor || s.color);
+    return contrast(blend(ink, backdrop, ink[3] * opacity(element)), backdrop) >= MIN_CONTRAST;
+  };
+  const ancestry = (element) => { const chain = []; for (let e = element; e; e = e.parentElement) chain.unshift(e); return chain; };
   const seenAt = (element, rectOf) => {
     let rect = rectOf();
     if (!rect || rect.width < 1 || rect.height < MIN_TEXT_PX) return false;
+    // Off the page (left of it, above it, past its end): nowhere to be seen.
+    const pageWidth = Math.max(document.documentElement.scrollWidth, width), pageHeight = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight, height);
+    if (rect.right + window.scrollX <= 0 || rect.bottom + window.scrollY <= 0 || rect.left + window.scrollX >= pageWidth || rect.top + window.scrollY >= pageHeight) return false;
     const probe = () => [rect.left + Math.min(rect.width / 2, 12), rect.top + rect.height / 2];
     let [x, y] = probe();
     if (x < width * 0.1 || x > width * 0.9 || y < height * 0.25 || y > height * 0.75) {
@@ -90,27 +116,18 @@ const MARK_HIDDEN = `(() => {
       if (!rect) return false;
       [x, y] = probe();
     }
-    if (x < 0 || y < 0 || x >= width || y >= height) return false;
+    // On the page but out of the window's reach (a scroll container, a page that locked its
+    // scrolling): judged by its colour on its ancestors' backgrounds, without a hit test.
+    if (x < 0 || y < 0 || x >= width || y >= height) return readable(element, ancestry(element));
     const stack = document.elementsFromPoint(x, y);
     const at = stack.indexOf(element);
     if (at < 0) return false;
     for (let i = 0; i < at; i++) {
       const above = stack[i];
-      if (element.contains(above) || above.contains(element)) continue;
+      if (element.contains(above) || above.contains(element) || inFixed(above)) continue;
       if (rgba(style(above).backgroundColor)[3] * opacity(above) >= 0.95) return false;
     }
-    if (element.tagName === "IMG") return true;
-    const s = style(element);
-    if (s.textShadow !== "none" || parseFloat(s.webkitTextStrokeWidth) > 0) return true;
-    // What is painted below the text: the backgrounds under it, bottom up, on the white canvas.
-    let backdrop = [255, 255, 255];
-    for (let i = stack.length - 1; i >= at; i--) {
-      if (hasImage(stack[i])) return true;
-      const c = rgba(style(stack[i]).backgroundColor);
-      backdrop = blend(c, backdrop, c[3] * opacity(stack[i]));
-    }
-    const ink = rgba(s.webkitTextFillColor || s.color);
-    return contrast(blend(ink, backdrop, ink[3] * opacity(element)), backdrop) >= MIN_CONTRAST;
+    return readable(element, stack.slice(at).reverse());
   };
   try {
     for (const element of elements) {

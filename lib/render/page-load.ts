@@ -21,6 +21,13 @@ const NAVIGATED = /Execution context was destroyed|Cannot find context with spec
  */
 export type Incomplete = "load-timeout";
 
+/**
+ * Without a `waitUntil` of the caller's, `load` is waited for until this long before the page-load
+ * limit (or half of a shorter limit): a page whose load never comes then still has the time to settle
+ * and be captured, which a busy machine needs for a heavy page.
+ */
+const INCOMPLETE_RESERVE_MS = 5_000;
+
 /** Time to ask a page whose load timed out whether it painted (a page whose scripts never yield does not answer). */
 const PAINTED_CHECK_MS = 1_000;
 
@@ -66,9 +73,11 @@ const pageLoadBudget = (deadline: Deadline, slotAt: number) =>
   Math.min(pageLoadLimit(deadline, config.PAGE_LOAD_TIMEOUT_MS), deadline.at - CAPTURE_RESERVE_MS - slotAt);
 
 /**
- * Loads the source to `waitUntil`; a navigation failure or an HTTP error status becomes our error.
- * Without a `waitUntil` of the caller's, a page whose `load` never comes within the limit but that
- * painted content is stopped where it stands and answered as incomplete.
+ * Loads the source to `waitUntil` within `budgetMs`; a navigation failure or an HTTP error status
+ * becomes our error. Without a `waitUntil` of the caller's, a page whose `load` has not come by
+ * INCOMPLETE_RESERVE_MS before the limit (or half of a shorter one) but that painted content is
+ * stopped where it stands and answered as incomplete; one that has not painted is waited for to
+ * the limit, and taken then if it painted meanwhile.
  */
 async function navigate(
   page: Page,
@@ -89,6 +98,9 @@ async function navigate(
   page.on("response", (answer) => {
     if (answer.request().isNavigationRequest() && answer.frame() === page.mainFrame()) documentStatus = answer.status();
   });
+  // An anti-flicker snippet still hiding the page is ended first, and the page given a frame to paint.
+  const painted = () =>
+    orTimeout(page.evaluate(`${REVEAL}, ${AFTER_A_FRAME}.then(() => ${PAINTED})`).then(Boolean), PAINTED_CHECK_MS, () => false).catch(() => false);
   let response: HTTPResponse | null = null;
   try {
     const loading: Promise<HTTPResponse | null> =
@@ -100,13 +112,16 @@ async function navigate(
             .then(() => null);
     // setContent writes the HTML with an evaluation that a script looping before `load` never lets
     // return, and puppeteer's timeout covers only the wait for `load`: the budget bounds both.
-    response = await orTimeout(loading, budgetMs, (): never => {
-      throw new TimeoutError(`Navigation timeout of ${budgetMs} ms exceeded`);
+    const waitFor = (ms: number) =>
+      orTimeout(loading, ms, (): never => {
+        throw new TimeoutError(`Navigation timeout of ${budgetMs} ms exceeded`);
+      });
+    const firstWaitMs = waitUntil === undefined ? Math.max(budgetMs / 2, budgetMs - INCOMPLETE_RESERVE_MS) : budgetMs;
+    response = await waitFor(firstWaitMs).catch(async (error: unknown) => {
+      if (!(error instanceof TimeoutError) || firstWaitMs === budgetMs || (await painted())) throw error;
+      return waitFor(budgetMs - firstWaitMs);
     });
   } catch (error) {
-    // An anti-flicker snippet still hiding the page is ended first, and the page given a frame to paint.
-    const painted = () =>
-      orTimeout(page.evaluate(`${REVEAL}, ${AFTER_A_FRAME}.then(() => ${PAINTED})`).then(Boolean), PAINTED_CHECK_MS, () => false).catch(() => false);
     if (!(error instanceof TimeoutError) || waitUntil !== undefined || documentStatus >= 400 || !(await painted()))
       throw translateNavigationError(error, documentUrl, guard, loadSeconds);
     // What hangs (a third-party script, a frame) is stopped: the page stands as a visitor sees it.
