@@ -101,12 +101,12 @@ const MARK_HIDDEN = `(() => {
     const ink = rgba(s.webkitTextFillColor || s.color);
     return contrast(blend(ink, backdrop, ink[3] * opacity(element)), backdrop) >= MIN_CONTRAST;
   };
+  const pageWidth = Math.max(document.documentElement.scrollWidth, width), pageHeight = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight, height);
   const ancestry = (element) => { const chain = []; for (let e = element; e; e = e.parentElement) chain.unshift(e); return chain; };
   const seenAt = (element, rectOf) => {
     let rect = rectOf();
     if (!rect || rect.width < 1 || rect.height < MIN_TEXT_PX) return false;
     // Off the page (left of it, above it, past its end): nowhere to be seen.
-    const pageWidth = Math.max(document.documentElement.scrollWidth, width), pageHeight = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight, height);
     if (rect.right + window.scrollX <= 0 || rect.bottom + window.scrollY <= 0 || rect.left + window.scrollX >= pageWidth || rect.top + window.scrollY >= pageHeight) return false;
     const probe = () => [rect.left + Math.min(rect.width / 2, 12), rect.top + rect.height / 2];
     let [x, y] = probe();
