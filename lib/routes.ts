@@ -151,8 +151,8 @@ const ROWS = [
     ...PRICED,
     uses: ["table", "bucket", "x402", "auto-topup-launch"],
   },
-  // A page as content (docs/api.md, "Content"): static when it can be, a browser for script shells,
-  // page controls and snapshots.
+  // A page as content (docs/api.md, "Content"): static when its HTML proves what a person sees, a
+  // browser for pages with scripts, page controls and snapshots.
   {
     id: "content",
     method: "POST",

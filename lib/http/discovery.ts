@@ -66,7 +66,7 @@ const DISCOVERABLE: Readonly<Record<string, Discoverable>> = {
   },
   content: {
     description:
-      "A web page as content for agents: its main content (or whole body) as Markdown, text or cleaned HTML, with its metadata and links; hidden text left out; a browser only for script-rendered pages or page controls. $0.002; with screenshot (content and image of one page load) the screenshot's price.",
+      "A web page as content for agents: its main content (or whole body) as Markdown, text or cleaned HTML, with its metadata and links; text a person could not see left out; a browser for pages with scripts or styles the static reader cannot prove, or page controls. $0.002; with screenshot (content and image of one page load) the screenshot's price.",
     schema: contentRequest,
     example: { url: "https://example.com", format: "markdown", links: true },
     output: CONTENT_EXAMPLE,

@@ -148,7 +148,7 @@ const OPERATIONS: Record<string, Json> = {
   content: {
     summary: "A page as content (Markdown, text, HTML)",
     description:
-      "The main content of a page (as a reader view keeps it: no navigation, footers, banners, ads or share bars) or its whole body, as Markdown, plain text or cleaned HTML, with its metadata and, with `links`, its links. Text a reader cannot see is left out. Static HTML when it holds the content, a browser when the page is a script shell (`render`) or a page control needs one. The page controls of a screenshot apply. $0.002; with `screenshot` (the content and an image of the same page load) the price of that screenshot: $0.005, or $0.01 as a mockup.",
+      "The main content of a page (as a reader view keeps it: no navigation, footers, banners, ads or share bars) or its whole body, as Markdown, plain text or cleaned HTML, with its metadata and, with `links`, its links. Text a reader cannot see is left out. Static HTML when it proves what a person sees (no scripts, styles it can evaluate), a browser otherwise (`render`) or when a page control needs one. The page controls of a screenshot apply. $0.002; with `screenshot` (the content and an image of the same page load) the price of that screenshot: $0.005, or $0.01 as a mockup.",
     parameters: [IDEMPOTENCY_KEY],
     requestBody: {
       required: true,

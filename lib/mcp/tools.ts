@@ -163,7 +163,7 @@ const contentTool = (
 const readPage = contentTool(
   "read_page",
   "Read a web page",
-  'Reads a web page (url) or an HTML document (html) as a reader would: its main content without navigation, footers, cookie banners, ads or share bars (scope: "page" for everything), as Markdown by default (format: "text" or "html"), with its metadata; links: true adds its links. Text hidden from readers (a known trick to smuggle instructions to agents) is left out. A browser runs only for pages drawn by scripts (render: "always" to force it).',
+  'Reads a web page (url) or an HTML document (html) as a reader would: its main content without navigation, footers, cookie banners, ads or share bars (scope: "page" for everything), as Markdown by default (format: "text" or "html"), with its metadata; links: true adds its links. Text hidden from readers (a known trick to smuggle instructions to agents) is left out. A browser runs for pages with scripts or styles the static HTML cannot prove (render: "always" to force it, "never" to read the static HTML only).',
   contentToolRequest,
   () => argumentsSchema(contentToolRequest),
 );
