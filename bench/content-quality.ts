@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
+import { Readability } from "@mozilla/readability";
+import { JSDOM, VirtualConsole } from "jsdom";
 import { mainText } from "../lib/content/extract.js";
 
 // Main-content quality on real pages with independent ground truth: the article extraction
@@ -10,6 +12,49 @@ import { mainText } from "../lib/content/extract.js";
 // of our text against the true article body, precision and recall averaged over pages.
 
 const CORPUS = path.join(path.dirname(fileURLToPath(import.meta.url)), "corpus", "article-extraction-benchmark");
+
+// A second corpus, held out from all tuning: the 257 article pages of the test split of WCXB (Murrough
+// Foley's Web Content eXtraction Benchmark, CC-BY-4.0, bench/corpus/wcxb-test-articles/), with their
+// main content and, for each, snippets a correct extraction must include and must leave out.
+const WCXB = path.join(path.dirname(fileURLToPath(import.meta.url)), "corpus", "wcxb-test-articles");
+
+/** WCXB's held-out article pages: HTML, URL, main content, and the snippets to find and to leave out. */
+function loadWcxb(): { url: string; html: string; body: string; with: string[]; without: string[] }[] {
+  const truth = JSON.parse(gunzipSync(readFileSync(path.join(WCXB, "ground-truth.json.gz"))).toString("utf8")) as Record<
+    string,
+    { url: string; main_content: string; with: string[]; without: string[] }
+  >;
+  return Object.entries(truth)
+    .filter(([, page]) => page.main_content)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([id, page]) => ({
+      url: page.url,
+      html: gunzipSync(readFileSync(path.join(WCXB, "html", `${id}.html.gz`))).toString("utf8"),
+      body: page.main_content,
+      with: page.with ?? [],
+      without: page.without ?? [],
+    }));
+}
+
+/** Readability.js's article text (jsdom's DOM), as the usual Node reader gets it; "" when it finds none or throws. */
+function readabilityText(html: string, url: string): string {
+  try {
+    const dom = new JSDOM(html, { url, virtualConsole: new VirtualConsole() });
+    const text = new Readability(dom.window.document).parse()?.textContent ?? "";
+    dom.window.close();
+    return text;
+  } catch {
+    return "";
+  }
+}
+
+/** The share of `snippets` found in `text` (whitespace and case aside). */
+function found(snippets: readonly string[], text: string): number | null {
+  if (snippets.length === 0) return null;
+  const squash = (value: string) => value.replace(/\s+/g, " ").trim().toLowerCase();
+  const haystack = squash(text);
+  return snippets.filter((snippet) => haystack.includes(squash(snippet))).length / snippets.length;
+}
 
 /** The corpus: each page's HTML, URL and true article body. */
 export function loadCorpus(): { id: string; url: string; html: string; body: string }[] {
@@ -75,15 +120,44 @@ export function scoreTexts(pages: readonly (readonly [truth: string, predicted: 
   return { f1: (2 * p * r) / (p + r), precision: p, recall: r, perPage };
 }
 
-/** The bench's content quality: our main text's F1, precision and recall on the corpus, and the time per page. */
+/**
+ * The bench's content quality: our main text's F1, precision and recall on Zyte's corpus, and the
+ * time per page; Readability.js's on the same pages; and both on WCXB's held-out articles, with the
+ * share of their must-find snippets found and of their must-not snippets left out.
+ */
 export function benchContentQuality() {
   const corpus = loadCorpus();
   const started = performance.now();
   const { f1, precision: p, recall: r } = scoreExtractor(corpus, (html) => mainText(html));
   const msPerPage = (performance.now() - started) / corpus.length;
   const round = (value: number) => Math.round(value * 1000) / 1000;
+  const scored = (score: ReturnType<typeof scoreTexts>) => ({ f1: round(score.f1), precision: round(score.precision), recall: round(score.recall) });
+  const readability = scored(scoreExtractor(corpus, readabilityText));
+  const wcxb = loadWcxb();
+  const onWcxb = (extract: (html: string, url: string) => string) => {
+    const texts = wcxb.map((page) => extract(page.html, page.url));
+    const mean = (values: (number | null)[]) => {
+      const known = values.filter((v): v is number => v !== null);
+      return round(known.reduce((a, b) => a + b, 0) / known.length);
+    };
+    return {
+      ...scored(scoreTexts(wcxb.map((page, i) => [page.body, texts[i]!] as const))),
+      snippets_found: mean(wcxb.map((page, i) => found(page.with, texts[i]!))),
+      boilerplate_left_out: mean(wcxb.map((page, i) => (page.without.length ? 1 - found(page.without, texts[i]!)! : null))),
+    };
+  };
+  const wcxbOurs = onWcxb((html) => mainText(html));
+  const wcxbReadability = onWcxb(readabilityText);
   return {
-    ratios: { content_f1: round(f1) },
-    results: { pages: corpus.length, f1: round(f1), precision: round(p), recall: round(r), ms_per_page: Math.round(msPerPage * 10) / 10 },
+    ratios: { content_f1: round(f1), wcxb_f1: wcxbOurs.f1, wcxb_snippets_vs_readability: round(wcxbOurs.snippets_found / wcxbReadability.snippets_found) },
+    results: {
+      pages: corpus.length,
+      f1: round(f1),
+      precision: round(p),
+      recall: round(r),
+      ms_per_page: Math.round(msPerPage * 10) / 10,
+      readability,
+      wcxb_test_articles: { pages: wcxb.length, ours: wcxbOurs, readability: wcxbReadability },
+    },
   };
 }

@@ -206,7 +206,11 @@ async function main() {
   outputs.print();
   metadata.print();
   console.log(
-    `content: main-text F1 ${content.results.f1} (precision ${content.results.precision}, recall ${content.results.recall}) on ${content.results.pages} real pages with their true article bodies (target >= 0.96), ${content.results.ms_per_page} ms a page`,
+    `content: main-text F1 ${content.results.f1} (precision ${content.results.precision}, recall ${content.results.recall}) on ${content.results.pages} real pages with their true article bodies (target >= 0.96), ${content.results.ms_per_page} ms a page; Readability.js ${content.results.readability.f1} (${content.results.readability.precision}, ${content.results.readability.recall})`,
+  );
+  const { ours, readability, pages } = content.results.wcxb_test_articles;
+  console.log(
+    `content, WCXB's held-out articles (${pages}): F1 ${ours.f1} (precision ${ours.precision}, recall ${ours.recall}), snippets found ${ours.snippets_found}, boilerplate left out ${ours.boilerplate_left_out}; Readability.js F1 ${readability.f1} (${readability.precision}, ${readability.recall}), ${readability.snippets_found}, ${readability.boilerplate_left_out} (wcxb_snippets_vs_readability ${content.ratios.wcxb_snippets_vs_readability}, target >= 1)`,
   );
   console.log(
     `real pages, third parties unreachable: ${realPages.results.served_with_content} of the ${realPages.results.shown_by_plain_chromium} a plain Chromium shows came back with content (real_pages_ok ${realPages.ratios.real_pages_ok}, target >= 0.99), ${realPages.results.captured_incomplete} of ${realPages.results.pages} captured at the page-load limit; failed ${JSON.stringify(realPages.results.failed_by_status)}; p50 ${realPages.results.p50_ms} ms; content rendered vs static on ${realPages.results.content.pages} of them: F1 ${realPages.results.content.rendered.f1} vs ${realPages.results.content.static.f1}, recall ${realPages.results.content.rendered.recall} vs ${realPages.results.content.static.recall} (rendered_vs_static_recall ${realPages.ratios.rendered_vs_static_recall})`,
