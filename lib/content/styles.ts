@@ -212,7 +212,7 @@ function mediaMatches(params: string, width: number, height: number): boolean | 
           matches = null;
           break;
         }
-        if (!verdict(feature[2])) matches = matches === null ? null : false;
+        if (!verdict(feature[2])) matches = false;
       }
     }
     if (matches === null) continue;

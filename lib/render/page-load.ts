@@ -99,8 +99,12 @@ async function navigate(
     if (answer.request().isNavigationRequest() && answer.frame() === page.mainFrame()) documentStatus = answer.status();
   });
   // An anti-flicker snippet still hiding the page is ended first, and the page given a frame to paint.
-  const painted = () =>
-    orTimeout(page.evaluate(`${REVEAL}, ${AFTER_A_FRAME}.then(() => ${PAINTED})`).then(Boolean), PAINTED_CHECK_MS, () => false).catch(() => false);
+  // Once it painted it stays painted: the answer is kept, not asked for again.
+  let hasPainted = false;
+  const painted = async () =>
+    (hasPainted ||= await orTimeout(page.evaluate(`${REVEAL}, ${AFTER_A_FRAME}.then(() => ${PAINTED})`).then(Boolean), PAINTED_CHECK_MS, () => false).catch(
+      () => false,
+    ));
   let response: HTTPResponse | null = null;
   try {
     const loading: Promise<HTTPResponse | null> =
