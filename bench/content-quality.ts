@@ -36,6 +36,54 @@ function loadWcxb(): { url: string; html: string; body: string; with: string[]; 
     }));
 }
 
+// A third, of other kinds of pages and languages: a fixed sample of 300 of trafilatura's 990
+// annotated evaluation pages (Apache-2.0, bench/corpus/trafilatura-eval-sample/), scored as
+// trafilatura scores them. Shotline's extractor was tuned on all 990 (never on WCXB's test split).
+const TRAFILATURA = path.join(path.dirname(fileURLToPath(import.meta.url)), "corpus", "trafilatura-eval-sample");
+
+/** A page's bytes as text: UTF-8, else the charset its markup declares (windows-1252 when none or unknown). */
+function decodePage(bytes: Buffer): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const declared = /charset=["']?([\w-]+)/i.exec(bytes.subarray(0, 4096).toString("latin1"))?.[1];
+    try {
+      return new TextDecoder(declared ?? "windows-1252").decode(bytes);
+    } catch {
+      return new TextDecoder("windows-1252").decode(bytes);
+    }
+  }
+}
+
+/** The trafilatura sample: each page's HTML and URL, and the snippets to find and to leave out. */
+function loadTrafilatura(): { url: string; html: string; with: string[]; without: string[] }[] {
+  const truth = JSON.parse(gunzipSync(readFileSync(path.join(TRAFILATURA, "ground-truth.json.gz"))).toString("utf8")) as Record<
+    string,
+    { url: string; with: string[]; without: string[] }
+  >;
+  return Object.entries(truth)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([id, page]) => ({ ...page, html: decodePage(gunzipSync(readFileSync(path.join(TRAFILATURA, "html", `${id}.html.gz`)))) }));
+}
+
+/** Trafilatura's score (tests/eval_common.py): snippets as substrings once spaces are collapsed, summed over all pages. */
+function snippetScore(pages: readonly { with: string[]; without: string[] }[], texts: readonly string[]) {
+  const collapse = (value: string) => value.replace(/\s+/g, " ").trim();
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  pages.forEach((page, i) => {
+    const text = collapse(texts[i]!);
+    const found = page.with.filter((snippet) => text.includes(collapse(snippet))).length;
+    tp += found;
+    fn += page.with.length - found;
+    fp += page.without.filter((snippet) => text.includes(collapse(snippet))).length;
+  });
+  const precision = tp / (tp + fp);
+  const recall = tp / (tp + fn);
+  return { f1: (2 * precision * recall) / (precision + recall), precision, recall };
+}
+
 /** Readability.js's article text (jsdom's DOM), as the usual Node reader gets it; "" when it finds none or throws. */
 function readabilityText(html: string, url: string): string {
   try {
@@ -122,8 +170,9 @@ export function scoreTexts(pages: readonly (readonly [truth: string, predicted: 
 
 /**
  * The bench's content quality: our main text's F1, precision and recall on Zyte's corpus, and the
- * time per page; Readability.js's on the same pages; and both on WCXB's held-out articles, with the
- * share of their must-find snippets found and of their must-not snippets left out.
+ * time per page; Readability.js's on the same pages; both on WCXB's held-out articles, with the
+ * share of their must-find snippets found and of their must-not snippets left out; and both on the
+ * trafilatura sample, scored by its snippets.
  */
 export function benchContentQuality() {
   const corpus = loadCorpus();
@@ -131,7 +180,11 @@ export function benchContentQuality() {
   const { f1, precision: p, recall: r } = scoreExtractor(corpus, (html) => mainText(html));
   const msPerPage = (performance.now() - started) / corpus.length;
   const round = (value: number) => Math.round(value * 1000) / 1000;
-  const scored = (score: ReturnType<typeof scoreTexts>) => ({ f1: round(score.f1), precision: round(score.precision), recall: round(score.recall) });
+  const scored = (score: { f1: number; precision: number; recall: number }) => ({
+    f1: round(score.f1),
+    precision: round(score.precision),
+    recall: round(score.recall),
+  });
   const readability = scored(scoreExtractor(corpus, readabilityText));
   const wcxb = loadWcxb();
   const onWcxb = (extract: (html: string, url: string) => string) => {
@@ -148,8 +201,27 @@ export function benchContentQuality() {
   };
   const wcxbOurs = onWcxb((html) => mainText(html));
   const wcxbReadability = onWcxb(readabilityText);
+  const trafilatura = loadTrafilatura();
+  const trafilaturaOurs = scored(
+    snippetScore(
+      trafilatura,
+      trafilatura.map((page) => mainText(page.html)),
+    ),
+  );
+  const trafilaturaReadability = scored(
+    snippetScore(
+      trafilatura,
+      trafilatura.map((page) => readabilityText(page.html, page.url)),
+    ),
+  );
   return {
-    ratios: { content_f1: round(f1), wcxb_f1: wcxbOurs.f1, wcxb_snippets_vs_readability: round(wcxbOurs.snippets_found / wcxbReadability.snippets_found) },
+    ratios: {
+      content_f1: round(f1),
+      wcxb_f1: wcxbOurs.f1,
+      wcxb_snippets_vs_readability: round(wcxbOurs.snippets_found / wcxbReadability.snippets_found),
+      trafilatura_precision_vs_readability: round(trafilaturaOurs.precision / trafilaturaReadability.precision),
+      trafilatura_recall_vs_readability: round(trafilaturaOurs.recall / trafilaturaReadability.recall),
+    },
     results: {
       pages: corpus.length,
       f1: round(f1),
@@ -158,6 +230,7 @@ export function benchContentQuality() {
       ms_per_page: Math.round(msPerPage * 10) / 10,
       readability,
       wcxb_test_articles: { pages: wcxb.length, ours: wcxbOurs, readability: wcxbReadability },
+      trafilatura_eval_sample: { pages: trafilatura.length, ours: trafilaturaOurs, readability: trafilaturaReadability },
     },
   };
 }

@@ -96,9 +96,12 @@ export async function benchRealPages(options: { fixturesUrl: string; serviceUrl:
   const shown = ids.filter((id) => plain.get(id));
   const ok = shown.filter((id) => served.get(id)!.content);
   const failed: Record<string, number> = {};
+  const failedPages: Record<string, number> = {};
   for (const id of shown) {
     const { status, content } = served.get(id)!;
-    if (!content) failed[status] = (failed[status] ?? 0) + 1;
+    if (content) continue;
+    failed[status] = (failed[status] ?? 0) + 1;
+    failedPages[id.slice(0, 8)] = status;
   }
   const times = [...served.values()].map((s) => s.ms).sort((a, b) => a - b);
   const read = ids.slice(0, Number(process.env.BENCH_REAL_CONTENT_PAGES ?? 40));
@@ -124,6 +127,7 @@ export async function benchRealPages(options: { fixturesUrl: string; serviceUrl:
       served_with_content: ok.length,
       captured_incomplete: [...served.values()].filter((s) => s.incomplete).length,
       failed_by_status: failed,
+      failed_pages: failedPages,
       p50_ms: Math.round(times[Math.floor(times.length / 2)] ?? 0),
       max_ms: Math.round(times.at(-1) ?? 0),
       content: {

@@ -212,6 +212,10 @@ async function main() {
   console.log(
     `content, WCXB's held-out articles (${pages}): F1 ${ours.f1} (precision ${ours.precision}, recall ${ours.recall}), snippets found ${ours.snippets_found}, boilerplate left out ${ours.boilerplate_left_out}; Readability.js F1 ${readability.f1} (${readability.precision}, ${readability.recall}), ${readability.snippets_found}, ${readability.boilerplate_left_out} (wcxb_snippets_vs_readability ${content.ratios.wcxb_snippets_vs_readability}, target >= 1)`,
   );
+  const sample = content.results.trafilatura_eval_sample;
+  console.log(
+    `content, trafilatura's evaluation pages (a sample of ${sample.pages}): precision ${sample.ours.precision}, recall ${sample.ours.recall}; Readability.js ${sample.readability.precision}, ${sample.readability.recall} (trafilatura_precision_vs_readability ${content.ratios.trafilatura_precision_vs_readability}, trafilatura_recall_vs_readability ${content.ratios.trafilatura_recall_vs_readability}, targets >= 1)`,
+  );
   console.log(
     `real pages, third parties unreachable: ${realPages.results.served_with_content} of the ${realPages.results.shown_by_plain_chromium} a plain Chromium shows came back with content (real_pages_ok ${realPages.ratios.real_pages_ok}, target >= 0.99), ${realPages.results.captured_incomplete} of ${realPages.results.pages} captured at the page-load limit; failed ${JSON.stringify(realPages.results.failed_by_status)}; p50 ${realPages.results.p50_ms} ms; content rendered vs static on ${realPages.results.content.pages} of them: F1 ${realPages.results.content.rendered.f1} vs ${realPages.results.content.static.f1}, recall ${realPages.results.content.rendered.recall} vs ${realPages.results.content.static.recall} (rendered_vs_static_recall ${realPages.ratios.rendered_vs_static_recall})`,
   );

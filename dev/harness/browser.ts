@@ -2,9 +2,10 @@ import chromium from "@sparticuz/chromium";
 import { localLayer, unpackChromium, unpackedDir } from "../../lib/render/packaging/chromium-pack.js";
 
 // The same Chromium binary as the service, for tests and the bench that drive a browser themselves,
-// started so that it cannot reach out on its own: nothing resolves but 127.0.0.1.
+// started so that it cannot reach out on its own: nothing resolves but 127.0.0.1 and localhost
+// (the bench's real pages have hosts there that never answer: the service's browser reaches them too).
 const QUIET_FLAGS = [
-  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost",
   "--disable-background-networking",
   "--disable-component-update",
   "--no-first-run",

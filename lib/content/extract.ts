@@ -1,5 +1,5 @@
 import render from "dom-serializer";
-import { type AnyNode, type Document, elements, parseHtml } from "./dom.js";
+import { type AnyNode, type Document, elements, parseHtml, textOf } from "./dom.js";
 import { mainContent } from "./main.js";
 import { toMarkdown } from "./markdown.js";
 import { toText } from "./text.js";
@@ -70,8 +70,12 @@ export const visible = (html: string, readBy: ReadBy): Document => {
  * main content as a reader view does, "page" the whole visible body.
  */
 export function extractContent(html: string, url: string | null, scope: "main" | "page", readBy: ReadBy): PageContent {
-  const document = visible(html, readBy);
-  return new PageContent(scope === "main" ? mainContent(() => document.cloneNode(true)) : document, url);
+  const document = parseHtml(html);
+  // The title is in <head>, which is not a reader's text: read before that goes.
+  const title = [...elements(document)].find((element) => element.name === "title");
+  const titleText = title ? textOf(title) : "";
+  removeInvisible(document, readBy === "static" ? "static" : "marked");
+  return new PageContent(scope === "main" ? mainContent(() => document.cloneNode(true), titleText) : document, url);
 }
 
 /** The text of `html`'s main content, read statically; "" when it has none (the bench's quality measure: bench/content-quality.ts). */

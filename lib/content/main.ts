@@ -165,17 +165,56 @@ function score(document: Document, measures: Map<AnyNode, Measure>): Scores {
   return scores;
 }
 
+/** Candidates compared with the best (Readability's five). */
+const TOP_CANDIDATES = 5;
+/** Near-best candidates that, sharing an ancestor, make it the article. */
+const MIN_NEAR = 3;
+
+function isInside(node: AnyNode, ancestor: Element): boolean {
+  for (let parent = node.parent; parent; parent = parent.parent) if (parent === ancestor) return true;
+  return false;
+}
+
 /** The element that holds the main content, with the siblings that belong to it, as a new container. */
 function pickMain(scores: Scores, measures: Map<AnyNode, Measure>): Element | null {
   const lengthOf = (element: Element) => measures.get(element)?.length ?? 0;
-  let top: Element | null = null;
-  for (const [element, value] of scores) if (!top || value > scores.get(top)!) top = element;
-  if (!top) return null;
+  const ranked = [...scores].sort((a, b) => b[1] - a[1]).slice(0, TOP_CANDIDATES);
+  if (!ranked.length) return null;
+  let top = ranked[0]![0];
+  // Several candidates scoring nearly as well with an ancestor in common: the article is that ancestor (Readability's rule).
+  const near = ranked.slice(1).filter(([, value]) => value >= ranked[0]![1] * 0.75);
+  if (near.length >= MIN_NEAR) {
+    for (let parent = top.parent; parent && isElement(parent) && parent.name !== "body"; parent = parent.parent) {
+      if (near.filter(([element]) => isInside(element, parent)).length >= MIN_NEAR) {
+        top = parent;
+        break;
+      }
+    }
+    if (!scores.has(top)) scores.set(top, baseScore(top));
+  }
   // A parent that scores nearly as well holds more of the article (Readability's walk up).
   for (let parent = top.parent; parent && isElement(parent) && parent.name !== "body" && parent.name !== "html"; parent = parent.parent) {
     const value = scores.get(parent);
     if (value === undefined || value < scores.get(top)! * 0.75) break;
     if (lengthOf(parent) > lengthOf(top) * 1.5 && densityOf(measures.get(parent)) < 0.3) top = parent;
+  }
+  // A score that rises again on the way up (above a third of the top's) says more of the article is above (Readability's rule).
+  let last = scores.get(top)!;
+  const floor = last / 3;
+  for (let parent = top.parent; parent && isElement(parent) && parent.name !== "body" && parent.name !== "html"; parent = parent.parent) {
+    const value = scores.get(parent);
+    if (value === undefined) continue;
+    if (value < floor) break;
+    if (value > last) {
+      top = parent;
+      break;
+    }
+    last = value;
+  }
+  // A candidate that is its parent's only element is the parent, so its siblings are the parent's (Readability's rule).
+  for (let parent = top.parent; parent && isElement(parent) && parent.name !== "body" && parent.name !== "html"; parent = parent.parent) {
+    if (parent.children.filter(isElement).length !== 1) break;
+    top = parent;
   }
   const parent = top.parent;
   if (!parent || !isElement(parent)) return top;
@@ -199,6 +238,10 @@ function pickMain(scores: Scores, measures: Map<AnyNode, Measure>): Element | nu
   return { type: "tag", name: "div", attribs: {}, children: kept, parent: null } as unknown as Element;
 }
 
+const SHARE = /(\b|_)(share|sharedaddy)(\b|_)/i;
+/** What makes a block of a few words content: a heading, an image, code, a table, a figure. */
+const KEEPS_SCRAP = /^(img|h[1-6]|pre|code|table|picture|video|figure)$/;
+
 /** Removes, inside the main content, blocks that are mostly links or say they are not content. */
 function clean(container: Element, measures: Map<AnyNode, Measure>): void {
   const doomed: Element[] = [];
@@ -213,12 +256,42 @@ function clean(container: Element, measures: Map<AnyNode, Measure>): void {
       continue;
     }
     const density = densityOf(m);
+    // A share bar, and a block of a few words with nothing but text (a "Print" or "Rate this:" line): Readability's rules.
+    const shareBar = m.length < 500 && SHARE.test(classAndId(element));
+    const scrap = (element.name === "div" || element.name === "section") && m.length < 25 && ![...elements(element)].some((e) => KEEPS_SCRAP.test(e.name));
+    if (shareBar || scrap) {
+      doomed.push(element);
+      continue;
+    }
     if (m.commas >= 10) continue;
     const { paragraphs, items: listItems } = m;
     if ((density > 0.5 && weight < 25) || (density > 0.2 && weight < 25 && m.length < 200 && paragraphs === 0 && listItems === 0)) doomed.push(element);
     else if (element.name !== "ul" && element.name !== "ol" && listItems > paragraphs * 3 && density > 0.3) doomed.push(element);
   }
   for (const element of doomed) remove(element);
+}
+
+/** The words of `text`, lowercased. */
+const wordsOf = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+
+/**
+ * Removes the first top-level heading that repeats the page's title (the answer carries the title
+ * on its own): Readability's rule, a heading whose words are at least 75% the title's.
+ */
+function dropTitleHeading(document: Document, title: string): void {
+  const titleWords = new Set(wordsOf(title));
+  if (!titleWords.size) return;
+  for (const element of elements(document)) {
+    if (element.name !== "h1" && element.name !== "h2") continue;
+    const words = wordsOf(textOf(element));
+    const extra = words.filter((word) => !titleWords.has(word)).join(" ").length;
+    if (words.length && 1 - extra / words.join(" ").length > 0.75) remove(element);
+    return;
+  }
 }
 
 /** Passes from strictest to most lenient: a page whose content hides under a name that says otherwise still yields it. */
@@ -236,10 +309,11 @@ const ENOUGH = 500;
  * reader cannot see): an element whose subtree is what to keep. Each pass drops and cleans less,
  * until one keeps ENOUGH text; else the pass that kept the most. Null when no text scores at all.
  */
-export function mainContent(parse: () => Document): Element | null {
+export function mainContent(parse: () => Document, title = ""): Element | null {
   let best: { element: Element; length: number } | null = null;
   for (const pass of PASSES) {
     const document = parse();
+    dropTitleHeading(document, title);
     if (pass.dropUnlikely) dropUnlikely(document);
     const measures = measure(document);
     const chosen = pickMain(score(document, measures), measures);

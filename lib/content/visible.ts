@@ -1,5 +1,5 @@
-import { type Document, type Element, elements, remove } from "./dom.js";
-import { styleVerdict } from "./styles.js";
+import { type Document, type Element, elements, isElement, remove } from "./dom.js";
+import { type StyleVerdict, styleVerdict } from "./styles.js";
 
 // Text a reader cannot see is not content (docs/api.md, "Content"): a page can hide instructions
 // aimed at the agent reading it. What the markup says is hidden goes (the `hidden` attribute,
@@ -11,13 +11,17 @@ export const HIDDEN_MARK = "data-shotline-hidden";
 /** The attribute the browser path sets on elements whose own text a reader cannot see. */
 export const TEXT_HIDDEN_MARK = "data-shotline-hidden-text";
 
-/** Elements that are never a reader's text. */
+/**
+ * Elements that are never a reader's text. Not <head> itself: a page without <body> tags has its
+ * body inside it as this parser reads it (a browser implies the body), so only what <head> is for goes.
+ */
 const NEVER_TEXT = new Set([
   "script",
   "style",
   "noscript",
   "template",
-  "head",
+  "title",
+  "base",
   "meta",
   "link",
   "iframe",
@@ -52,14 +56,56 @@ function styleSheets(document: Document): string[] {
   return sheets;
 }
 
-/** Why this reader cannot prove what `document` shows (a linked stylesheet, a script, a style it cannot evaluate), or null. */
-export function unprovenStatically(document: Document): string | null {
+/** What in `document`'s markup can change how it looks after it loads (a linked stylesheet, a script, an event handler), or null. */
+function changesAfterLoad(document: Document): string | null {
   for (const element of elements(document)) {
     if (element.name === "link" && /(^|\s)stylesheet(\s|$)/i.test(element.attribs.rel ?? "")) return "a linked stylesheet";
     if (element.name === "script" && !/json|template|text\/(x-)?(html|markdown)/i.test(element.attribs.type ?? "")) return "a script";
     if (Object.keys(element.attribs).some((name) => name.startsWith("on"))) return "an event handler attribute";
   }
-  return styleVerdict(document, styleSheets(document)).unproven;
+  return null;
+}
+
+/** Why this reader cannot prove what `document` shows (a linked stylesheet, a script, a style it cannot evaluate), or null. */
+export function unprovenStatically(document: Document): string | null {
+  return changesAfterLoad(document) ?? styleVerdict(document, styleSheets(document)).unproven;
+}
+
+/** The length of the text `verdict` (none: only the markup) leaves a reader. */
+function shownLength(document: Document, verdict: StyleVerdict | null): number {
+  let length = 0;
+  const stack: [Document["children"][number], boolean][] = document.children.map((child) => [child, false]);
+  while (stack.length) {
+    const [node, muted] = stack.pop()!;
+    if (node.type === "text") {
+      if (!muted) length += (node as { data: string }).data.trim().length;
+      continue;
+    }
+    if (!isElement(node)) continue;
+    if (NEVER_TEXT.has(node.name) || isHidden(node) || verdict?.hidden.has(node)) continue;
+    const mute = verdict?.textHidden.has(node) ?? false;
+    for (const child of node.children) stack.push([child, mute]);
+  }
+  return length;
+}
+
+/**
+ * The verdict of `document`'s own styles. A page whose styles hide most of its text while a script
+ * or a linked stylesheet can still show it (a guard against a flash of unstyled content, waiting for
+ * its stylesheet; a dark body its stylesheet covers) is not showing itself as it will: it is read
+ * without its <style> blocks, then without its inline styles too. A page that cannot change after
+ * it loads keeps every verdict (and `render: "auto"` reads only such pages without a browser).
+ */
+/** The share of its text a page that can still change shows before its own styles' verdict is doubted. */
+const SHOWN_AT_LEAST = 0.25;
+
+function ownStylesVerdict(document: Document): StyleVerdict | null {
+  const verdict = styleVerdict(document, styleSheets(document));
+  if (changesAfterLoad(document) === null) return verdict;
+  const least = shownLength(document, null) * SHOWN_AT_LEAST;
+  if (shownLength(document, verdict) >= least) return verdict;
+  const inline = styleVerdict(document, []);
+  return shownLength(document, inline) >= least ? inline : null;
 }
 
 /**
@@ -67,7 +113,7 @@ export function unprovenStatically(document: Document): string | null {
  * judged by the page's own styles ("static"), or by the marks the browser path set ("marked").
  */
 export function removeInvisible(document: Document, judged: "static" | "marked"): void {
-  const verdict = judged === "static" ? styleVerdict(document, styleSheets(document)) : null;
+  const verdict = judged === "static" ? ownStylesVerdict(document) : null;
   const doomed: Element[] = [];
   const mute: Element[] = [];
   for (const element of elements(document)) {

@@ -57,4 +57,14 @@ describe("main text", () => {
     const deep = `${"<div>".repeat(50_000)}${paragraph(1)}${"</div>".repeat(50_000)}`;
     expect(mainText(deep)).toContain("Paragraph 1 of the article");
   });
+  it("reads a page whose body has no <body> tag (a browser implies it; this parser leaves it in <head>)", () => {
+    const html = `<html><head><title>T</title><meta charset="utf-8"><div class="content">${paragraph(1)}${paragraph(2)}</div>`;
+    expect(mainText(html)).toContain("Paragraph 2 of the article");
+  });
+
+  it("leaves out a heading that repeats the page's title (the answer carries the title on its own)", () => {
+    const html = article("").replace("<title>T</title>", "<title>The headline | The Paper</title>");
+    expect(mainText(html)).not.toContain("The headline");
+    expect(mainText(article(""))).toContain("The headline");
+  });
 });
