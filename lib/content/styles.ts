@@ -524,9 +524,16 @@ function textUnreadable(state: Inherited, width: number): boolean {
 
 /**
  * Cascades `sheets` (the page's style blocks' text, in document order) and the inline styles of
- * `document` for a viewport of `width` x `height`, and says what they hide.
+ * `document` for a viewport of `width` x `height`, and says what they hide. `textColour` "unknown"
+ * judges no contrast of text whose colour these styles never set (a stylesheet this reader does
+ * not see may set it); "black" takes it as a browser's default.
  */
-export function styleVerdict(document: Document, sheets: readonly string[], width = 1280, height = 800): StyleVerdict {
+export function styleVerdict(
+  document: Document,
+  sheets: readonly string[],
+  { width = 1280, height = 800, textColour = "black" }: { width?: number; height?: number; textColour?: "black" | "unknown" } = {},
+): StyleVerdict {
+  const root: Inherited = textColour === "black" ? ROOT : { ...ROOT, color: null };
   const { index, unproven: unprovenRules } = collectRules(sheets, width, height);
   let unproven = unprovenRules;
   const note = (why: string) => {
@@ -542,7 +549,7 @@ export function styleVerdict(document: Document, sheets: readonly string[], widt
       hidden.add(element);
       continue;
     }
-    const parent = inherited.get(element.parent as Element) ?? ROOT;
+    const parent = inherited.get(element.parent as Element) ?? root;
     const declared = declaredFor(element, index, budget);
     if (declared === "over budget") {
       note(`more than ${MAX_TESTS} selector tests`);

@@ -89,22 +89,24 @@ function shownLength(document: Document, verdict: StyleVerdict | null): number {
   return length;
 }
 
-/**
- * The verdict of `document`'s own styles. A page whose styles hide most of its text while a script
- * or a linked stylesheet can still show it (a guard against a flash of unstyled content, waiting for
- * its stylesheet; a dark body its stylesheet covers) is not showing itself as it will: it is read
- * without its <style> blocks, then without its inline styles too. A page that cannot change after
- * it loads keeps every verdict (and `render: "auto"` reads only such pages without a browser).
- */
 /** The share of its text a page that can still change shows before its own styles' verdict is doubted. */
 const SHOWN_AT_LEAST = 0.25;
 
+/**
+ * The verdict of `document`'s own styles. A page that cannot change after it loads keeps every
+ * verdict (and `render: "auto"` reads only such pages without a browser). On a page that can (a
+ * script, a linked stylesheet), text whose colour its own styles never set is not judged by its
+ * contrast (the stylesheet this reader does not see may well set it: a dark body with a light
+ * article box); and if its styles still hide most of its text (a guard against a flash of unstyled
+ * content, waiting for its stylesheet), the page is not showing itself as it will: it is read
+ * without its <style> blocks, then without its inline styles too.
+ */
 function ownStylesVerdict(document: Document): StyleVerdict | null {
-  const verdict = styleVerdict(document, styleSheets(document));
-  if (changesAfterLoad(document) === null) return verdict;
+  if (changesAfterLoad(document) === null) return styleVerdict(document, styleSheets(document));
+  const verdict = styleVerdict(document, styleSheets(document), { textColour: "unknown" });
   const least = shownLength(document, null) * SHOWN_AT_LEAST;
   if (shownLength(document, verdict) >= least) return verdict;
-  const inline = styleVerdict(document, []);
+  const inline = styleVerdict(document, [], { textColour: "unknown" });
   return shownLength(document, inline) >= least ? inline : null;
 }
 

@@ -88,6 +88,17 @@ describe("the static reader's hidden text", () => {
     expect(read(injected)).not.toContain("INJECTED");
   });
 
+  it("does not judge the contrast of text whose colour a page that can change never set, and judges every colour it did set", () => {
+    // A dark body and article text in the default colour: the linked stylesheet (unseen here) sets one of them.
+    const dark = (head: string, style = "") =>
+      `<!doctype html><html><head>${head}<style>body{background:#000}</style></head><body><p${style}>The article in the colour its stylesheet gives it.</p><p style="color:#000">INJECTED black on black, set here</p></body></html>`;
+    const linked = read(dark('<link rel="stylesheet" href="/site.css">'));
+    expect(linked).toContain("The article in the colour");
+    expect(linked).not.toContain("INJECTED");
+    // Nothing can change this page: its text is black on black, as a browser draws it.
+    expect(read(dark(""))).not.toContain("The article in the colour");
+  });
+
   it("bounds a hostile stylesheet: past its selector tests, the rest of the page is left out, and the verdict is unproven", () => {
     // 20,000 rules all keyed on <p>, over 20,000 paragraphs: 100 million selector tests unbounded.
     const rules = Array.from({ length: 20_000 }, (_, i) => `.c${i} .d${i} p{color:#${(i % 4096).toString(16).padStart(3, "0")}}`).join("");
