@@ -19,8 +19,10 @@ import { realArticle, realPage, realPageIds } from "../dev/harness/real-pages.js
 import { mainText } from "../lib/content/extract.js";
 import { scoreTexts } from "./content-quality.js";
 
-/** Pages rendered at once, by each side (the local stack's browser slots). */
+/** Pages rendered at once by the service (the local stack's browser slots). */
 const CONCURRENCY = 4;
+/** Pages the plain browser holds at once: most of its time is waiting (8 s each, up to 53 s on a page whose stylesheet never comes). */
+const PLAIN_CONCURRENCY = 8;
 const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1 };
 /** What the plain browser waits after DOMContentLoaded. */
 const SHOWN_AFTER_MS = 8_000;
@@ -39,12 +41,12 @@ async function hasContent(png: Buffer): Promise<boolean> {
   return 1 - Math.max(...counts.values()) / (info.width * info.height) > INK_SHARE;
 }
 
-/** Runs `work` on every id, `CONCURRENCY` at once; the answers by id. */
-async function each<T>(ids: readonly string[], work: (id: string) => Promise<T>): Promise<Map<string, T>> {
+/** Runs `work` on every id, `concurrency` at once; the answers by id. */
+async function each<T>(ids: readonly string[], work: (id: string) => Promise<T>, concurrency = CONCURRENCY): Promise<Map<string, T>> {
   const answers = new Map<string, T>();
   let next = 0;
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (next < ids.length) {
         const id = ids[next++]!;
         if (process.env.BENCH_TRACE) console.error("start", id.slice(0, 8), new Date().toISOString());
@@ -59,25 +61,29 @@ async function each<T>(ids: readonly string[], work: (id: string) => Promise<T>)
 export async function benchRealPages(options: { fixturesUrl: string; serviceUrl: string; apiKey: string; browser: Browser }) {
   const ids = realPageIds().slice(0, Number(process.env.BENCH_REAL_PAGES ?? Number.POSITIVE_INFINITY));
   const url = (id: string) => `${options.fixturesUrl}/real/${id}`;
-  const plain = await each(ids, async (id) => {
-    const tab = await options.browser.newPage();
-    try {
-      await tab.setViewport(VIEWPORT);
-      const loading = tab.goto(url(id), { waitUntil: "domcontentloaded", timeout: 30_000 }).catch(() => undefined);
-      await Promise.race([loading, sleep(30_000)]);
-      await sleep(SHOWN_AFTER_MS);
-      // A page whose stylesheet never comes draws no frame: its screenshot would never come either.
-      const shot = tab.screenshot({ type: "png" });
-      shot.catch(() => undefined);
-      const drawn = await Promise.race([shot, sleep(SCREENSHOT_LIMIT_MS).then(() => null)]);
-      return drawn !== null && (await hasContent(Buffer.from(drawn)));
-    } catch {
-      return false;
-    } finally {
-      // A page that never drew may not close promptly either: it is not waited for long.
-      await Promise.race([tab.close().catch(() => undefined), sleep(5_000)]);
-    }
-  });
+  const plain = await each(
+    ids,
+    async (id) => {
+      const tab = await options.browser.newPage();
+      try {
+        await tab.setViewport(VIEWPORT);
+        const loading = tab.goto(url(id), { waitUntil: "domcontentloaded", timeout: 30_000 }).catch(() => undefined);
+        await Promise.race([loading, sleep(30_000)]);
+        await sleep(SHOWN_AFTER_MS);
+        // A page whose stylesheet never comes draws no frame: its screenshot would never come either.
+        const shot = tab.screenshot({ type: "png" });
+        shot.catch(() => undefined);
+        const drawn = await Promise.race([shot, sleep(SCREENSHOT_LIMIT_MS).then(() => null)]);
+        return drawn !== null && (await hasContent(Buffer.from(drawn)));
+      } catch {
+        return false;
+      } finally {
+        // A page that never drew may not close promptly either: it is not waited for long.
+        await Promise.race([tab.close().catch(() => undefined), sleep(5_000)]);
+      }
+    },
+    PLAIN_CONCURRENCY,
+  );
   const served = await each(ids, async (id) => {
     const started = performance.now();
     const res = await fetch(`${options.serviceUrl}/api/v1/screenshot`, {
