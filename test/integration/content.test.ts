@@ -111,12 +111,12 @@ describe("POST /api/v1/content", () => {
 
   it("reads a document sent as html (no address: relative links are left out)", async () => {
     const { res, body } = await content({
-      html: `<html><head><title>Sent</title></head><body><article><h1>Sent</h1><p>A document sent as HTML, with commas, and enough words to count as the content of it, <a href="/relative">relative</a> and <a href="https://example.org/abs">absolute</a>.</p></article></body></html>`,
+      html: `<html><head><title>Sent</title></head><body><article><h1>Sent by hand</h1><p>A document sent as HTML, with commas, and enough words to count as the content of it, <a href="/relative">relative</a> and <a href="https://example.org/abs">absolute</a>.</p></article></body></html>`,
       links: true,
     });
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ url: null, title: "Sent", rendered: false });
-    expect(body.markdown).toContain("# Sent");
+    expect(body.markdown).toContain("# Sent by hand");
     expect(body.links).toEqual([{ url: "https://example.org/abs", text: "absolute" }]);
   });
 
