@@ -71,11 +71,16 @@ export const visible = (html: string, readBy: ReadBy): Document => {
  */
 export function extractContent(html: string, url: string | null, scope: "main" | "page", readBy: ReadBy): PageContent {
   const document = parseHtml(html);
-  // The title is in <head>, which is not a reader's text: read before that goes.
-  const title = [...elements(document)].find((element) => element.name === "title");
-  const titleText = title ? textOf(title) : "";
+  // The title and description are in <head>, which is not a reader's text: read before that goes.
+  let title = "";
+  let description = "";
+  for (const element of elements(document)) {
+    if (element.name === "title" && !title) title = textOf(element);
+    const name = (element.attribs.name ?? element.attribs.property ?? "").toLowerCase();
+    if (element.name === "meta" && !description && (name === "description" || name === "og:description")) description = element.attribs.content ?? "";
+  }
   removeInvisible(document, readBy === "static" ? "static" : "marked");
-  return new PageContent(scope === "main" ? mainContent(() => document.cloneNode(true), titleText) : document, url);
+  return new PageContent(scope === "main" ? mainContent(() => document.cloneNode(true), title, description) : document, url);
 }
 
 /** The text of `html`'s main content, read statically; "" when it has none (the bench's quality measure: bench/content-quality.ts). */

@@ -294,6 +294,33 @@ function dropTitleHeading(document: Document, title: string): void {
   }
 }
 
+/** The words of a page's description that find its lead paragraph (a description is often cut short). */
+const LEAD_PREFIX = 50;
+
+/**
+ * `chosen` with the article's lead in front when the lead sits before it, outside it: the smallest
+ * block whose text holds the start of the page's description (a standfirst set above the body,
+ * which sites repeat as their description). Not a heading, and not when the article itself begins so.
+ */
+function withLead(document: Document, chosen: Element, description: string, measures: Map<AnyNode, Measure>): Element {
+  const prefix = normalSpace(description).slice(0, LEAD_PREFIX);
+  // A description that is the article's own first lines is no lead of it.
+  if (prefix.length < LEAD_PREFIX || normalSpace(textOf(chosen)).includes(prefix)) return chosen;
+  const limit = description.length * 2 + 200;
+  const first = chosen.parent ? chosen : (chosen.children.find(isElement) ?? chosen);
+  let lead: Element | null = null;
+  for (const element of elements(document)) {
+    if (element === first) break;
+    const length = measures.get(element)?.length ?? 0;
+    if (length < prefix.length || length > limit || (lead && length >= (measures.get(lead)?.length ?? 0))) continue;
+    if (normalSpace(textOf(element)).includes(prefix)) lead = element;
+  }
+  // A subtitle set as a heading is not the lead's text.
+  if (!lead || isInside(first, lead) || /^h[1-6]$/.test(lead.name)) return chosen;
+  const children = chosen.parent ? [chosen] : chosen.children;
+  return { type: "tag", name: "div", attribs: {}, children: [lead, ...children], parent: null } as unknown as Element;
+}
+
 /** Passes from strictest to most lenient: a page whose content hides under a name that says otherwise still yields it. */
 const PASSES = [
   { dropUnlikely: true, clean: true },
@@ -309,16 +336,17 @@ const ENOUGH = 500;
  * reader cannot see): an element whose subtree is what to keep. Each pass drops and cleans less,
  * until one keeps ENOUGH text; else the pass that kept the most. Null when no text scores at all.
  */
-export function mainContent(parse: () => Document, title = ""): Element | null {
+export function mainContent(parse: () => Document, title = "", description = ""): Element | null {
   let best: { element: Element; length: number } | null = null;
   for (const pass of PASSES) {
     const document = parse();
     dropTitleHeading(document, title);
     if (pass.dropUnlikely) dropUnlikely(document);
     const measures = measure(document);
-    const chosen = pickMain(score(document, measures), measures);
+    let chosen = pickMain(score(document, measures), measures);
     if (!chosen) continue;
     if (pass.clean) clean(chosen, measures);
+    chosen = withLead(document, chosen, description, measures);
     const length = normalSpace(textOf(chosen)).length;
     if (length >= ENOUGH) return chosen;
     if (!best || length > best.length) best = { element: chosen, length };

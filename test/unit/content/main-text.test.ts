@@ -67,4 +67,17 @@ describe("main text", () => {
     expect(mainText(html)).not.toContain("The headline");
     expect(mainText(article(""))).toContain("The headline");
   });
+  it("puts the article's lead in front when it stands above the body and the page's description repeats it", () => {
+    const lead = "A standfirst that sums the story up, set above the body in a block of its own by the page.";
+    const page = (description: string, standfirst: string, first = "") =>
+      `<html><head><title>T</title><meta name="description" content="${description}"></head><body><div class="top"><h1>The headline</h1>${standfirst}</div>
+      <div class="body">${first}${paragraph(1)}${paragraph(2)}${paragraph(3)}</div></body></html>`;
+    expect(mainText(page(lead, `<p class="intro">${lead}</p>`))).toMatch(/^A standfirst that sums the story up[^]*Paragraph 1 of the article/);
+    // A subtitle set as a heading is not pulled in, nor a block the description does not start.
+    expect(mainText(page(lead, `<h2 class="dek">${lead}</h2>`))).not.toContain("A standfirst");
+    expect(mainText(page("Something else entirely, long enough to look like a description of a page.", `<p>${lead}</p>`))).not.toContain("A standfirst");
+    // An article that itself begins as its description is not given it twice.
+    const twice = mainText(page(lead, `<p class="teaser">${lead}</p>`, `<p>${lead}</p>`));
+    expect(twice.split("A standfirst").length - 1).toBe(1);
+  });
 });

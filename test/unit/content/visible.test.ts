@@ -109,6 +109,8 @@ describe("the static reader's hidden text", () => {
     const markdown = read(html);
     expect(markdown).toContain("text 0.");
     expect(markdown).not.toContain("text 19999.");
-    expect(performance.now() - started).toBeLessThan(5_000);
+    // The bound is the budget, proven by what is left out above; the clock only catches a blow-up
+    // (~3.5 s here when the machine is quiet), with room for a busy one.
+    expect(performance.now() - started).toBeLessThan(30_000);
   });
 });
