@@ -306,7 +306,8 @@ function withLead(document: Document, chosen: Element, description: string, meas
   const prefix = normalSpace(description).slice(0, LEAD_PREFIX);
   // A description that is the article's own first lines is no lead of it.
   if (prefix.length < LEAD_PREFIX || normalSpace(textOf(chosen)).includes(prefix)) return chosen;
-  const limit = description.length * 2 + 200;
+  // A lead is about as long as a description, which is short: a page's own long one does not make this search long.
+  const limit = Math.min(description.length, 1_000) * 2 + 200;
   const first = chosen.parent ? chosen : (chosen.children.find(isElement) ?? chosen);
   let lead: Element | null = null;
   for (const element of elements(document)) {

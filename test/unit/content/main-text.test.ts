@@ -80,4 +80,13 @@ describe("main text", () => {
     const twice = mainText(page(lead, `<p class="teaser">${lead}</p>`, `<p>${lead}</p>`));
     expect(twice.split("A standfirst").length - 1).toBe(1);
   });
+  it("looks for a lead in bounded time whatever the page's description: 1 MB of it over 500 nested blocks", () => {
+    const description = "lead words ".repeat(100_000);
+    const nested = `${"<div><p>lead words lead words lead words lead words lead words lead words</p>".repeat(500)}${"</div>".repeat(500)}`;
+    const html = `<html><head><meta name="description" content="${description}"></head><body>${nested}<div class="body">${paragraph(1)}${paragraph(2)}</div></body></html>`;
+    const started = performance.now();
+    expect(mainText(html)).toContain("Paragraph 2 of the article");
+    // A fraction of a second here: the search reads only blocks about a description long (at most 2,200 characters).
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
 });
