@@ -72,7 +72,7 @@ describe("main text", () => {
     const page = (description: string, standfirst: string, first = "") =>
       `<html><head><title>T</title><meta name="description" content="${description}"></head><body><div class="top"><h1>The headline</h1>${standfirst}</div>
       <div class="body">${first}${paragraph(1)}${paragraph(2)}${paragraph(3)}</div></body></html>`;
-    expect(mainText(page(lead, `<p class="intro">${lead}</p>`))).toMatch(/^A standfirst that sums the story up[^]*Paragraph 1 of the article/);
+    expect(mainText(page(lead, `<p class="intro">${lead}</p>`))).toMatch(/^A standfirst that sums the story up[\s\S]*Paragraph 1 of the article/);
     // A subtitle set as a heading is not pulled in, nor a block the description does not start.
     expect(mainText(page(lead, `<h2 class="dek">${lead}</h2>`))).not.toContain("A standfirst");
     expect(mainText(page("Something else entirely, long enough to look like a description of a page.", `<p>${lead}</p>`))).not.toContain("A standfirst");
