@@ -66,9 +66,11 @@ function loadTrafilatura(): { url: string; html: string; with: string[]; without
     .map(([id, page]) => ({ ...page, html: decodePage(gunzipSync(readFileSync(path.join(TRAFILATURA, "html", `${id}.html.gz`)))) }));
 }
 
+/** `value` with its runs of whitespace as one space, trimmed: how both snippet scores compare text. */
+const collapse = (value: string) => value.replace(/\s+/g, " ").trim();
+
 /** Trafilatura's score (tests/eval_common.py): snippets as substrings once spaces are collapsed, summed over all pages. */
 function snippetScore(pages: readonly { with: string[]; without: string[] }[], texts: readonly string[]) {
-  const collapse = (value: string) => value.replace(/\s+/g, " ").trim();
   let tp = 0;
   let fp = 0;
   let fn = 0;
@@ -99,7 +101,7 @@ function readabilityText(html: string, url: string): string {
 /** The share of `snippets` found in `text` (whitespace and case aside). */
 function found(snippets: readonly string[], text: string): number | null {
   if (snippets.length === 0) return null;
-  const squash = (value: string) => value.replace(/\s+/g, " ").trim().toLowerCase();
+  const squash = (value: string) => collapse(value).toLowerCase();
   const haystack = squash(text);
   return snippets.filter((snippet) => haystack.includes(squash(snippet))).length / snippets.length;
 }

@@ -170,6 +170,11 @@ const TOP_CANDIDATES = 5;
 /** Near-best candidates that, sharing an ancestor, make it the article. */
 const MIN_NEAR = 3;
 
+/** The ancestors of `element` below <body> (and <html>), nearest first. */
+function* ancestorsInBody(element: Element): Generator<Element> {
+  for (let parent = element.parent; parent && isElement(parent) && parent.name !== "body" && parent.name !== "html"; parent = parent.parent) yield parent;
+}
+
 function isInside(node: AnyNode, ancestor: Element): boolean {
   for (let parent = node.parent; parent; parent = parent.parent) if (parent === ancestor) return true;
   return false;
@@ -184,7 +189,7 @@ function pickMain(scores: Scores, measures: Map<AnyNode, Measure>): Element | nu
   // Several candidates scoring nearly as well with an ancestor in common: the article is that ancestor (Readability's rule).
   const near = ranked.slice(1).filter(([, value]) => value >= ranked[0]![1] * 0.75);
   if (near.length >= MIN_NEAR) {
-    for (let parent = top.parent; parent && isElement(parent) && parent.name !== "body"; parent = parent.parent) {
+    for (const parent of ancestorsInBody(top)) {
       if (near.filter(([element]) => isInside(element, parent)).length >= MIN_NEAR) {
         top = parent;
         break;
@@ -193,7 +198,7 @@ function pickMain(scores: Scores, measures: Map<AnyNode, Measure>): Element | nu
     if (!scores.has(top)) scores.set(top, baseScore(top));
   }
   // A parent that scores nearly as well holds more of the article (Readability's walk up).
-  for (let parent = top.parent; parent && isElement(parent) && parent.name !== "body" && parent.name !== "html"; parent = parent.parent) {
+  for (const parent of ancestorsInBody(top)) {
     const value = scores.get(parent);
     if (value === undefined || value < scores.get(top)! * 0.75) break;
     if (lengthOf(parent) > lengthOf(top) * 1.5 && densityOf(measures.get(parent)) < 0.3) top = parent;
@@ -201,7 +206,7 @@ function pickMain(scores: Scores, measures: Map<AnyNode, Measure>): Element | nu
   // A score that rises again on the way up (above a third of the top's) says more of the article is above (Readability's rule).
   let last = scores.get(top)!;
   const floor = last / 3;
-  for (let parent = top.parent; parent && isElement(parent) && parent.name !== "body" && parent.name !== "html"; parent = parent.parent) {
+  for (const parent of ancestorsInBody(top)) {
     const value = scores.get(parent);
     if (value === undefined) continue;
     if (value < floor) break;
@@ -212,7 +217,7 @@ function pickMain(scores: Scores, measures: Map<AnyNode, Measure>): Element | nu
     last = value;
   }
   // A candidate that is its parent's only element is the parent, so its siblings are the parent's (Readability's rule).
-  for (let parent = top.parent; parent && isElement(parent) && parent.name !== "body" && parent.name !== "html"; parent = parent.parent) {
+  for (const parent of ancestorsInBody(top)) {
     if (parent.children.filter(isElement).length !== 1) break;
     top = parent;
   }
@@ -310,11 +315,15 @@ function withLead(document: Document, chosen: Element, description: string, meas
   const limit = Math.min(description.length, 1_000) * 2 + 200;
   const first = chosen.parent ? chosen : (chosen.children.find(isElement) ?? chosen);
   let lead: Element | null = null;
+  let leadLength = limit + 1;
   for (const element of elements(document)) {
     if (element === first) break;
     const length = measures.get(element)?.length ?? 0;
-    if (length < prefix.length || length > limit || (lead && length >= (measures.get(lead)?.length ?? 0))) continue;
-    if (normalSpace(textOf(element)).includes(prefix)) lead = element;
+    if (length < prefix.length || length >= leadLength) continue;
+    if (normalSpace(textOf(element)).includes(prefix)) {
+      lead = element;
+      leadLength = length;
+    }
   }
   // A subtitle set as a heading is not the lead's text.
   if (!lead || isInside(first, lead) || /^h[1-6]$/.test(lead.name)) return chosen;
