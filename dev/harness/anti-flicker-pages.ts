@@ -80,6 +80,32 @@ if (! document.getElementById("kameleoonLoadingStyleSheet") && ! window.kameleoo
 s.innerText = '* { visibility: hidden !important; background-image: none !important; }';
 document.head.appendChild(s); setTimeout(function () { s.remove(); }, 20000); })();
 </script>`,
+  // Convert's asynchronous install (docs.developers.convert.com, "Anti-Flicker Async Loading"): a
+  // style that covers the body with an opaque layer, lifted when its script loads or fails, or on
+  // its timeout (2.5 s unless set). Its script from an address that never answers.
+  convert: `<style id="convert-hide-body">body{overflow:hidden}body::before{content:"";position:fixed;inset:0;background:#fff;z-index:2147483647}</style>
+<script>
+(function () { var lift = function () { var s = document.getElementById('convert-hide-body'); if (s) s.parentNode.removeChild(s); };
+var t = document.createElement('script'); t.async = true; t.src = '/zoo/hang?convert=100-200';
+t.onload = t.onerror = lift; document.head.appendChild(t); setTimeout(lift, 20000); })();
+</script>`,
+  // Optimizely's non-blocking install, masked by a style of its own id (github.com/optimizely/library,
+  // "nonblocking-snippet", option 1): unmasked by a lifecycle listener or its timeout.
+  optimizely: `<script>
+window.optimizely = window.optimizely || [];
+(function () { var done = false; var unmask = function () { if (done) return; done = true; var s = document.querySelector('style#optimizely-mask'); if (s) s.disabled = true; };
+window.optimizely.push({ type: 'addListener', filter: { type: 'lifecycle', name: 'campaignDecided' }, handler: unmask });
+setTimeout(unmask, 20000); })();
+</script>
+<style id="optimizely-mask">body{opacity:0}</style>`,
+  // The same, masked by a style sheet without an id that the listener disables (option 2).
+  "optimizely-sheet": `<script>
+window.optimizely = window.optimizely || [];
+(function () { var style = document.createElement('style'); document.head.appendChild(style); style.sheet.insertRule('body{opacity:0}', 0);
+var done = false; var unmask = function () { if (done) return; done = true; style.sheet.disabled = true; };
+window.optimizely.push({ type: 'addListener', filter: { type: 'lifecycle', name: 'campaignDecided' }, handler: unmask });
+setTimeout(unmask, 20000); })();
+</script>`,
   // Another tool's, known by its style's id and what it hides (a CRO agency's flicker prevention).
   "other-tool": `<script>
 (function () { var hide = document.createElement('style'); hide.setAttribute('id', 'FL016_flickerPrevention');

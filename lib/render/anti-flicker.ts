@@ -26,9 +26,20 @@ export const REVEAL = `(() => {
     try { varioqub.callback(); } catch {}
     revealed.push("varioqub");
   }
+  // Optimizely's non-blocking install: the page unmasks itself in a listener for the "campaignDecided"
+  // lifecycle event, queued on window.optimizely, which stays an array until Optimizely's script comes.
+  if (Array.isArray(window.optimizely)) {
+    for (const item of window.optimizely) {
+      const filter = item && item.type === "addListener" && item.filter;
+      if (filter && filter.type === "lifecycle" && filter.name === "campaignDecided" && typeof item.handler === "function") {
+        try { item.handler(); } catch {}
+        revealed.push("optimizely");
+      }
+    }
+  }
   // The style elements the snippets add, by the ids they give them: VWO, Adobe Target (at.js),
-  // Adobe's Web SDK, Kameleoon, Amplitude Experiment, ABsmartly, Chartbeat.
-  for (const id of ["_vis_opt_path_hides", "at-body-style", "alloy-prehiding", "kameleoonLoadingStyleSheet", "amp-exp-css", "absmartly-antiflicker", "chartbeat-flicker-control-style"]) {
+  // Adobe's Web SDK, Kameleoon, Amplitude Experiment, ABsmartly, Chartbeat, Convert, Optimizely.
+  for (const id of ["_vis_opt_path_hides", "at-body-style", "alloy-prehiding", "kameleoonLoadingStyleSheet", "amp-exp-css", "absmartly-antiflicker", "chartbeat-flicker-control-style", "convert-hide-body", "optimizely-mask"]) {
     const style = document.getElementById(id);
     if (style && style.tagName === "STYLE") { style.remove(); revealed.push(id); }
   }
