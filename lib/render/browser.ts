@@ -393,6 +393,25 @@ export async function withComposerPage<T>(fn: (page: Page) => Promise<T>): Promi
   }
 }
 
+/**
+ * Runs `fn` with a new page of the composer browser, closed after it, or at once when `signal`
+ * aborts (an animation's encoder: lib/render/animate/encoder.ts). Used once, by one render.
+ */
+export async function withEncoderPage<T>(signal: AbortSignal, fn: (page: Page) => Promise<T>): Promise<T> {
+  signal.throwIfAborted();
+  const page = await (await composer.get()).newPage();
+  const close = () => void page.close().catch(() => undefined);
+  signal.addEventListener("abort", close, { once: true });
+  try {
+    const work = fn(page);
+    work.catch(() => undefined);
+    return await Promise.race([work, aborted(signal)]);
+  } finally {
+    signal.removeEventListener("abort", close);
+    close();
+  }
+}
+
 /** What the renderer holds right now (and composer pages used so far); the local stack reports it so tests can see nothing leaks. */
 export function renderStats() {
   return { contexts: pages.contexts(), guards: openGuardSessions(), composerPagesUsed };

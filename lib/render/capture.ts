@@ -110,15 +110,23 @@ export async function withSettledPage<T>(
   );
 }
 
+/** The page's final URL (null for HTML input) and title, as answers carry them. */
+export async function pageIdentity(loaded: LoadedPage, source: RenderSource): Promise<{ url: string | null; title: string }> {
+  const finalUrl = source.kind === "url" ? loaded.page.url() : null;
+  return {
+    url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
+    title: cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS),
+  };
+}
+
 /** Captures a settled page as `options` ask: the output, and what the answer says of it. */
 export async function captureSettled({ loaded, settled, viewport, started }: SettledPage, source: RenderSource, options: CaptureOptions): Promise<Capture> {
   const { page } = loaded;
-  const finalUrl = source.kind === "url" ? page.url() : null;
-  const title = cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS);
+  const { url, title } = await pageIdentity(loaded, source);
   const clip = await loaded.settled(() => captureArea(loaded, options));
   const area = clip ?? { x: 0, y: 0, width: viewport.width, height: settled.height };
   const shot = await loaded.settled(
-    () => shoot(page, viewport, area, options, finalUrl ? new URL(finalUrl).host : null),
+    () => shoot(page, viewport, area, options, source.kind === "url" ? new URL(page.url()).host : null),
     // Our own work that grows with the output: tiles and AVIF encoding.
     tiledCaptureMs(area, viewport.deviceScaleFactor, options.style === "mockup") +
       encodingMs((area.width * area.height * viewport.deviceScaleFactor ** 2) / 1e6, options.format),
@@ -129,7 +137,7 @@ export async function captureSettled({ loaded, settled, viewport, started }: Set
     contentType: CONTENT_TYPES[options.format],
     width: shot.width,
     height: shot.height,
-    url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
+    url,
     title,
     pages: shot.pages,
     truncated: isPaged(options) ? shot.truncated === true : settled.truncated,

@@ -1,0 +1,179 @@
+import { config } from "../../config.js";
+import { type Deadline, pageLoadLimit } from "../../deadline.js";
+import { AppError } from "../../errors.js";
+import { withEncoderPage } from "../browser.js";
+import { type CaptureLimits, pageIdentity, type SettledPage, withSettledPage } from "../capture.js";
+import { assertValidSelectors } from "../controls.js";
+import type { CaptureOptions, RenderSource } from "../options.js";
+import type { Incomplete } from "../page-load.js";
+import { shoot } from "../shoot.js";
+import { viewportFor } from "../viewport.js";
+import { encodeVideo, type FrameImages, type VideoFormat } from "./encoder.js";
+import { type AnimatedImageFormat, encodeAnimatedImage } from "./images.js";
+import { type Easing, frameCount, scrollPositions } from "./plan.js";
+
+// A page as a moving picture (docs/api.md, "Animate"): the page loaded and settled as a full-page
+// screenshot is, then scrolled from its top to a target in frames. "synthetic": one tall capture,
+// each frame a crop of it (exact, fast, the same every time). "live": the page scrolled for real,
+// a capture per frame (animations, lazy loading and sticky headers move as a visitor sees them;
+// jobs only, where the time is). Video is encoded by Chromium's WebCodecs in the composer browser
+// (./encoder.ts), GIF and WebP by sharp (./images.ts).
+
+export type AnimationFormat = VideoFormat | AnimatedImageFormat;
+
+export const ANIMATION_CONTENT_TYPES: Record<AnimationFormat, string> = {
+  mp4: "video/mp4",
+  webm: "video/webm",
+  gif: "image/gif",
+  webp: "image/webp",
+};
+
+/** What an animation is asked for, besides how its page loads (CaptureOptions). */
+export interface AnimationOptions {
+  readonly format: AnimationFormat;
+  /** Seconds. */
+  readonly duration: number;
+  readonly fps: number;
+  readonly mode: "synthetic" | "live";
+  readonly scroll: {
+    /** "bottom", a CSS selector (its element's top), or CSS px from the top. */
+    readonly to: string | number;
+    readonly easing: Easing;
+    /** ms at the top before the scroll, and at the target after it: inside `duration`. */
+    readonly holdStart: number;
+    readonly holdEnd: number;
+    /** Scroll back to the top after the hold at the target. */
+    readonly back: boolean;
+  };
+}
+
+/** A finished animation. */
+export interface Animation {
+  readonly body: Buffer;
+  readonly format: AnimationFormat;
+  readonly contentType: string;
+  /** Frame size in device px. */
+  readonly width: number;
+  readonly height: number;
+  readonly frames: number;
+  readonly durationMs: number;
+  /** The scroll target reached, CSS px from the top. */
+  readonly scrolledTo: number;
+  readonly url: string | null;
+  readonly title: string;
+  readonly renderMs: number;
+  readonly incomplete: Incomplete | null;
+}
+
+/**
+ * Our own work per frame per Mpx, ms, with room (two slow cores, another render beside it): the
+ * bound a request is held to (refused past it) and the time it is given past the page load.
+ */
+export const WORK_MS_PER_MPX_FRAME: Record<AnimationFormat, number> = { mp4: 12, webm: 20, gif: 60, webp: 30 };
+/** A live frame's scroll, wait and capture, ms (measured ~135 ms of CPU at 720p). */
+const LIVE_MS_PER_FRAME = 250;
+
+/** The frames of an animation and their size, for its bounds. */
+export function animationWork(options: Pick<AnimationOptions, "format" | "duration" | "fps" | "mode">, width: number, height: number) {
+  const frames = frameCount(options.duration, options.fps);
+  const mpx = (width * height) / 1e6;
+  return {
+    frames,
+    mpxFrames: frames * mpx,
+    ms: Math.round(frames * (mpx * WORK_MS_PER_MPX_FRAME[options.format] + (options.mode === "live" ? LIVE_MS_PER_FRAME : 0))),
+  };
+}
+
+/** The scroll target in CSS px: the page's bottom (`bottom` is the furthest the viewport can go), an element's top, or a length, within it. */
+async function scrollTarget({ loaded }: SettledPage, to: string | number, bottom: number): Promise<number> {
+  if (typeof to === "number") return Math.min(to, bottom);
+  if (to === "bottom") return bottom;
+  await assertValidSelectors(loaded.page, [["scroll.to", to]]);
+  const top = await loaded.evaluate<number | null>(`(() => {
+    const element = document.querySelector(${JSON.stringify(to)});
+    return element ? element.getBoundingClientRect().top + window.scrollY : null;
+  })()`);
+  if (top === null) throw new AppError("SELECTOR_NOT_FOUND", `scroll.to: no element matches "${to}" on the page.`);
+  return Math.max(0, Math.min(Math.round(top), bottom));
+}
+
+/** The frames of a live scroll: the page scrolled to each top in turn, and its viewport captured there. */
+async function* liveFrames({ loaded }: SettledPage, tops: readonly number[], scale: number): FrameImages {
+  const { page } = loaded;
+  for (const top of tops) {
+    // Instantly, whatever the page's scroll-behavior; then two frames, so what scrolling moves has drawn.
+    await loaded.evaluate(
+      `(() => { window.scrollTo({ top: ${top / scale}, behavior: "instant" }); return new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))); })()`,
+    );
+    const png = Buffer.from(await loaded.settled(() => page.screenshot({ type: "png", optimizeForSpeed: true })));
+    yield { png, tops: [0] };
+  }
+}
+
+/** Time kept past our own work's estimate for the capture and the answer. */
+const CAPTURE_MS = 3_000;
+
+/**
+ * Renders `source` with `options` and makes it the animation `animation` asks for, before the
+ * deadline. The page is given the time to load that the frames' work leaves.
+ */
+export function animate(
+  source: RenderSource,
+  options: CaptureOptions,
+  animation: AnimationOptions,
+  deadline: Deadline,
+  limits: CaptureLimits = {},
+): Promise<Animation> {
+  const viewport = viewportFor(options);
+  const scale = viewport.deviceScaleFactor;
+  const size = { width: Math.round(viewport.width * scale), height: Math.round(viewport.height * scale) };
+  const work = animationWork(animation, size.width, size.height);
+  const pageLoadMs = Math.min(pageLoadLimit(deadline, config.PAGE_LOAD_TIMEOUT_MS), deadline.at - Date.now() - work.ms - CAPTURE_MS);
+  // Settled as a full page is: scrolled through once, so lazy content has loaded.
+  const settle = { ...options, format: "png", fullPage: true } as const;
+  return withSettledPage(
+    source,
+    settle,
+    { ...deadline, pageLoadMs },
+    async (settledPage) => {
+      const { loaded, settled, started } = settledPage;
+      const target = await scrollTarget(settledPage, animation.scroll.to, Math.max(0, settled.height - viewport.height));
+      const { holdStart, holdEnd, easing, back } = animation.scroll;
+      let tops = scrollPositions(
+        { frames: work.frames, fps: animation.fps, easing, back, holdStartMs: holdStart, holdEndMs: holdEnd },
+        Math.round(target * scale),
+      );
+      let images: FrameImages;
+      if (animation.mode === "live") {
+        images = liveFrames(settledPage, tops, scale);
+      } else {
+        // One capture from the top to the target's viewport; every frame is cut from it.
+        const area = { x: 0, y: 0, width: viewport.width, height: target + viewport.height };
+        const shot = await loaded.settled(() => shoot(loaded.page, viewport, area, { ...settle, style: undefined }, null));
+        // Rounding to device pixels must not cut a frame past the capture's end.
+        tops = tops.map((top) => Math.min(top, Math.max(0, shot.height - size.height)));
+        images = (async function* () {
+          yield { png: shot.body, tops };
+        })();
+      }
+      const body = await withEncoderPage(deadline.signal, (page) =>
+        animation.format === "mp4" || animation.format === "webm"
+          ? encodeVideo(page, animation.format, size, animation.fps, images)
+          : encodeAnimatedImage(animation.format, size, animation.fps, images),
+      );
+      return {
+        body,
+        format: animation.format,
+        contentType: ANIMATION_CONTENT_TYPES[animation.format],
+        ...size,
+        frames: tops.length,
+        durationMs: Math.round((tops.length * 1000) / animation.fps),
+        scrolledTo: target,
+        ...(await pageIdentity(loaded, source)),
+        renderMs: Date.now() - started,
+        incomplete: loaded.incomplete,
+      };
+    },
+    limits,
+  );
+}
