@@ -8,7 +8,7 @@
 // Then the filter engines' cold cost (bench/filter-lists.ts), output forms (bench/outputs.ts: WebP and
 // AVIF vs PNG, a full page in tiles vs one under the limit), metadata (bench/metadata.ts): our
 // extraction vs metascraper and open-graph-scraper, the render cache (bench/cache.ts), MCP vs REST
-// (bench/mcp.ts), main-content quality on real pages (bench/content-quality.ts), real pages with their
+// (bench/mcp.ts), animations vs a full-page screenshot (bench/animate.ts), main-content quality on real pages (bench/content-quality.ts), real pages with their
 // third parties unreachable vs a plain Chromium (bench/real-pages.ts), and content speed vs jsdom +
 // Readability + turndown and vs metadata through HTTP (bench/content-speed.ts), jobs through the
 // queue vs synchronous and their webhooks' lag (bench/jobs.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
@@ -18,6 +18,7 @@ import puppeteer from "puppeteer-core";
 import { quietChromium } from "../dev/harness/browser.js";
 import { fundedKey, readDevInfo, spawnDev } from "../dev/harness/dev-process.js";
 import { startFixtures } from "../dev/harness/fixtures.js";
+import { benchAnimate } from "./animate.js";
 import { benchCache } from "./cache.js";
 import { benchColdStart } from "./cold-start.js";
 import { benchContentQuality } from "./content-quality.js";
@@ -167,6 +168,8 @@ async function main() {
   Object.assign(results.ratios, jobs.ratios);
   const cache = await benchCache({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, cache.ratios);
+  const animate = await benchAnimate({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
+  Object.assign(results.ratios, animate.ratios);
   const mcp = await benchMcp({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, mcp.ratios);
   const throughput = await benchThroughput({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, servicePid: dev.child.pid!, browser });
@@ -184,6 +187,7 @@ async function main() {
     jobs: jobs.results,
     mcp: mcp.results,
     cache: cache.results,
+    animate: animate.results,
     throughput: throughput.results,
     lambda_cold_start: cold.results,
   });
@@ -222,6 +226,7 @@ async function main() {
   contentSpeed.print();
   jobs.print();
   cache.print();
+  animate.print();
   mcp.print();
   throughput.print();
   cold.print();

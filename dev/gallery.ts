@@ -1,6 +1,7 @@
 // `npm run gallery`: the pictures of docs/api.md's "Mockups" (every frame, every background preset),
-// rendered through the local stack from the /showcase fixture, as thumbnails in docs/images/, and of
-// its "Fonts": a line of real text in every writing system the service ships (docs/images/scripts.png).
+// rendered through the local stack from the /showcase fixture, as thumbnails in docs/images/, of
+// its "Fonts": a line of real text in every writing system the service ships (docs/images/scripts.png),
+// and of its "Animate": the showcase scrolled and back, one clip per format (docs/images/animate.*).
 // With GALLERY_LOOK=<dir>, also every frame at full size at 1x and 2x (PNG), to look at.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -44,6 +45,22 @@ ${rows.join("")}<tr><th>Emoji</th><td>😀 🎉 👍🏽 🇯🇵 ❤️ 🚀 �
   for (const frame of FRAMES) await mockup({ frame, format: "webp", quality: 82, imageWidth: 560 }, path.join(DOCS_IMAGES, `mockup-${frame}.webp`));
   for (const background of Object.keys(BACKGROUND_PRESETS)) {
     await mockup({ background, format: "webp", quality: 82, imageWidth: 360 }, path.join(DOCS_IMAGES, `background-${background}.webp`));
+  }
+  for (const format of ["mp4", "webm", "gif", "webp"] as const) {
+    const video = format === "mp4" || format === "webm";
+    await render(
+      "/api/v1/animate",
+      {
+        url: `${fixtures.baseUrl}/showcase`,
+        format,
+        width: 480,
+        height: 360,
+        duration: 4,
+        fps: video ? 24 : 10,
+        scroll: { holdStart: 500, holdEnd: 500, back: true },
+      },
+      path.join(DOCS_IMAGES, `animate.${format}`),
+    );
   }
   const look = process.env.GALLERY_LOOK;
   if (look) {

@@ -47,6 +47,8 @@ export const PRICES = {
   mockup: 10_000,
   /** A page as content (POST /api/v1/content): $0.002. */
   content: 2_000,
+  /** A page as a moving picture (POST /api/v1/animate): $0.02, up to 30 s. */
+  animate: 20_000,
 } as const;
 
 /** How a priced route's price follows from its request body. */
@@ -163,6 +165,16 @@ const ROWS = [
     price: { standard: PRICES.content, mockup: PRICES.content, withScreenshot: RENDER_PRICE },
     limits: ["caller"],
     cap: null,
+    uses: ["table", "bucket", "x402", "auto-topup-launch"],
+  },
+  // A page as a moving picture (docs/api.md, "Animate"): encoded in the function's own browsers.
+  {
+    id: "animate",
+    method: "POST",
+    path: "/api/v1/animate",
+    ...RENDER,
+    ...PRICED,
+    price: { standard: PRICES.animate, mockup: PRICES.animate },
     uses: ["table", "bucket", "x402", "auto-topup-launch"],
   },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.

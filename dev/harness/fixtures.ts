@@ -1,6 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import { deflateSync } from "node:zlib";
+import { animatePage } from "./animate-pages.js";
 import { antiFlickerPage } from "./anti-flicker-pages.js";
 import { contentPage } from "./content-pages.js";
 import { serveZoo, startZoo, stopZoo } from "./hostile-pages.js";
@@ -406,12 +407,16 @@ export async function startFixtures(): Promise<Fixtures> {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits));
       return;
     }
-    const flicker = url.pathname.startsWith("/anti-flicker/") ? antiFlickerPage(url.pathname.slice(14)) : null;
+    const harnessPage = url.pathname.startsWith("/anti-flicker/")
+      ? antiFlickerPage(url.pathname.slice(14))
+      : url.pathname.startsWith("/animate/")
+        ? animatePage(url.pathname.slice(9), url.searchParams)
+        : null;
     const real = url.pathname.startsWith("/real/")
       ? realPage(url.pathname.slice(6), `http://${request.headers.host}`, url.searchParams.get("hang") !== "0")
       : null;
-    const found = flicker
-      ? { body: flicker }
+    const found = harnessPage
+      ? { body: harnessPage }
       : real
         ? { body: real }
         : url.pathname.startsWith("/meta/")

@@ -1,12 +1,13 @@
 import { config } from "../config.js";
 import { OUTPUT_RETENTION_DAYS } from "../packaging.js";
+import type { Animation } from "../render/animate/animate.js";
 import type { Capture } from "../render/capture.js";
 import { previewOf } from "../render/encode.js";
 import { routeById } from "../routes.js";
 import { downloadLink, OUTPUT_KEY, storeOutput } from "../storage/outputs.js";
 import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 
-export const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf" } as const;
+export const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf", gif: "gif", mp4: "mp4", webm: "webm" } as const;
 
 /**
  * The largest answer returned inline, measured as sent (binary bodies travel base64-encoded, a
@@ -14,38 +15,82 @@ export const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif",
  */
 const MAX_INLINE_ANSWER_BYTES = 5_500_000;
 
+/** A finished output as an answer carries it: its bytes, what they are, and what its headers say. */
+interface Output {
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly format: keyof typeof EXTENSIONS;
+  readonly headers: Record<string, string>;
+  /** docs/api.md's JSON envelope, besides the bytes. */
+  readonly envelope: object;
+}
+
 /**
- * The response for a finished capture: the bytes (binary) or docs/api.md's JSON envelope. An
- * output above INLINE_LIMIT_BYTES, or an answer that would be larger than MAX_INLINE_ANSWER_BYTES
- * as sent, goes to S3 and the client gets a presigned link instead (303, or downloadUrl).
+ * The response for a finished output: the bytes (binary) or the JSON envelope. An output above
+ * INLINE_LIMIT_BYTES, or an answer that would be larger than MAX_INLINE_ANSWER_BYTES as sent, goes
+ * to S3 and the client gets a presigned link instead (303, or downloadUrl).
  */
-export async function deliverCapture(
-  capture: Capture,
-  responseFormat: "binary" | "json",
-  extraHeaders: Record<string, string> = {},
-  { publicFor }: { publicFor?: number } = {},
-): Promise<HttpResponse> {
-  const extension = EXTENSIONS[capture.format];
-  const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs), ...extraHeaders };
-  if (capture.truncated) headers["X-Truncated"] = "true";
-  Object.assign(headers, incompleteHeader(capture));
-  const store = async () => downloadLink(await storeOutput(capture.body, capture.contentType, extension));
-  const base64Bytes = Math.ceil(capture.body.length / 3) * 4;
-  const fitsInline = capture.body.length <= config.INLINE_LIMIT_BYTES && base64Bytes <= MAX_INLINE_ANSWER_BYTES;
+async function deliverOutput(output: Output, responseFormat: "binary" | "json", publicFor: number | undefined): Promise<HttpResponse> {
+  const { body, contentType, headers, envelope } = output;
+  const extension = EXTENSIONS[output.format];
+  const store = async () => downloadLink(await storeOutput(body, contentType, extension));
+  const base64Bytes = Math.ceil(body.length / 3) * 4;
+  const fitsInline = body.length <= config.INLINE_LIMIT_BYTES && base64Bytes <= MAX_INLINE_ANSWER_BYTES;
   // Only a signed link's answer says who may keep it; the others leave it to the route's row.
   const caching = (linked: boolean) => (publicFor === undefined ? headers : { ...headers, "Cache-Control": cacheControl(publicFor, linked) });
 
   if (responseFormat === "binary") {
     if (!fitsInline) return seeOther((await store()).url, caching(true));
-    return binary(capture.body, capture.contentType, { ...caching(false), "Content-Disposition": `inline; filename="screenshot.${extension}"` });
+    return binary(body, contentType, { ...caching(false), "Content-Disposition": `inline; filename="screenshot.${extension}"` });
   }
-  const envelope = envelopeOf(capture);
   // The envelope is measured as serialised, with the image it would carry.
   if (fitsInline && Buffer.byteLength(JSON.stringify(envelope)) + base64Bytes + 16 <= MAX_INLINE_ANSWER_BYTES) {
-    return json({ image: capture.body.toString("base64"), ...envelope }, 200, caching(false));
+    return json({ image: body.toString("base64"), ...envelope }, 200, caching(false));
   }
   const stored = await store();
   return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelope }, 200, caching(true));
+}
+
+/** The response for a finished capture (deliverOutput), with what its headers say of it. */
+export function deliverCapture(
+  capture: Capture,
+  responseFormat: "binary" | "json",
+  extraHeaders: Record<string, string> = {},
+  { publicFor }: { publicFor?: number } = {},
+): Promise<HttpResponse> {
+  const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs), ...extraHeaders };
+  if (capture.truncated) headers["X-Truncated"] = "true";
+  Object.assign(headers, incompleteHeader(capture));
+  return deliverOutput({ ...capture, headers, envelope: envelopeOf(capture) }, responseFormat, publicFor);
+}
+
+/** The response for a finished animation (deliverOutput): its frames and length in headers too. */
+export function deliverAnimation(animation: Animation, responseFormat: "binary" | "json"): Promise<HttpResponse> {
+  const headers = {
+    "X-Render-Ms": String(animation.renderMs),
+    "X-Frames": String(animation.frames),
+    "X-Duration-Ms": String(animation.durationMs),
+    ...incompleteHeader(animation),
+  };
+  return deliverOutput({ ...animation, headers, envelope: animationEnvelopeOf(animation) }, responseFormat, undefined);
+}
+
+/** What docs/api.md's JSON envelope says of an animation, besides its bytes. */
+export function animationEnvelopeOf(animation: Animation) {
+  return {
+    format: animation.format,
+    contentType: animation.contentType,
+    width: animation.width,
+    height: animation.height,
+    frames: animation.frames,
+    durationMs: animation.durationMs,
+    scrolledTo: animation.scrolledTo,
+    bytes: animation.body.length,
+    url: animation.url,
+    title: animation.title,
+    ...(animation.incomplete ? { incomplete: animation.incomplete } : {}),
+    renderMs: animation.renderMs,
+  };
 }
 
 /** A content snapshot's screenshot (lib/http/content.ts): the JSON envelope with a presigned link to the output, whatever its size. */
@@ -100,20 +145,32 @@ export function envelopeOf(capture: Capture) {
  * It works as long as the output is kept.
  */
 export async function deliverForTool(capture: Capture, origin: string, extraHeaders: Record<string, string> = {}): Promise<HttpResponse> {
-  const extension = EXTENSIONS[capture.format];
-  const [key, preview] = await Promise.all([
-    storeOutput(capture.body, capture.contentType, extension),
+  const [link, preview] = await Promise.all([
+    toolLink(capture, origin),
     capture.format === "pdf" ? null : previewOf(capture.body, capture.width, capture.height),
   ]);
-  const [, day, file] = OUTPUT_KEY.exec(key)!;
-  const link = `${origin}${routeById("output").path.replace("{day}", day!).replace("{file}", file!)}`;
-  const expiresAt = new Date(Date.now() + OUTPUT_RETENTION_DAYS * 86_400_000).toISOString();
   const shown = preview && { mimeType: "image/jpeg", data: preview.data.toString("base64"), width: preview.width, height: preview.height };
-  return json({ downloadUrl: link, expiresAt, ...envelopeOf(capture), preview: shown }, 200, {
+  return json({ ...link, ...envelopeOf(capture), preview: shown }, 200, {
     "X-Render-Ms": String(capture.renderMs),
     ...incompleteHeader(capture),
     ...extraHeaders,
   });
+}
+
+/** The answer of the MCP animate tool: the envelope with a link to the file, as deliverForTool's (no preview: a model reads no video). */
+export async function deliverAnimationForTool(animation: Animation, origin: string): Promise<HttpResponse> {
+  return json({ ...(await toolLink(animation, origin)), ...animationEnvelopeOf(animation) }, 200, {
+    "X-Render-Ms": String(animation.renderMs),
+    ...incompleteHeader(animation),
+  });
+}
+
+/** An output stored, and its link on the service's own `origin` (functions/output.ts), working as long as the output is kept. */
+async function toolLink(output: Pick<Output, "body" | "contentType" | "format">, origin: string) {
+  const key = await storeOutput(output.body, output.contentType, EXTENSIONS[output.format]);
+  const [, day, file] = OUTPUT_KEY.exec(key)!;
+  const downloadUrl = `${origin}${routeById("output").path.replace("{day}", day!).replace("{file}", file!)}`;
+  return { downloadUrl, expiresAt: new Date(Date.now() + OUTPUT_RETENTION_DAYS * 86_400_000).toISOString() };
 }
 
 /** A render request's capture options: everything but how its answer is delivered and cached. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Route } from "../routes.js";
-import { RENDER_EXAMPLE } from "./response-schemas.js";
-import { contentRequest, htmlScreenshotRequest, screenshotRequest } from "./schemas.js";
+import { ANIMATION_EXAMPLE, RENDER_EXAMPLE } from "./response-schemas.js";
+import { animateRequest, contentRequest, htmlScreenshotRequest, screenshotRequest } from "./schemas.js";
 
 // How agents find and understand the paid routes (docs/agents.md): x402's `bazaar` discovery
 // extension in every 402 (v2, in the PAYMENT-REQUIRED header: kept compact), `outputSchema` with
@@ -28,6 +28,9 @@ const HEADLINE_FIELDS = [
   "selector",
   "blockAds",
   "blockCookieBanners",
+  "duration",
+  "fps",
+  "scroll",
   "responseFormat",
 ];
 
@@ -38,6 +41,8 @@ interface Discoverable {
   readonly example: Record<string, unknown>;
   /** An answer's example (a render's, unless said). */
   readonly output?: Record<string, unknown>;
+  /** What it answers by default (an image for a render, JSON when `output` is given, unless said). */
+  readonly mimeType?: string;
 }
 
 /** What POST /api/v1/content answers, for discovery. */
@@ -70,6 +75,15 @@ const DISCOVERABLE: Readonly<Record<string, Discoverable>> = {
     schema: contentRequest,
     example: { url: "https://example.com", format: "markdown", links: true },
     output: CONTENT_EXAMPLE,
+    mimeType: "application/json",
+  },
+  animate: {
+    description:
+      "A web page or raw HTML recorded scrolling, top to bottom (or to an element or a length), as MP4 (H.264), WebM (VP9), GIF or animated WebP: duration, fps, easing, holds, and back to the top. $0.02. Every field: /.well-known/x402.json.",
+    schema: animateRequest,
+    example: { url: "https://example.com", format: "mp4", duration: 5, responseFormat: "json" },
+    output: ANIMATION_EXAMPLE,
+    mimeType: "video/mp4",
   },
 };
 
@@ -99,9 +113,9 @@ const headlineSchema = (schema: z.ZodType): JsonSchema => {
 export const describe = (route: Pick<Route, "id" | "method" | "path">): string =>
   DISCOVERABLE[route.id]?.description ?? `Shotline ${route.id}${route.method ? ` (${route.method} ${route.path})` : ""}`;
 
-/** What a route answers: an image for a render, JSON for the rest (content included). */
+/** What a route answers: an image for a render, JSON for the rest, unless it says (content, animate). */
 export const mimeTypeOf = (route: Pick<Route, "id" | "browser">): string =>
-  route.browser && !DISCOVERABLE[route.id]?.output ? "image/png" : "application/json";
+  DISCOVERABLE[route.id]?.mimeType ?? (route.browser ? "image/png" : "application/json");
 
 /** The discovery data of a route, or null when it is not a paid render. */
 export interface Discovery {
@@ -169,7 +183,7 @@ function routeDiscovery(route: Pick<Route, "id" | "method">): Discovery | null {
       output: example,
     },
     input: { method: route.method, bodyType: "json", body: declared.example, inputSchema: full },
-    output: { mimeType: declared.output ? "application/json" : "image/png", example },
+    output: { mimeType: mimeTypeOf({ id: route.id, browser: true }), example },
   };
 }
 
@@ -219,20 +233,22 @@ function toolDiscovery(toolName: string, route: Pick<Route, "id" | "method">): D
     },
     ["type", "toolName", "inputSchema"],
   );
-  return { ...http, bazaar: { info: { input, output: { type: "json", example: RENDER_EXAMPLE } }, schema } };
+  return { ...http, bazaar: { info: { input, output: { type: "json", example: declared.output ?? RENDER_EXAMPLE } }, schema } };
 }
 
 /** /llms.txt: what an agent needs to use the service, in a page of Markdown (llmstxt.org's form). */
 export const llmsTxt = (origin: string): string => `# Shotline
 
 > Screenshots of web pages and raw HTML as PNG, JPEG, WebP, AVIF or PDF, optionally framed as a
-> mockup, and page metadata. Pay per call with an API key or with x402 (USDC, no account).
+> mockup; pages recorded scrolling as video, GIF or animated WebP; pages as content for agents; and
+> page metadata. Pay per call with an API key or with x402 (USDC, no account).
 
 ## Endpoints
 
 - POST ${origin}/api/v1/screenshot: {"url": "https://example.com", "fullPage": true, "format": "png"} -> the image ($0.005; $0.01 with "style": "mockup")
 - POST ${origin}/api/v1/html-to-screenshot: {"html": "<h1>Hi</h1>"} -> the image (same prices)
 - POST ${origin}/api/v1/content: {"url": "https://example.com", "format": "markdown"} -> the page's main content as Markdown (or "text", "html"; "scope": "page" for the whole body; "links": true adds its links), its metadata, whether a browser ran, and a token estimate ($0.002; hidden text is left out); "screenshot": true (or screenshot fields) adds an image of the same page load for a screenshot's price ($0.005, $0.01 as a mockup); the page controls of a screenshot apply
+- POST ${origin}/api/v1/animate: {"url": "https://example.com", "format": "mp4", "duration": 5} -> the page recorded scrolling from its top to its bottom as MP4 (or "webm", "gif", "webp"; "fps"; "scroll": {"to": "bottom" | a CSS selector | px, "easing", "holdStart", "holdEnd", "back"}; "html" instead of "url") ($0.02); the page controls of a screenshot apply
 - POST ${origin}/api/v1/metadata: {"url": "https://example.com"} -> title, description, social tags, favicon, logo, language, canonical URL, author, dates, feeds (free)
 - GET ${origin}/api/v1/usage: balance and recent usage (API key)
 - Add "responseFormat": "json" to get {image (base64), format, width, height, url, title, ...} instead of bytes.
@@ -248,5 +264,5 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 - x402 discovery manifest (every paid endpoint, its price and JSON Schema): ${origin}/.well-known/x402.json
 - Every endpoint, field, rule and default (OpenAPI 3.1): ${origin}/openapi.json; for people: ${origin}/docs
-- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, read_page, scrape, metadata, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
+- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, animate, read_page, scrape, metadata, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
 `;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { formatUsd } from "../billing/money.js";
 import { PRICES, type Route, routes } from "../routes.js";
 import {
+  animationEnvelope,
   apiKeyCreated,
   apiKeyList,
   autoTopupResponse,
@@ -21,6 +22,7 @@ import {
 } from "./response-schemas.js";
 import {
   accountUpdateRequest,
+  animateRequest,
   apiKeyRequest,
   autoTopupRequest,
   contentRequest,
@@ -169,6 +171,43 @@ const OPERATIONS: Record<string, Json> = {
       "422": error("The page could not be loaded, or is not HTML (INVALID_URL)"),
     },
   },
+  animate: {
+    summary: "Record a page scrolling (MP4, WebM, GIF, WebP)",
+    description: `A URL or an HTML document, loaded as a full-page screenshot is, then scrolled from its top to \`scroll.to\` (its bottom by default, an element's top, or a length) over \`duration\` seconds at \`fps\`, with an easing and holds, and with \`back\` to the top again: as MP4 (H.264), WebM (VP9), GIF or animated WebP. Frames are \`width\` x \`height\` CSS px at \`deviceScaleFactor\` (1 by default). \`mode: "synthetic"\` (the default) cuts every frame from one tall capture; \`"live"\` scrolls the page for real and runs only in a job. The page controls of a screenshot apply. ${formatUsd(PRICES.animate)} a call; nothing when it fails.`,
+    parameters: [IDEMPOTENCY_KEY],
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(animateRequest, "input"),
+          examples: {
+            mp4: { value: { url: "https://example.com", format: "mp4", duration: 5 } },
+            gif: { value: { url: "https://example.com", format: "gif", width: 640, height: 400, scroll: { easing: "linear", holdEnd: 1000, back: true } } },
+          },
+        },
+      },
+    },
+    responses: {
+      ...renderResponses,
+      "200": {
+        description: 'The file (`responseFormat: "binary"`, the default) or the JSON envelope (`responseFormat: "json"`).',
+        headers: {
+          "X-Render-Ms": renderResponses["200"].headers["X-Render-Ms"],
+          "X-Frames": { description: "Frames in the file", schema: { type: "integer" } },
+          "X-Duration-Ms": { description: "How long it plays: frames / fps", schema: { type: "integer" } },
+          "PAYMENT-RESPONSE": renderResponses["200"].headers["PAYMENT-RESPONSE"],
+          ...STEERING,
+        },
+        content: {
+          ...Object.fromEntries(
+            ["video/mp4", "video/webm", "image/gif", "image/webp"].map((type) => [type, { schema: { type: "string", contentMediaType: type } }]),
+          ),
+          "application/json": { schema: schemaOf(animationEnvelope, "output") },
+        },
+      },
+      "422": error("The page could not be loaded (INVALID_URL), or scroll.to or another selector matched nothing (SELECTOR_NOT_FOUND)"),
+    },
+  },
   "signed-screenshot": {
     summary: "Screenshot by signed link (for <img src>)",
     description: `A GET link signed with one of the account's signing keys (docs/api.md, "Signed links"), charged to it like a POST. Every render field of POST /api/v1/screenshot is a query parameter (numbers and booleans as they are written, objects and lists as JSON text). \`signature\` is the lower-case hex HMAC-SHA256, with the signing secret, of every other parameter sorted by name, each \`name=value\` RFC 3986-encoded, joined with "&". With \`cacheTtl\` the answer is cached (and cacheable by a CDN) that long. Its answers carry none of the steering headers (balance, charge, rate limits): whoever holds the link learns nothing of its owner. ${PRICED}.`,
@@ -264,7 +303,7 @@ const OPERATIONS: Record<string, Json> = {
   "jobs-create": {
     summary: "Submit a job (async, up to 100 items)",
     description:
-      "Up to 100 request bodies of one endpoint (`screenshot`, `html-to-screenshot` or `content`), each with an optional `timeout`: its page-load limit in seconds, up to 90 (default 30). Every item is validated before anything is queued (a bad one is a 400 naming its index). Each item is charged as its endpoint would be when it starts, refunded if it fails; a cancelled item is never charged. API key only. Results and outputs are kept 7 days.",
+      "Up to 100 request bodies of one endpoint (`screenshot`, `html-to-screenshot`, `content` or `animate`), each with an optional `timeout`: its page-load limit in seconds, up to 90 (default 30). Every item is validated before anything is queued (a bad one is a 400 naming its index). Each item is charged as its endpoint would be when it starts, refunded if it fails; a cancelled item is never charged. API key only. Results and outputs are kept 7 days.",
     requestBody: {
       required: true,
       content: {
@@ -457,7 +496,7 @@ const OPERATIONS: Record<string, Json> = {
   mcp: {
     summary: "The MCP server (Streamable HTTP, stateless)",
     description:
-      'Model Context Protocol over HTTP: one JSON-RPC message per POST, answered as JSON (send `Accept: application/json, text/event-stream`). Tools: `screenshot`, `html_to_screenshot`, `metadata`, `usage`; each call is authorised, limited and charged as its REST route (`Authorization: Bearer`, or x402 in `_meta["x402/payment"]`). See docs/agents.md.',
+      'Model Context Protocol over HTTP: one JSON-RPC message per POST, answered as JSON (send `Accept: application/json, text/event-stream`). Tools: `screenshot`, `html_to_screenshot`, `animate`, `read_page`, `scrape`, `metadata`, `usage`; each call is authorised, limited and charged as its REST route (`Authorization: Bearer`, or x402 in `_meta["x402/payment"]`). See docs/agents.md.',
     requestBody: { required: true, content: { "application/json": { schema: { type: "object", description: "A JSON-RPC 2.0 request or notification" } } } },
     responses: {
       "200": { description: "The JSON-RPC response", content: { "application/json": { schema: { type: "object" } } } },

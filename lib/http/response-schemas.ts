@@ -89,6 +89,46 @@ export const renderEnvelope = z
   ])
   .meta({ example: RENDER_EXAMPLE });
 
+/** An example of an animation's JSON envelope. */
+export const ANIMATION_EXAMPLE = {
+  downloadUrl: "https://shotline-outputs.s3.amazonaws.com/outputs/2026-11-27/0f8c1e2a-6b1d-4a57-9a0e-3c5d7f9b2e11.mp4?X-Amz-Signature=...",
+  expiresAt: "2026-11-27T13:00:00.000Z",
+  format: "mp4",
+  contentType: "video/mp4",
+  width: 1280,
+  height: 800,
+  frames: 150,
+  durationMs: 5000,
+  scrolledTo: 2240,
+  bytes: 1183402,
+  url: "https://example.com/",
+  title: "Example Domain",
+  renderMs: 4120,
+};
+
+const animationFields = {
+  format: z.enum(["mp4", "webm", "gif", "webp"]),
+  contentType: z.string(),
+  width: z.number().int().describe("Frame width, device px"),
+  height: z.number().int().describe("Frame height, device px"),
+  frames: z.number().int(),
+  durationMs: z.number().int().describe("frames / fps"),
+  scrolledTo: z.number().int().describe("The scroll target reached, CSS px from the top"),
+  bytes: z.number().int(),
+  url: z.string().nullable().describe("The final URL after redirects; null for HTML"),
+  title: z.string(),
+  incomplete: envelope.incomplete,
+  renderMs: z.number().int(),
+};
+
+/** An animation with `responseFormat: "json"`: the file inline (base64), or a link to it when large. */
+export const animationEnvelope = z
+  .union([
+    z.object({ image: z.string().describe("The file, base64"), ...animationFields }),
+    z.object({ downloadUrl: z.string(), expiresAt: z.string(), ...animationFields }),
+  ])
+  .meta({ example: ANIMATION_EXAMPLE });
+
 const usageEntry = z.object({
   id: z.string(),
   kind: z.enum(["charge", "topup", "bonus"]),
@@ -212,7 +252,7 @@ export const healthResponse = z.object({ status: z.literal("ok"), version: z.str
 /** A job as GET /api/v1/jobs/{id} answers it (lib/http/jobs.ts). */
 export const jobResponse = z.object({
   id: z.string(),
-  endpoint: z.enum(["screenshot", "html-to-screenshot", "content"]),
+  endpoint: z.enum(["screenshot", "html-to-screenshot", "content", "animate"]),
   status: z.enum(["queued", "running", "completed", "cancelled"]),
   created_at: z.string(),
   expires_at: z.string().describe("when the job, its results and outputs are deleted (7 days after it was made)"),

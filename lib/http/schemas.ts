@@ -2,9 +2,10 @@ import { compile } from "css-select";
 import { z } from "zod";
 import { imitatesLatinDomain } from "../billing/emails.js";
 import { browserControls } from "../content/controls.js";
+import { type AnimationOptions, animationRefusal } from "../render/animate/animate.js";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "../render/mockup/backgrounds.js";
-import type { CaptureOptions } from "../render/options.js";
+import type { CaptureOptions, RenderSource } from "../render/options.js";
 import { MAX_PDF_PAGES } from "../render/pdf.js";
 import { viewportFor } from "../render/viewport.js";
 import { MAX_URL_CHARS } from "../text.js";
@@ -462,6 +463,16 @@ const COOKIE_PROSE = "A cookie's domain must be the URL's host or a domain above
 /** An HTML document has no origin: what needs one is absent or empty. */
 const DOCUMENT_RULE_SCHEMA = { not: present("geolocation", "httpAuth"), properties: { headers: { maxProperties: 0 }, cookies: { maxItems: 0 } } };
 
+/** An HTML document sent to be rendered or read, at most MAX_HTML_BYTES. */
+const htmlDocument = () =>
+  z
+    .string({ error: "must be a string holding an HTML document" })
+    .min(1, { error: "must not be empty" })
+    .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
+      error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
+    })
+    .meta(utf8Bytes(MAX_HTML_BYTES));
+
 const screenshotFields = z.strictObject({ url: httpUrl, ...renderFields });
 
 /** Body of POST /api/v1/screenshot. */
@@ -472,13 +483,7 @@ export const screenshotRequest = screenshotFields
 type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 const htmlScreenshotFields = z.strictObject({
-  html: z
-    .string({ error: "must be a string holding an HTML document" })
-    .min(1, { error: "must not be empty" })
-    .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
-      error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
-    })
-    .meta(utf8Bytes(MAX_HTML_BYTES)),
+  html: htmlDocument(),
   ...renderFields,
 });
 
@@ -526,14 +531,7 @@ const SNAPSHOT_DEFAULTS = snapshotRequest.parse({});
 
 const contentFields = z.strictObject({
   url: httpUrl.optional(),
-  html: z
-    .string({ error: "must be a string holding an HTML document" })
-    .min(1, { error: "must not be empty" })
-    .refine((v) => Buffer.byteLength(v, "utf8") <= MAX_HTML_BYTES, {
-      error: `must be at most ${MAX_HTML_BYTES / 1024} KB (${MAX_HTML_BYTES} bytes as UTF-8)`,
-    })
-    .meta(utf8Bytes(MAX_HTML_BYTES))
-    .optional(),
+  html: htmlDocument().optional(),
   format: z.enum(["markdown", "text", "html"], { error: 'must be one of "markdown", "text", "html"' }).default("markdown"),
   scope: z.enum(["main", "page"], { error: 'must be "main" (the main content, as a reader view) or "page" (the whole body)' }).default("main"),
   render: z.enum(["auto", "always", "never"], { error: 'must be one of "auto", "always", "never"' }).default("auto"),
@@ -561,11 +559,21 @@ const contentFields = z.strictObject({
 });
 type ContentFields = z.output<typeof contentFields>;
 
-const contentRules = (body: ContentFields, ctx: z.RefinementCtx) => {
+/** A request that takes a page or a document: exactly one, and what each allows. */
+const sourceRule = (
+  body: Pick<CaptureOptions, "geolocation" | "headers" | "cookies" | "httpAuth"> & { url?: string | undefined; html?: string | undefined },
+  ctx: z.RefinementCtx,
+) => {
   if ((body.url === undefined) === (body.html === undefined))
     ctx.addIssue({ code: "custom", path: body.url === undefined ? ["url"] : ["html"], message: "give exactly one of url (a page) and html (a document)" });
   if (body.url !== undefined) cookieRule({ url: body.url, cookies: body.cookies }, ctx);
   if (body.html !== undefined) documentRule(body, ctx);
+};
+/** sourceRule as JSON Schema. */
+const SOURCE_RULE_SCHEMA = [{ oneOf: [{ required: ["url"] }, { required: ["html"] }] }, implies({ required: ["html"] }, DOCUMENT_RULE_SCHEMA)];
+
+const contentRules = (body: ContentFields, ctx: z.RefinementCtx) => {
+  sourceRule(body, ctx);
   if (body.render === "never") {
     if (body.screenshot !== false) ctx.addIssue({ code: "custom", path: ["screenshot"], message: 'needs the browser: render "auto" or "always"' });
     for (const field of browserControls(contentPageOptions(body)))
@@ -576,8 +584,7 @@ const contentRules = (body: ContentFields, ctx: z.RefinementCtx) => {
 /** contentRules as JSON Schema. */
 const CONTENT_RULES_SCHEMA = {
   allOf: [
-    { oneOf: [{ required: ["url"] }, { required: ["html"] }] },
-    implies({ required: ["html"] }, DOCUMENT_RULE_SCHEMA),
+    ...SOURCE_RULE_SCHEMA,
     implies(equals("render", "never"), {
       properties: {
         screenshot: { const: false },
@@ -608,6 +615,87 @@ export function contentPageOptions(body: Omit<ContentFields, "screenshot"> & { s
   return { ...SNAPSHOT_DEFAULTS, ...(typeof screenshot === "object" ? screenshot : {}), ...controls };
 }
 
+/** Frames per second an animation takes by default: a video's, and an animated image's (each frame costs far more there). */
+const DEFAULT_FPS = { mp4: 30, webm: 30, gif: 12, webp: 12 } as const;
+
+/** How an animation scrolls (docs/api.md, "Animate"). */
+const scrollFields = z
+  .strictObject(
+    {
+      to: z
+        .union([integer(0, 100_000), cssSelector()], { error: 'must be "bottom", a CSS selector or a length in CSS px from 0 to 100000' })
+        .default("bottom")
+        .meta({ description: '"bottom" (the furthest the page scrolls), a CSS selector (its element\'s top), or CSS px from the top.' }),
+      easing: oneOf(["linear", "ease-in", "ease-out", "ease-in-out"]).default("ease-in-out"),
+      holdStart: integer(0, 30_000).default(0).meta({ description: "ms at the top before scrolling, inside duration." }),
+      holdEnd: integer(0, 30_000).default(0).meta({ description: "ms at the target after scrolling, inside duration." }),
+      back: boolean().default(false).meta({ description: "Scroll back to the top after the hold at the target." }),
+    },
+    { error: "must be {to?, easing?, holdStart?, holdEnd?, back?}" },
+  )
+  .prefault({});
+
+const animateFields = z.strictObject({
+  url: httpUrl.optional(),
+  html: htmlDocument().optional(),
+  format: oneOf(["mp4", "webm", "gif", "webp"]).default("mp4"),
+  duration: number(1, 30).default(5).meta({ description: "Seconds." }),
+  fps: integer(1, 60)
+    .optional()
+    .meta({ description: `Frames per second; by default ${DEFAULT_FPS.mp4} for mp4 and webm, ${DEFAULT_FPS.gif} for gif and webp.` }),
+  mode: oneOf(["synthetic", "live"]).default("synthetic"),
+  scroll: scrollFields,
+  width: renderFields.width,
+  height: renderFields.height,
+  deviceScaleFactor: number(1, 3).default(1),
+  device: renderFields.device,
+  darkMode: renderFields.darkMode,
+  reducedMotion: renderFields.reducedMotion,
+  ...pageControlFields,
+});
+type AnimateFields = z.output<typeof animateFields>;
+
+/** An animation's rules, answered at once or as a job's item. */
+const animateRules = (where: "now" | "job") => (body: AnimateFields, ctx: z.RefinementCtx) => {
+  sourceRule(body, ctx);
+  if (body.scroll.holdStart + body.scroll.holdEnd >= body.duration * 1000)
+    ctx.addIssue({
+      code: "custom",
+      path: ["scroll", "holdEnd"],
+      message: `with holdStart, must leave time to scroll: together under duration (${body.duration * 1000} ms)`,
+    });
+  if (where === "now" && body.mode === "live")
+    ctx.addIssue({
+      code: "custom",
+      path: ["mode"],
+      message: '"live" runs only in a job (POST /api/v1/jobs, endpoint "animate"): a capture per frame takes its time',
+    });
+  const refusal = animationRefusal({ ...body, fps: body.fps ?? DEFAULT_FPS[body.format] }, viewportFor({ ...body, frame: "none" }), where);
+  if (refusal) ctx.addIssue({ code: "custom", path: [], message: refusal });
+};
+const ANIMATE_PROSE = `${COOKIE_PROSE} scroll.holdStart + scroll.holdEnd must be under duration. Frames x their size are bounded (docs/api.md, "Animate"), at most 3840x2160 device px each.`;
+
+/** Body of POST /api/v1/animate (docs/api.md, "Animate"): a page or a document as a scrolling video, GIF or animated WebP. */
+export const animateRequest = animateFields
+  .extend({ responseFormat: renderFields.responseFormat })
+  .superRefine(animateRules("now"))
+  .meta({ allOf: [...SOURCE_RULE_SCHEMA, { properties: { mode: { const: "synthetic" } } }], description: ANIMATE_PROSE });
+
+/** What a request that takes a page or a document (sourceRule) renders. */
+export const sourceOf = (body: { url?: string | undefined; html?: string | undefined }): RenderSource =>
+  body.url !== undefined ? { kind: "url", url: body.url } : { kind: "html", html: body.html! };
+
+/** The image fields an animation's page is settled with (a full page's; what the frames are made of is its own). */
+const ANIMATION_PAGE_DEFAULTS = snapshotRequest.parse({});
+
+/** The options of an animation: what it is, and how its page loads. */
+export function animationOf(body: AnimateFields): { options: CaptureOptions; animation: AnimationOptions } {
+  const { url: _u, html: _h, format, duration, fps, mode, scroll, ...controls } = body;
+  return {
+    options: { ...ANIMATION_PAGE_DEFAULTS, ...controls },
+    animation: { format, duration, fps: fps ?? DEFAULT_FPS[format], mode, scroll },
+  };
+}
 /** Most items in a job, and the longest page-load limit an item may ask (docs/api.md, "Jobs"). */
 const MAX_JOB_ITEMS = 100;
 const MAX_JOB_TIMEOUT_SECONDS = 90;
@@ -637,6 +725,7 @@ const htmlScreenshotItem = htmlScreenshotFields
   .superRefine(documentRule)
   .meta({ allOf: [...RENDER_RULES_SCHEMA, DOCUMENT_RULE_SCHEMA], description: PIXEL_CAP_PROSE });
 const contentItem = contentFields.extend(jobItemFields).superRefine(contentRules).meta(CONTENT_RULES_SCHEMA);
+const animateItem = animateFields.extend(jobItemFields).superRefine(animateRules("job")).meta({ allOf: SOURCE_RULE_SCHEMA, description: ANIMATE_PROSE });
 
 const itemsOf = <T extends z.ZodType>(item: T) =>
   z
@@ -660,8 +749,9 @@ export const jobRequest = z.discriminatedUnion(
     z.strictObject({ endpoint: z.literal("screenshot"), items: itemsOf(screenshotItem), ...jobWebhook }),
     z.strictObject({ endpoint: z.literal("html-to-screenshot"), items: itemsOf(htmlScreenshotItem), ...jobWebhook }),
     z.strictObject({ endpoint: z.literal("content"), items: itemsOf(contentItem), ...jobWebhook }),
+    z.strictObject({ endpoint: z.literal("animate"), items: itemsOf(animateItem), ...jobWebhook }),
   ],
-  { error: 'must be one of "screenshot", "html-to-screenshot", "content"' },
+  { error: 'must be one of "screenshot", "html-to-screenshot", "content", "animate"' },
 );
 export type JobRequest = z.output<typeof jobRequest>;
 

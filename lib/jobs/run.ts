@@ -2,11 +2,12 @@ import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../b
 import { whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { contentBody } from "../http/content.js";
-import { EXTENSIONS, envelopeOf } from "../http/deliver.js";
-import type { JobRequest } from "../http/schemas.js";
+import { animationEnvelopeOf, EXTENSIONS, envelopeOf } from "../http/deliver.js";
+import { animationOf, type JobRequest, sourceOf } from "../http/schemas.js";
 import { describeError, log } from "../log.js";
 import { guardedStatus } from "../metadata/fetch.js";
 import { JOB_MAX_RECEIVES } from "../packaging.js";
+import { animate, animationWorkMs } from "../render/animate/animate.js";
 import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
 import { JOB_CAPTURE_HEIGHT } from "../render/limits.js";
@@ -94,7 +95,15 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
       output: { body: json, contentType: "application/json" },
     };
   }
-  const { timeout: _, ...body } = item as Exclude<Item, { format: "markdown" | "text" | "html" }>;
+  if (endpoint === "animate") {
+    const { timeout: _, upload: __, ...body } = item as Extract<JobRequest, { endpoint: "animate" }>["items"][number];
+    const { options, animation } = animationOf(body);
+    const made = await animate(sourceOf(body), options, animation, deadline, { maxHeight: JOB_CAPTURE_HEIGHT });
+    const key = outputKeyOf(jobId, index, EXTENSIONS[made.format]);
+    await putObject(key, made.body, made.contentType);
+    return { outputKey: key, result: animationEnvelopeOf(made), output: { body: made.body, contentType: made.contentType } };
+  }
+  const { timeout: _, ...body } = item as Extract<JobRequest, { endpoint: "screenshot" | "html-to-screenshot" }>["items"][number];
   const source = "url" in body ? { kind: "url" as const, url: body.url as string } : { kind: "html" as const, html: (body as { html: string }).html };
   const { url: _url, html: _html, ...options } = body as typeof body & { url?: string; html?: string };
   const shot = await capture(source, options as CaptureOptions, deadline, { maxHeight: JOB_CAPTURE_HEIGHT });
@@ -169,11 +178,14 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     // Not charged (the balance does not cover it): the item fails as the request would have.
     return end({ status: "failed", charged: 0, error: { code: error.code, message: error.message } });
   }
-  const budget = whenAborted(deadlineAt, renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`));
+  // An animation's frames take their time past the page's load, within the worker's own limit.
+  const animation = job.endpoint === "animate" ? animationOf(item as Extract<JobRequest, { endpoint: "animate" }>["items"][number]) : null;
+  const itemEnd = animation ? Math.min(endBy, deadlineAt + animationWorkMs(animation.options, animation.animation)) : deadlineAt;
+  const budget = whenAborted(itemEnd, renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`));
   let outcome: Parameters<typeof end>[0];
   try {
     const { output, ...made } = await work(job.id, message.index, job.endpoint, item, {
-      at: deadlineAt,
+      at: itemEnd,
       signal: budget.signal,
       pageLoadMs: item.timeout * 1000,
     });

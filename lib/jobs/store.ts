@@ -12,7 +12,7 @@ import { travelsInMessage } from "./queue.js";
 // may be 500 KB and a page's content 5 MB, more than an item of the table holds). All kept
 // JOB_RETENTION_DAYS.
 
-export type JobEndpoint = "screenshot" | "html-to-screenshot" | "content";
+export type JobEndpoint = "screenshot" | "html-to-screenshot" | "content" | "animate";
 type ItemStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export type JobStatus = "queued" | "running" | "completed" | "cancelled";
 

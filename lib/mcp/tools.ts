@@ -3,15 +3,16 @@ import { z } from "zod";
 import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
 import { contentAnswer } from "../http/content.js";
-import { captureOptionsOf, deliverForTool } from "../http/deliver.js";
+import { captureOptionsOf, deliverAnimationForTool, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
 import { keyAccess } from "../http/key-access.js";
 import { paidAccess } from "../http/paid-access.js";
 import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
-import { contentToolRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest } from "../http/schemas.js";
+import { animateRequest, animationOf, contentToolRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, sourceOf } from "../http/schemas.js";
 import { withHttp } from "../http/with-http.js";
 import { extractMetadata } from "../metadata/extract.js";
+import { animate } from "../render/animate/animate.js";
 import { capture } from "../render/capture.js";
 import { PREVIEW_MAX_HEIGHT, PREVIEW_MAX_WIDTH } from "../render/encode.js";
 import { routeById } from "../routes.js";
@@ -182,5 +183,23 @@ const scrape = contentTool(
   },
 );
 
+const animateTool: Tool = {
+  name: "animate",
+  title: "Record a web page scrolling",
+  description: `Loads a web page (url) or an HTML document (html) in Chromium and records it scrolling from the top to the bottom (scroll.to: a CSS selector or a length in px to stop elsewhere; easing, holdStart, holdEnd, back) as an MP4 video (format: "webm", "gif" or "webp" animated images), duration seconds (default 5) at fps; width and height as for the screenshot tool (deviceScaleFactor 1 by default). For a landing page's preview, a product tour, a social post. The result links to the file for an hour (no preview: a model cannot watch it). Costs $0.02, charged only when it succeeds: to the API key sent as Authorization: Bearer, or paid per call with x402 (the first call answers the payment requirements; retry with the payment in _meta["x402/payment"]).`,
+  inputSchema: () => argumentsSchema(animateRequest, ["responseFormat"]),
+  method: "POST",
+  renders: true,
+  charges: true,
+  pipeline: withHttp(
+    { route: "animate", schema: animateRequest, access: paidAccess, discovery: () => toolDiscoveryOf("animate", routeById("animate")) },
+    async ({ body, deadline, resource }) => {
+      const { responseFormat: _, ...request } = body;
+      const { options, animation } = animationOf(request);
+      return deliverAnimationForTool(await animate(sourceOf(request), options, animation, deadline), new URL(resource.url).origin);
+    },
+  ),
+};
+
 /** Every tool, in the order tools/list gives them. */
-export const tools: readonly Tool[] = [screenshot, htmlToScreenshot, readPage, scrape, metadata, usage];
+export const tools: readonly Tool[] = [screenshot, htmlToScreenshot, animateTool, readPage, scrape, metadata, usage];

@@ -13,7 +13,8 @@ export interface OutputLink {
 }
 
 /** Stored outputs' keys: `outputs/<day>/<uuid>.<extension>`. */
-export const OUTPUT_KEY = /^outputs\/(\d{4}-\d{2}-\d{2})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(?:png|jpg|webp|avif|pdf))$/;
+export const OUTPUT_KEY =
+  /^outputs\/(\d{4}-\d{2}-\d{2})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(?:png|jpg|webp|avif|pdf|gif|mp4|webm))$/;
 
 /**
  * Stores an output too large to return inline (Lambda responses cap at 6 MB, base64 inflates by a

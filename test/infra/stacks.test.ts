@@ -350,7 +350,7 @@ describe("Api stack", () => {
           expect(JSON.stringify(statement.Resource)).toContain(workerId);
           invokers.push(JSON.stringify(policy.Properties.Roles));
         }
-    for (const id of ["screenshot", "html-to-screenshot", "signed-screenshot", "mcp", "auto-topup-set", "content"]) {
+    for (const id of ["screenshot", "html-to-screenshot", "signed-screenshot", "mcp", "auto-topup-set", "content", "animate"]) {
       const role = (fn(`functions/${id}.handler`).Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0];
       expect(
         invokers.some((roles) => roles.includes(role)),
@@ -358,7 +358,7 @@ describe("Api stack", () => {
       ).toBe(true);
       expect(env(id).AUTO_TOPUP_FUNCTION, id).toEqual({ Ref: workerId });
     }
-    expect(invokers).toHaveLength(6);
+    expect(invokers).toHaveLength(7);
   });
 
   it("passes the table and bucket names only to the functions that use them", () => {
@@ -620,7 +620,7 @@ describe("the bundled MCP function", () => {
     const { result } = await invokeBundle(dir, "mcp", message, inject("apiKey"), lambdaEnvironment(dir, inject("devInfo"), functionTmp()));
     expect(result.statusCode).toBe(200);
     const answer = JSON.parse(result.body) as { result: { tools: { name: string }[] } };
-    expect(answer.result.tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "read_page", "scrape", "metadata", "usage"]);
+    expect(answer.result.tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "animate", "read_page", "scrape", "metadata", "usage"]);
   });
 });
 

@@ -3,7 +3,7 @@
 // official @x402/extensions validators, and the advertised example is run against the stack.
 import { extractDiscoveryInfoV1, isDiscoverableV1, validateDiscoveryExtension, validateDiscoveryExtensionSpec } from "@x402/extensions/bazaar";
 import { describe, expect, inject, it } from "vitest";
-import { contentRequest, htmlScreenshotRequest, screenshotRequest } from "../../lib/http/schemas.js";
+import { animateRequest, contentRequest, htmlScreenshotRequest, screenshotRequest } from "../../lib/http/schemas.js";
 import { validate } from "../../lib/http/validate.js";
 import { PRICES } from "../../lib/routes.js";
 import { postJson } from "../helpers/api.js";
@@ -14,6 +14,7 @@ const PAID = [
   ["/api/v1/screenshot", screenshotRequest, PRICES.screenshot, 40, "image/png", /\$0\.005/],
   ["/api/v1/html-to-screenshot", htmlScreenshotRequest, PRICES.screenshot, 40, "image/png", /\$0\.005/],
   ["/api/v1/content", contentRequest, PRICES.content, 5, "application/json", /\$0\.002/],
+  ["/api/v1/animate", animateRequest, PRICES.animate, 5, "video/mp4", /\$0\.02\b/],
 ] as const;
 /** The 402 a valid request without Authorization gets. */
 const unpaid = (path: string) => postJson(path, path.endsWith("/html-to-screenshot") ? { html: "<p>x</p>" } : { url: `${inject("fixtureUrl")}/simple` }, {});

@@ -48,9 +48,9 @@ afterAll(async () => {
 });
 
 describe("tools/list", () => {
-  it("lists screenshot, html_to_screenshot, read_page, scrape, metadata and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
+  it("lists screenshot, html_to_screenshot, animate, read_page, scrape, metadata and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
     const { tools } = await keyed.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "read_page", "scrape", "metadata", "usage"]);
+    expect(tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "animate", "read_page", "scrape", "metadata", "usage"]);
     // Priced tools are not idempotent (a second call is charged again); free ones are.
     expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, true, true]);
     expect(tools.find((t) => t.name === "scrape")!.inputSchema.required).toContain("extract");

@@ -7,7 +7,7 @@ import { assertValidSelectors } from "../controls.js";
 import type { CaptureOptions, RenderSource } from "../options.js";
 import type { Incomplete } from "../page-load.js";
 import { shoot } from "../shoot.js";
-import { viewportFor } from "../viewport.js";
+import { type Viewport, viewportFor } from "../viewport.js";
 import { encodeVideo, type FrameImages, type VideoFormat } from "./encoder.js";
 import { type AnimatedImageFormat, encodeAnimatedImage } from "./images.js";
 import { type Easing, frameCount, scrollPositions } from "./plan.js";
@@ -19,9 +19,9 @@ import { type Easing, frameCount, scrollPositions } from "./plan.js";
 // jobs only, where the time is). Video is encoded by Chromium's WebCodecs in the composer browser
 // (./encoder.ts), GIF and WebP by sharp (./images.ts).
 
-export type AnimationFormat = VideoFormat | AnimatedImageFormat;
+type AnimationFormat = VideoFormat | AnimatedImageFormat;
 
-export const ANIMATION_CONTENT_TYPES: Record<AnimationFormat, string> = {
+const ANIMATION_CONTENT_TYPES: Record<AnimationFormat, string> = {
   mp4: "video/mp4",
   webm: "video/webm",
   gif: "image/gif",
@@ -69,19 +69,46 @@ export interface Animation {
  * Our own work per frame per Mpx, ms, with room (two slow cores, another render beside it): the
  * bound a request is held to (refused past it) and the time it is given past the page load.
  */
-export const WORK_MS_PER_MPX_FRAME: Record<AnimationFormat, number> = { mp4: 12, webm: 20, gif: 60, webp: 30 };
+const WORK_MS_PER_MPX_FRAME: Record<AnimationFormat, number> = { mp4: 12, webm: 20, gif: 40, webp: 60 };
 /** A live frame's scroll, wait and capture, ms (measured ~135 ms of CPU at 720p). */
 const LIVE_MS_PER_FRAME = 250;
+/** The most of our own work an animation answered at once may ask, and a job's item. */
+const MAX_WORK_MS = { now: 12_000, job: 90_000 } as const;
+/** The largest frame, device px: 4K UHD (H.264's and VP9's levels go no further in a browser). */
+const MAX_FRAME_PIXELS = 3840 * 2160;
 
-/** The frames of an animation and their size, for its bounds. */
-export function animationWork(options: Pick<AnimationOptions, "format" | "duration" | "fps" | "mode">, width: number, height: number) {
+/** The frame size of an animation at `viewport`, device px: H.264 codes only even sizes, so an MP4's odd side loses its last pixel. */
+function frameSize(viewport: Viewport, format: AnimationFormat): { width: number; height: number } {
+  const even = (n: number) => (format === "mp4" ? n - (n % 2) : n);
+  return { width: even(Math.round(viewport.width * viewport.deviceScaleFactor)), height: even(Math.round(viewport.height * viewport.deviceScaleFactor)) };
+}
+
+/** The frames of an animation, and the time our own work on them may take (ms). */
+function animationWork(options: Pick<AnimationOptions, "format" | "duration" | "fps" | "mode">, size: { width: number; height: number }) {
   const frames = frameCount(options.duration, options.fps);
-  const mpx = (width * height) / 1e6;
-  return {
-    frames,
-    mpxFrames: frames * mpx,
-    ms: Math.round(frames * (mpx * WORK_MS_PER_MPX_FRAME[options.format] + (options.mode === "live" ? LIVE_MS_PER_FRAME : 0))),
-  };
+  const mpx = (size.width * size.height) / 1e6;
+  return { frames, ms: Math.round(frames * (mpx * WORK_MS_PER_MPX_FRAME[options.format] + (options.mode === "live" ? LIVE_MS_PER_FRAME : 0))) };
+}
+
+/** The time our own work on an animation may take past its page's load (ms). */
+export const animationWorkMs = (options: CaptureOptions, animation: AnimationOptions) =>
+  animationWork(animation, frameSize(viewportFor(options), animation.format)).ms;
+
+/** Why an animation of this size and length cannot be made where it was asked (answered at once, or as a job's item), or null. */
+export function animationRefusal(
+  options: Pick<AnimationOptions, "format" | "duration" | "fps" | "mode">,
+  viewport: Viewport,
+  where: "now" | "job",
+): string | null {
+  const size = frameSize(viewport, options.format);
+  if (size.width * size.height > MAX_FRAME_PIXELS)
+    return `frames of ${size.width}x${size.height} device px are larger than 3840x2160 (${MAX_FRAME_PIXELS / 1e6} Mpx): a smaller width, height or deviceScaleFactor`;
+  const work = animationWork(options, size);
+  if (work.ms <= MAX_WORK_MS[where]) return null;
+  const most = Math.floor((MAX_WORK_MS[where] / work.ms) * work.frames);
+  return where === "now"
+    ? `${work.frames} frames of ${size.width}x${size.height} as ${options.format} is more than an answer at once can make (at most ${most} frames at this size): fewer frames (duration x fps), a smaller size, or a job (POST /api/v1/jobs, endpoint "animate")`
+    : `${work.frames} frames of ${size.width}x${size.height} as ${options.format} is more than a job's item can make (at most ${most} frames at this size): fewer frames (duration x fps) or a smaller size`;
 }
 
 /** The scroll target in CSS px: the page's bottom (`bottom` is the furthest the viewport can go), an element's top, or a length, within it. */
@@ -126,8 +153,8 @@ export function animate(
 ): Promise<Animation> {
   const viewport = viewportFor(options);
   const scale = viewport.deviceScaleFactor;
-  const size = { width: Math.round(viewport.width * scale), height: Math.round(viewport.height * scale) };
-  const work = animationWork(animation, size.width, size.height);
+  const size = frameSize(viewport, animation.format);
+  const work = animationWork(animation, size);
   const pageLoadMs = Math.min(pageLoadLimit(deadline, config.PAGE_LOAD_TIMEOUT_MS), deadline.at - Date.now() - work.ms - CAPTURE_MS);
   // Settled as a full page is: scrolled through once, so lazy content has loaded.
   const settle = { ...options, format: "png", fullPage: true } as const;

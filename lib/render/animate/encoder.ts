@@ -96,7 +96,7 @@ const AVC_LEVELS: readonly (readonly [level: number, frameMbs: number, mbsPerSec
 ];
 
 /** The codec string for `format` at this size and rate: H.264 High at the lowest level that holds it, or VP9 profile 0. */
-export function codecFor(format: VideoFormat, width: number, height: number, fps: number): string {
+function codecFor(format: VideoFormat, width: number, height: number, fps: number): string {
   if (format === "webm") return "vp09.00.10.08";
   const frameMbs = Math.ceil(width / 16) * Math.ceil(height / 16);
   const level = AVC_LEVELS.find(([, most, rate]) => frameMbs <= most && frameMbs * fps <= rate)?.[0] ?? 0x34;
@@ -104,7 +104,7 @@ export function codecFor(format: VideoFormat, width: number, height: number, fps
 }
 
 /** The bitrate for frames of this size and rate (bit/s). */
-export const bitrateFor = (width: number, height: number, fps: number) => Math.round(Math.min(20e6, Math.max(300e3, width * height * fps * BITS_PER_PIXEL)));
+const bitrateFor = (width: number, height: number, fps: number) => Math.round(Math.min(20e6, Math.max(300e3, width * height * fps * BITS_PER_PIXEL)));
 
 /**
  * Opens the encoder's document in `page` (a fresh page of the composer browser) and answers a

@@ -4,7 +4,15 @@ import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { discoveryOf } from "../../../lib/http/discovery.js";
 import { openApiDocument } from "../../../lib/http/openapi.js";
-import { contentRequest, contentToolRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, signupRequest } from "../../../lib/http/schemas.js";
+import {
+  animateRequest,
+  contentRequest,
+  contentToolRequest,
+  htmlScreenshotRequest,
+  metadataRequest,
+  screenshotRequest,
+  signupRequest,
+} from "../../../lib/http/schemas.js";
 import { tools } from "../../../lib/mcp/tools.js";
 import { routeById } from "../../../lib/routes.js";
 import { arbitraryOf } from "../../helpers/schema-bodies.js";
@@ -12,11 +20,18 @@ import { arbitraryOf } from "../../helpers/schema-bodies.js";
 // The documents describe what the service takes: bodies written from each published request schema
 // (OpenAPI, the x402 discovery manifest and the 402's bazaar extension, MCP tools' inputSchema) are accepted by the service's own
 // validation, but for the two rules JSON Schema cannot state, which the documents say in words
-// (the output-pixel cap, a product of fields; a cookie's domain against the URL's host).
+// (the output-pixel cap, a product of fields; a cookie's domain against the URL's host; an
+// animation's holds against its duration, and its frames x their size against what can be made).
 
 type Json = Record<string, any>;
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
-const INEXPRESSIBLE = [/Mpx; at most/, /must be the URL's host .* or a domain above it/];
+const INEXPRESSIBLE = [
+  /Mpx; at most/,
+  /must be the URL's host .* or a domain above it/,
+  /with holdStart, must leave time to scroll/,
+  /frames of \d+x\d+ as \w+ is more than an answer at once can make/,
+  /frames of \d+x\d+ device px are larger than 3840x2160/,
+];
 
 /** Bodies from `published` the schema accepts, and what the service says of each. */
 function tryBodies(published: Json, service: z.ZodType, runs = 600) {
@@ -29,7 +44,12 @@ function tryBodies(published: Json, service: z.ZodType, runs = 600) {
   return { bodies, refused };
 }
 
-function expectTaken(name: string, published: Json, service: z.ZodType) {
+/**
+ * Bodies written from `published` are taken, but for the rules it says in words; at most `refusedShare`
+ * of them are refused for those (an animation's bound on its frames refuses many random ones: a
+ * random body asks up to 30 s at 60 fps at 3840 px).
+ */
+function expectTaken(name: string, published: Json, service: z.ZodType, refusedShare = 0.05) {
   const { bodies, refused } = tryBodies(published, service);
   // Enough bodies got through the schema for the figure to mean something.
   expect(bodies.length, name).toBeGreaterThanOrEqual(100);
@@ -41,7 +61,7 @@ function expectTaken(name: string, published: Json, service: z.ZodType) {
         `${name}: ${message}\n${JSON.stringify(body)}`,
       ).toBe(true);
   }
-  expect(refused.length / bodies.length, name).toBeLessThanOrEqual(0.05);
+  expect(refused.length / bodies.length, name).toBeLessThanOrEqual(refusedShare);
 }
 
 const document = openApiDocument("https://shotline.example", "test") as Json;
@@ -52,6 +72,7 @@ describe("published request schemas", () => {
     expectTaken("screenshot", bodyOf("/api/v1/screenshot"), screenshotRequest);
     expectTaken("html-to-screenshot", bodyOf("/api/v1/html-to-screenshot"), htmlScreenshotRequest);
     expectTaken("content", bodyOf("/api/v1/content"), contentRequest);
+    expectTaken("animate", bodyOf("/api/v1/animate"), animateRequest, 0.9);
     expectTaken("metadata", bodyOf("/api/v1/metadata"), metadataRequest);
     expectTaken("signup", bodyOf("/api/v1/signup"), signupRequest);
   });
@@ -61,16 +82,19 @@ describe("published request schemas", () => {
       ["screenshot", screenshotRequest],
       ["html-to-screenshot", htmlScreenshotRequest],
       ["content", contentRequest],
+      ["animate", animateRequest],
     ] as const) {
       const discovery = discoveryOf(routeById(id))!;
-      expectTaken(`discovery ${id}`, discovery.input.inputSchema as Json, schema);
+      const share = id === "animate" ? 0.9 : 0.05;
+      expectTaken(`discovery ${id}`, discovery.input.inputSchema as Json, schema, share);
       // The compact schema of the 402's bazaar extension: the headline fields and the rules across fields.
-      expectTaken(`bazaar ${id}`, (discovery.bazaar.schema as Json).properties.input.properties.body, schema);
+      expectTaken(`bazaar ${id}`, (discovery.bazaar.schema as Json).properties.input.properties.body, schema, share);
     }
     const tool = (name: string) => tools.find((t) => t.name === name)!.inputSchema() as Json;
     expectTaken("mcp screenshot", tool("screenshot"), screenshotRequest);
     expectTaken("mcp html_to_screenshot", tool("html_to_screenshot"), htmlScreenshotRequest);
     expectTaken("mcp read_page", tool("read_page"), contentToolRequest);
+    expectTaken("mcp animate", tool("animate"), animateRequest, 0.9);
   });
 
   it("states what it refuses: bodies breaking a cross-field rule are invalid by the schema too", () => {
@@ -105,6 +129,11 @@ describe("published request schemas", () => {
     ]) {
       expect(content(body), JSON.stringify(body)).toBe(false);
       expect(contentRequest.safeParse(body).success, JSON.stringify(body)).toBe(false);
+    }
+    const animation = ajv.compile(bodyOf("/api/v1/animate"));
+    for (const body of [{}, { url, html: "<p>x</p>" }, { html: "<p>x</p>", headers: { "X-A": "b" } }, { url, mode: "live" }, { url, scroll: { to: -1 } }]) {
+      expect(animation(body), JSON.stringify(body)).toBe(false);
+      expect(animateRequest.safeParse(body).success, JSON.stringify(body)).toBe(false);
     }
   });
 });

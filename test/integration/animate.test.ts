@@ -1,0 +1,329 @@
+// POST /api/v1/animate through the whole local stack, against fixture pages whose 50 px colour
+// stripes say where each frame is scrolled to (dev/harness/animate-pages.ts). Each format decoded
+// as a viewer would: video in this test's own Chromium through <video> (seeked to each frame, drawn,
+// read) with its packets counted by mediabunny's reader; GIF and WebP by sharp. Frames are checked
+// against the scroll plan (lib/render/animate/plan.ts), not against numbers written here.
+import { setTimeout as sleep } from "node:timers/promises";
+import { ALL_FORMATS, BufferSource, EncodedPacketSink, Input } from "mediabunny";
+import puppeteer, { type Browser } from "puppeteer-core";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { STRIPE, stripeColour } from "../../dev/harness/animate-pages.js";
+import { quietChromium } from "../../dev/harness/browser.js";
+import { fundedKey } from "../../dev/harness/dev-process.js";
+import { frameCount, scrollPositions } from "../../lib/render/animate/plan.js";
+import { type ErrorBody, postJson } from "../helpers/api.js";
+import { mcpClient } from "../helpers/mcp.js";
+
+const base = inject("baseUrl");
+const page = (name: string, query = "") => `${inject("fixtureUrl")}/animate/${name}${query}`;
+const animate = (fields: Record<string, unknown>, headers?: Record<string, string>) => postJson("/api/v1/animate", fields, headers);
+/** A small clip of the stripes page: 640x360 at 1x. */
+const clip = (fields: Record<string, unknown> = {}) => ({ url: page("stripes"), width: 640, height: 360, ...fields });
+
+type Column = [number, number, number][];
+
+/** The stripe whose colour is nearest to `colour`. */
+function stripeOf(colour: [number, number, number]): number {
+  let best = 0;
+  let distance = Number.POSITIVE_INFINITY;
+  for (let k = 0; k < 80; k++) {
+    const [r, g, b] = stripeColour(k);
+    const d = (r - colour[0]) ** 2 + (g - colour[1]) ** 2 + (b - colour[2]) ** 2;
+    if (d < distance) [best, distance] = [k, d];
+  }
+  return best;
+}
+
+/** Where a frame is scrolled to (CSS px at 1x), from a column of its pixels: the first stripe boundary in it. */
+function topOf(column: Column): number {
+  const first = stripeOf(column[0]!);
+  const row = column.findIndex((colour) => stripeOf(colour) !== first);
+  return (first + 1) * STRIPE - row;
+}
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await puppeteer.launch({ ...(await quietChromium()), pipe: true });
+});
+afterAll(async () => browser?.close());
+
+/** A video played in this test's Chromium: its size, duration, and column x = 5 of the frame shown at each time. */
+async function watch(video: Buffer, type: string, times: readonly number[]) {
+  const tab = await browser.newPage();
+  try {
+    return (await tab.evaluate(
+      `(async () => {
+        const bytes = Uint8Array.from(atob(${JSON.stringify(video.toString("base64"))}), (c) => c.charCodeAt(0));
+        const video = document.createElement("video");
+        video.muted = true;
+        video.src = URL.createObjectURL(new Blob([bytes], { type: ${JSON.stringify(type)} }));
+        await new Promise((done, fail) => { video.onloadeddata = done; video.onerror = () => fail(new Error("cannot play: " + (video.error && video.error.message))); });
+        const canvas = document.createElement("canvas");
+        canvas.width = video.videoWidth;
+        canvas.height = video.videoHeight;
+        const context = canvas.getContext("2d", { willReadFrequently: true });
+        const columns = [];
+        for (const time of ${JSON.stringify(times)}) {
+          video.currentTime = time;
+          await new Promise((done) => (video.onseeked = done));
+          context.drawImage(video, 0, 0);
+          const data = context.getImageData(5, 0, 1, canvas.height).data;
+          const column = [];
+          for (let i = 0; i < data.length; i += 4) column.push([data[i], data[i + 1], data[i + 2]]);
+          columns.push(column);
+        }
+        return { width: video.videoWidth, height: video.videoHeight, duration: video.duration, columns };
+      })()`,
+    )) as { width: number; height: number; duration: number; columns: Column[] };
+  } finally {
+    await tab.close();
+  }
+}
+
+/** A video's packets (frames) and codec, as mediabunny's reader finds them. */
+async function packets(video: Buffer) {
+  const input = new Input({ formats: ALL_FORMATS, source: new BufferSource(video) });
+  const track = (await input.getPrimaryVideoTrack())!;
+  let count = 0;
+  for await (const _ of new EncodedPacketSink(track).packets()) count++;
+  return { count, codec: track.codec, duration: await input.computeDuration() };
+}
+
+/** An animated image's frames: size, each frame's delay and column x = 5. */
+async function frames(file: Buffer) {
+  const image = sharp(file, { animated: true });
+  const { width, pageHeight, pages, delay } = await image.metadata();
+  const { data } = await image.raw().toBuffer({ resolveWithObject: true });
+  const columns: Column[] = Array.from({ length: pages! }, (_, f) =>
+    Array.from({ length: pageHeight! }, (_, y) => {
+      const i = ((f * pageHeight! + y) * width! + 5) * 4;
+      return [data[i]!, data[i + 1]!, data[i + 2]!] as [number, number, number];
+    }),
+  );
+  return { width: width!, height: pageHeight!, delay: delay!, columns };
+}
+
+/** The tops the plan gives for `fields` on the stripes page scrolled to `target`. */
+const planned = (fields: { duration: number; fps: number; easing?: string; holdStart?: number; holdEnd?: number; back?: boolean }, target: number) =>
+  scrollPositions(
+    {
+      frames: frameCount(fields.duration, fields.fps),
+      fps: fields.fps,
+      easing: (fields.easing ?? "ease-in-out") as "linear",
+      holdStartMs: fields.holdStart ?? 0,
+      holdEndMs: fields.holdEnd ?? 0,
+      back: fields.back ?? false,
+    },
+    target,
+  );
+
+describe("animate: each format", () => {
+  // The stripes page is 4000 px: scrolled to its bottom, a 360 px viewport's top is at 3640.
+  const bottom = 4000 - 360;
+
+  it.each([
+    ["mp4", "video/mp4", "avc"],
+    ["webm", "video/webm", "vp9"],
+  ] as const)(
+    "%s: plays in <video> with the frames, size and length asked, each frame where the easing puts it",
+    async (format, type, codec) => {
+      const res = await animate(clip({ format, duration: 2, fps: 10 }));
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(res.headers.get("content-type")).toBe(type);
+      expect(res.headers.get("x-frames")).toBe("20");
+      expect(res.headers.get("x-duration-ms")).toBe("2000");
+      expect(res.headers.get("x-charged-micro-usd")).toBe("20000");
+      const file = Buffer.from(await res.arrayBuffer());
+      const read = await packets(file);
+      expect(read).toMatchObject({ count: 20, codec });
+      expect(read.duration).toBeCloseTo(2, 1);
+      const tops = planned({ duration: 2, fps: 10 }, bottom);
+      const shown = await watch(
+        file,
+        type,
+        tops.map((_, i) => (i + 0.5) / 10),
+      );
+      expect([shown.width, shown.height]).toEqual([640, 360]);
+      expect(shown.duration).toBeCloseTo(2, 1);
+      // The first frame is the top, the last the bottom; every frame within a pixel or two of its eased place.
+      const seen = shown.columns.map(topOf);
+      expect(seen[0]).toBe(0);
+      expect(Math.abs(seen.at(-1)! - bottom)).toBeLessThanOrEqual(2);
+      for (const [i, top] of seen.entries()) expect(Math.abs(top - tops[i]!), `frame ${i}: ${top} vs ${tops[i]}`).toBeLessThanOrEqual(2);
+    },
+    60_000,
+  );
+
+  it.each(["gif", "webp"] as const)(
+    "%s: the frames, delays and places asked, exactly",
+    async (format) => {
+      const res = await animate(clip({ format, duration: 2, fps: 6, scroll: { easing: "linear" } }));
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(res.headers.get("content-type")).toBe(`image/${format}`);
+      const read = await frames(Buffer.from(await res.arrayBuffer()));
+      expect([read.width, read.height]).toEqual([640, 360]);
+      expect(read.columns.length).toBe(12);
+      // GIF counts in hundredths: the whole is still the duration.
+      expect(read.delay.reduce((a, b) => a + b, 0)).toBe(2000);
+      expect(read.columns.map(topOf)).toEqual(planned({ duration: 2, fps: 6, easing: "linear" }, bottom));
+    },
+    60_000,
+  );
+
+  it("json: the envelope says the frames, their size, the length and where the scroll ended, with the file", async () => {
+    const res = await animate(clip({ format: "gif", duration: 1, fps: 4, responseFormat: "json" }));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      format: "gif",
+      contentType: "image/gif",
+      width: 640,
+      height: 360,
+      frames: 4,
+      durationMs: 1000,
+      scrolledTo: bottom,
+      title: "animate",
+    });
+    expect((await frames(Buffer.from(body.image as string, "base64"))).columns.length).toBe(4);
+  }, 60_000);
+});
+
+describe("animate: the scroll asked", () => {
+  it("scroll.to a selector ends at its element's top; holds stay put; back returns to the top", async () => {
+    const scroll = { to: "#stop", easing: "linear", holdStart: 500, holdEnd: 500, back: true };
+    const res = await animate(clip({ format: "webp", duration: 3, fps: 4, scroll }));
+    expect(res.status, await res.clone().text()).toBe(200);
+    const seen = (await frames(Buffer.from(await res.arrayBuffer()))).columns.map(topOf);
+    const tops = planned({ duration: 3, fps: 4, ...scroll }, 1500);
+    expect(seen).toEqual(tops);
+    expect(seen[0]).toBe(0);
+    expect(seen).toContain(1500);
+    expect(seen.at(-1)).toBe(0);
+  }, 60_000);
+
+  it("scroll.to a length stops there; a page shorter than the viewport is a still clip", async () => {
+    const stopped = await animate(clip({ format: "gif", duration: 1, fps: 4, scroll: { to: 700 } }));
+    expect((await frames(Buffer.from(await stopped.arrayBuffer()))).columns.map(topOf).at(-1)).toBe(700);
+    const still = await animate({ url: page("short"), width: 640, height: 360, format: "gif", duration: 1, fps: 4 });
+    expect(still.status).toBe(200);
+    const read = await frames(Buffer.from(await still.arrayBuffer()));
+    // Held frames are written once in a GIF: one frame shown for the whole second.
+    expect(read.delay.reduce((a, b) => a + b, 0)).toBe(1000);
+    expect(new Set(read.columns.map((c) => JSON.stringify(c))).size).toBe(1);
+  }, 60_000);
+
+  it("an element scroll.to names that is not there: 422, not charged", async () => {
+    const res = await animate(clip({ scroll: { to: "#nowhere" } }));
+    expect(res.status).toBe(422);
+    expect(res.headers.get("x-charged-micro-usd")).toBe("0");
+    expect(((await res.json()) as ErrorBody).error).toEqual({ code: "SELECTOR_NOT_FOUND", message: 'scroll.to: no element matches "#nowhere" on the page.' });
+  }, 60_000);
+
+  it("html instead of url renders the document", async () => {
+    const html = await (await fetch(page("stripes", "?h=2000"))).text();
+    const res = await animate({ html, width: 640, height: 360, format: "gif", duration: 1, fps: 3, scroll: { easing: "linear" } });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect((await frames(Buffer.from(await res.arrayBuffer()))).columns.map(topOf)).toEqual([0, 820, 1640]);
+  }, 60_000);
+});
+
+describe("animate: refusals before any work, and hostile pages", () => {
+  it("what cannot be made at once is a 400 naming the limit, not charged: too many frames, live, holds that leave no time", async () => {
+    for (const [fields, pattern] of [
+      [{ format: "gif", duration: 30, fps: 60, width: 1920, height: 1080 }, /more than an answer at once can make \(at most \d+ frames at this size\).*a job/],
+      [{ width: 3840, height: 2400, deviceScaleFactor: 2 }, /larger than 3840x2160/],
+      [{ mode: "live" }, /mode: "live" runs only in a job/],
+      [{ duration: 2, scroll: { holdStart: 1000, holdEnd: 1000 } }, /scroll\.holdEnd: with holdStart, must leave time to scroll/],
+      [{ format: "mov" }, /format: must be one of "mp4", "webm", "gif", "webp"/],
+      [{ duration: 31 }, /duration: must be a number from 1 to 30/],
+      [{ fps: 61 }, /fps: must be an integer from 1 to 60/],
+      [{ scroll: { to: "" } }, /scroll\.to/],
+    ] as const) {
+      const res = await animate(clip(fields));
+      expect(res.status, JSON.stringify(fields)).toBe(400);
+      expect(res.headers.get("x-charged-micro-usd")).toBe("0");
+      expect(((await res.json()) as ErrorBody).error.message).toMatch(pattern);
+    }
+  });
+
+  it("an endless feed, a page that resizes itself and a 50,000 px page answer within their limits", async () => {
+    for (const [name, query] of [
+      ["endless", ""],
+      ["resizing", ""],
+      ["stripes", "?h=50000"],
+    ] as const) {
+      const started = Date.now();
+      const res = await animate({ url: page(name, query), width: 640, height: 360, format: "mp4", duration: 2, fps: 10, responseFormat: "json" });
+      expect(res.status, `${name}: ${await res.clone().text()}`).toBe(200);
+      const body = (await res.json()) as { frames: number; scrolledTo: number };
+      expect(body.frames).toBe(20);
+      // A full page's capture limit (20,000 px) bounds how far it scrolls, however long the page is or grows.
+      expect(body.scrolledTo).toBeLessThanOrEqual(20_000 - 360);
+      expect(Date.now() - started).toBeLessThan(30_000);
+    }
+  }, 120_000);
+
+  it("a page that blocks its main thread is a 504 within the request's time, not charged", async () => {
+    const started = Date.now();
+    const res = await animate({ url: page("busy"), width: 640, height: 360, duration: 2, fps: 10 });
+    expect(res.status).toBe(504);
+    expect(res.headers.get("x-charged-micro-usd")).toBe("0");
+    expect(Date.now() - started).toBeLessThan(35_000);
+  }, 60_000);
+
+  it("the visited page cannot reach the encoder: its address, a frame of it, a channel by its name all fail", async () => {
+    const res = await animate({ url: page("encoder"), width: 640, height: 360, format: "gif", duration: 1, fps: 2 });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const read = await frames(Buffer.from(await res.arrayBuffer()));
+    // The page paints its top red if any attempt got through.
+    expect(read.columns[0]![10]).not.toEqual([255, 0, 0]);
+    expect(stripeOf(read.columns[1]!.at(-1)!)).toBeGreaterThanOrEqual(0);
+  }, 60_000);
+});
+
+describe("animate: prices, agents and jobs", () => {
+  it("is quoted $0.02 by x402 and charged $0.02 to a key", async () => {
+    const quote = await animate(clip(), {});
+    expect(quote.status).toBe(402);
+    const accepts = ((await quote.json()) as { accepts: { maxAmountRequired: string }[] }).accepts;
+    expect(accepts[0]!.maxAmountRequired).toBe("20000");
+    const key = await fundedKey(base, inject("localDir"), `animate-${Date.now()}@animate.test`, 1);
+    const res = await animate(clip({ duration: 1, fps: 5 }), { authorization: `Bearer ${key}` });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-charged-micro-usd")).toBe("20000");
+  }, 60_000);
+
+  it("MCP: the animate tool answers a link to the file and what it holds", async () => {
+    const client = await mcpClient(base, { authorization: `Bearer ${inject("apiKey")}` });
+    try {
+      const result = (await client.callTool({
+        name: "animate",
+        arguments: { url: page("stripes"), width: 640, height: 360, format: "gif", duration: 1, fps: 4 },
+      })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ format: "gif", frames: 4, width: 640, height: 360 });
+      const file = Buffer.from(await (await fetch(result.structuredContent!.downloadUrl as string)).arrayBuffer());
+      expect((await frames(file)).columns.length).toBe(4);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it("a live job: the page scrolled for real, a capture per frame, its frames where the plan puts them", async () => {
+    const auth = { authorization: `Bearer ${inject("apiKey")}` };
+    const item = { url: page("stripes"), width: 320, height: 200, format: "gif", mode: "live", duration: 1, fps: 5, scroll: { easing: "linear" } };
+    const submitted = await postJson("/api/v1/jobs", { endpoint: "animate", items: [item] }, auth);
+    expect(submitted.status, await submitted.clone().text()).toBe(202);
+    const { id } = (await submitted.json()) as { id: string };
+    let job: { status: string; items: { status: string; charged_micro_usd: number; result?: Record<string, unknown> }[] };
+    const end = Date.now() + 90_000;
+    do {
+      await sleep(300);
+      job = (await (await fetch(`${base}/api/v1/jobs/${id}`, { headers: auth })).json()) as typeof job;
+    } while (job.status !== "completed" && Date.now() < end);
+    expect(job.items[0]).toMatchObject({ status: "succeeded", charged_micro_usd: 20_000, result: { format: "gif", frames: 5, scrolledTo: 3800 } });
+    const file = Buffer.from(await (await fetch(job.items[0]!.result!.downloadUrl as string)).arrayBuffer());
+    expect((await frames(file)).columns.map(topOf)).toEqual(planned({ duration: 1, fps: 5, easing: "linear" }, 3800));
+  }, 120_000);
+});
