@@ -159,7 +159,7 @@ export async function deliverForTool(capture: Capture, origin: string, extraHead
 
 /** The answer of the MCP animate tool: the envelope with a link to the file, as deliverForTool's (no preview: a model reads no video). */
 export async function deliverAnimationForTool(animation: Animation, origin: string): Promise<HttpResponse> {
-  return json({ ...(await toolLink(animation, origin)), ...animationEnvelopeOf(animation) }, 200, {
+  return json({ ...(await toolLink(animation, origin)), ...animationEnvelopeOf(animation), preview: null }, 200, {
     "X-Render-Ms": String(animation.renderMs),
     ...incompleteHeader(animation),
   });

@@ -166,6 +166,9 @@ type Rendered = Record<string, unknown> & {
   url: string | null;
   title: string;
   preview: { mimeType: string; data: string; width: number; height: number } | null;
+  /** An animation's. */
+  frames?: number;
+  durationMs?: number;
 };
 
 /**
@@ -199,10 +202,11 @@ function toolResult(tool: Tool, answer: APIGatewayProxyStructuredResultV2): Call
 }
 
 function rendered({ preview, ...output }: Rendered): CallToolResult {
-  const name = `screenshot.${output.format === "jpeg" ? "jpg" : output.format}`;
+  const name = `${output.frames === undefined ? "screenshot" : "animation"}.${output.format === "jpeg" ? "jpg" : output.format}`;
   const cropped = preview !== null && preview.height < Math.round((output.height * preview.width) / output.width);
+  const frames = output.frames === undefined ? "" : ` ${output.frames} frames, ${(output.durationMs ?? 0) / 1000} s,`;
   const summary = [
-    `${output.format.toUpperCase()} ${output.width}x${output.height} px, ${output.bytes} bytes${output.title ? ` of "${output.title}"` : ""}${output.url ? ` (${output.url})` : ""}.`,
+    `${output.format.toUpperCase()} ${output.width}x${output.height} px,${frames} ${output.bytes} bytes${output.title ? ` of "${output.title}"` : ""}${output.url ? ` (${output.url})` : ""}.`,
     preview ? `Preview: ${preview.width}x${preview.height} JPEG${cropped ? " (the top of the page)" : ""}.` : "",
     output.incomplete ? "The page's load event never came: captured as it stood at the page-load limit." : "",
     `Full resolution until ${output.expiresAt}: ${output.downloadUrl}`,

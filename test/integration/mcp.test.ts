@@ -52,7 +52,7 @@ describe("tools/list", () => {
     const { tools } = await keyed.listTools();
     expect(tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "animate", "read_page", "scrape", "metadata", "usage"]);
     // Priced tools are not idempotent (a second call is charged again); free ones are.
-    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, true, true]);
+    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, false, true, true]);
     expect(tools.find((t) => t.name === "scrape")!.inputSchema.required).toContain("extract");
     const screenshot = tools[0]!;
     const rest = z.toJSONSchema(screenshotRequest, { io: "input", unrepresentable: "any" }) as { properties: Record<string, unknown> };
@@ -311,7 +311,7 @@ describe("the HTTP endpoint", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("mcp-session-id")).toBeNull();
-    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(6);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(7);
     const get = await fetch(`${base}/mcp`, { headers: accept });
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");
