@@ -166,6 +166,7 @@ const request = (authorization: fc.Arbitrary<string | undefined>): fc.Arbitrary<
   const endpoint = fc.constantFrom(
     { method: "POST", path: "/api/v1/screenshot" },
     { method: "POST", path: "/api/v1/html-to-screenshot" },
+    { method: "POST", path: "/api/v1/animate" },
     { method: "POST", path: "/api/v1/metadata" },
     { method: "POST", path: "/api/v1/signup" },
     { method: "PATCH", path: "/api/v1/account" },
