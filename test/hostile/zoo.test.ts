@@ -65,7 +65,7 @@ async function expectError(res: Response, status: number, code: string) {
  * A paid render that ends as one of `outcomes` ("200" for a picture, else "status CODE") within the
  * deadline, charged exactly when it succeeded. Returns the response (its body unread when 200).
  */
-async function expectRender(send: () => Promise<Response>, outcomes: string[], withinMs = WITHIN_MS) {
+async function expectRender(send: () => Promise<Response>, outcomes: string[], withinMs = WITHIN_MS, price: number = PRICES.screenshot) {
   const before = await balance();
   const started = Date.now();
   const res = await send();
@@ -77,7 +77,7 @@ async function expectRender(send: () => Promise<Response>, outcomes: string[], w
   }
   expect(outcomes).toContain(outcome);
   expect(elapsed).toBeLessThan(withinMs);
-  expect(await balance()).toBe(before - (res.status === 200 ? PRICES.screenshot : 0));
+  expect(await balance()).toBe(before - (res.status === 200 ? price : 0));
   return res;
 }
 
@@ -301,6 +301,35 @@ describe("page behaviours", () => {
     // Give requests in flight the time to land, then count.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await zooHits("victim")).toBeLessThan(DEFAULT_GUARD_LIMITS.requests);
+  });
+});
+
+describe("animations of hostile pages", () => {
+  // An animation has the frames' work on top of a render's: answered within the gateway's 30 s.
+  const animate = (name: string, query: string, extra: Record<string, unknown>, outcome = "200") =>
+    expectRender(
+      () => post("/api/v1/animate", { url: `${inject("fixtureUrl")}/animate/${name}${query}`, width: 640, height: 360, duration: 2, fps: 10, ...extra }),
+      [outcome],
+      GATEWAY_MS,
+      PRICES.animate,
+    );
+
+  it("an endless feed, a page that resizes itself every frame, and a 50,000 px page (as GIF: its palette reads the whole capture): answered, scrolled no further than a full page's cap", async () => {
+    for (const [name, query] of [
+      ["endless", ""],
+      ["resizing", ""],
+      ["stripes", "?h=50000"],
+    ] as const) {
+      const res = await animate(name, query, { format: "gif", responseFormat: "json" });
+      const body = (await res.json()) as { frames: number; scrolledTo: number };
+      expect(body.frames, name).toBe(20);
+      expect(body.scrolledTo, name).toBeLessThanOrEqual(MAX_CAPTURE_HEIGHT - 360);
+    }
+  });
+
+  it("a page that blocks its main thread once loaded: RENDER_TIMEOUT within the deadline, free", async () => {
+    const res = await animate("busy", "", {}, "504 RENDER_TIMEOUT");
+    await res.text();
   });
 });
 

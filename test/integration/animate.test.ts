@@ -58,46 +58,59 @@ beforeAll(async () => {
 });
 afterAll(async () => browser?.close());
 
-/** A video played in this test's Chromium: its size, duration, and column x = 5 of the frame shown at each time. */
-async function watch(video: Buffer, type: string, times: readonly number[]) {
+/**
+ * A video as this test's Chromium reads it: `<video>` loads it (its size and duration), and every
+ * frame, demuxed by mediabunny's reader, is decoded by the browser's VideoDecoder and drawn (its
+ * timestamp and column x = 5). Seeking a <video> to each frame was not exact: under load the frame
+ * drawn after 'seeked' was sometimes its neighbour.
+ */
+async function watch(video: Buffer, type: string) {
+  const input = new Input({ formats: ALL_FORMATS, source: new BufferSource(video) });
+  const track = (await input.getPrimaryVideoTrack())!;
+  const config = await track.getDecoderConfig();
+  const chunks: { key: boolean; timestamp: number; duration: number; data: string }[] = [];
+  for await (const packet of new EncodedPacketSink(track).packets())
+    chunks.push({ key: packet.type === "key", timestamp: packet.timestamp, duration: packet.duration, data: Buffer.from(packet.data).toString("base64") });
+  const description = config?.description ? Buffer.from(config.description as Uint8Array).toString("base64") : null;
   const tab = await browser.newPage();
   try {
-    return (await tab.evaluate(
+    // VideoDecoder needs a secure context: a loopback page is one.
+    await tab.goto(page("short"));
+    const seen = (await tab.evaluate(
       `(async () => {
-        const bytes = Uint8Array.from(atob(${JSON.stringify(video.toString("base64"))}), (c) => c.charCodeAt(0));
+        const bytes = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
         const video = document.createElement("video");
         video.muted = true;
-        video.src = URL.createObjectURL(new Blob([bytes], { type: ${JSON.stringify(type)} }));
+        video.src = URL.createObjectURL(new Blob([bytes(${JSON.stringify(video.toString("base64"))})], { type: ${JSON.stringify(type)} }));
         await new Promise((done, fail) => { video.onloadeddata = done; video.onerror = () => fail(new Error("cannot play: " + (video.error && video.error.message))); });
-        const canvas = document.createElement("canvas");
-        canvas.width = video.videoWidth;
-        canvas.height = video.videoHeight;
+        const canvas = new OffscreenCanvas(video.videoWidth, video.videoHeight);
         const context = canvas.getContext("2d", { willReadFrequently: true });
-        const columns = [];
-        for (const time of ${JSON.stringify(times)}) {
-          video.currentTime = time;
-          await new Promise((done) => (video.onseeked = done));
-          context.drawImage(video, 0, 0);
-          const data = context.getImageData(5, 0, 1, canvas.height).data;
-          const column = [];
-          for (let i = 0; i < data.length; i += 4) column.push([data[i], data[i + 1], data[i + 2]]);
-          columns.push(column);
-        }
-        return { width: video.videoWidth, height: video.videoHeight, duration: video.duration, columns };
+        const frames = [];
+        let failure = null;
+        const decoder = new VideoDecoder({
+          output(frame) {
+            context.drawImage(frame, 0, 0);
+            const data = context.getImageData(5, 0, 1, canvas.height).data;
+            const column = [];
+            for (let i = 0; i < data.length; i += 4) column.push([data[i], data[i + 1], data[i + 2]]);
+            frames.push({ timestamp: frame.timestamp, column });
+            frame.close();
+          },
+          error(error) { failure = error; },
+        });
+        const description = ${JSON.stringify(description)};
+        decoder.configure({ ...${JSON.stringify({ ...config, description: undefined })}, ...(description ? { description: bytes(description) } : {}) });
+        for (const chunk of ${JSON.stringify(chunks)})
+          decoder.decode(new EncodedVideoChunk({ type: chunk.key ? "key" : "delta", timestamp: Math.round(chunk.timestamp * 1e6), duration: Math.round(chunk.duration * 1e6), data: bytes(chunk.data) }));
+        await decoder.flush();
+        if (failure) throw failure;
+        return { width: video.videoWidth, height: video.videoHeight, duration: video.duration, frames };
       })()`,
-    )) as { width: number; height: number; duration: number; columns: Column[] };
+    )) as { width: number; height: number; duration: number; frames: { timestamp: number; column: Column }[] };
+    return { ...seen, codec: track.codec, packets: chunks.length };
   } finally {
     await tab.close();
   }
-}
-
-/** A video's packets (frames) and codec, as mediabunny's reader finds them. */
-async function packets(video: Buffer) {
-  const input = new Input({ formats: ALL_FORMATS, source: new BufferSource(video) });
-  const track = (await input.getPrimaryVideoTrack())!;
-  let count = 0;
-  for await (const _ of new EncodedPacketSink(track).packets()) count++;
-  return { count, codec: track.codec, duration: await input.computeDuration() };
 }
 
 /** An animated image's frames: size, each frame's delay and column x = 5. */
@@ -148,21 +161,13 @@ describe("animate: each format", () => {
       expect(res.headers.get("x-frames")).toBe("20");
       expect(res.headers.get("x-duration-ms")).toBe("2000");
       expect(res.headers.get("x-charged-micro-usd")).toBe("20000");
-      const file = Buffer.from(await res.arrayBuffer());
-      const read = await packets(file);
-      expect(read).toMatchObject({ count: 20, codec });
-      expect(read.duration).toBeCloseTo(2, 1);
-      const tops = planned({ duration: 2, fps: 10 }, bottom);
-      // A quarter into each frame: from its middle on, Chromium's seek can show the next one (measured).
-      const shown = await watch(
-        file,
-        type,
-        tops.map((_, i) => (i + 0.25) / 10),
-      );
-      expect([shown.width, shown.height]).toEqual([640, 360]);
+      const shown = await watch(Buffer.from(await res.arrayBuffer()), type);
+      expect(shown).toMatchObject({ width: 640, height: 360, codec, packets: 20 });
       expect(shown.duration).toBeCloseTo(2, 1);
-      // The first frame is the top, the last the bottom; every frame within a pixel or two of its eased place.
-      const seen = shown.columns.map(topOf);
+      // Every frame, by its own timestamp, within a pixel or two of where the easing puts it; the first the top, the last the bottom.
+      const tops = planned({ duration: 2, fps: 10 }, bottom);
+      expect(shown.frames.map((f) => f.timestamp)).toEqual(tops.map((_, i) => i * 100_000));
+      const seen = shown.frames.map((f) => topOf(f.column));
       expect(seen[0]).toBe(0);
       expect(Math.abs(seen.at(-1)! - bottom)).toBeLessThanOrEqual(2);
       for (const [i, top] of seen.entries()) expect(Math.abs(top - tops[i]!), `frame ${i}: ${top} vs ${tops[i]}`).toBeLessThanOrEqual(2);
@@ -243,7 +248,8 @@ describe("animate: the scroll asked", () => {
   }, 60_000);
 });
 
-describe("animate: refusals before any work, and hostile pages", () => {
+// Pages that never settle, grow forever or block their thread: test/hostile/zoo.test.ts, on a stack of their own.
+describe("animate: refusals before any work, and a page that reaches for the encoder", () => {
   it("what cannot be made at once is a 400 naming the limit, not charged: too many frames, live, holds that leave no time", async () => {
     for (const [fields, pattern] of [
       [{ format: "gif", duration: 30, fps: 60, width: 1920, height: 1080 }, /more than an answer at once can make \(at most \d+ frames at this size\).*a job/],
@@ -261,32 +267,6 @@ describe("animate: refusals before any work, and hostile pages", () => {
       expect(((await res.json()) as ErrorBody).error.message).toMatch(pattern);
     }
   });
-
-  it("an endless feed, a page that resizes itself and a 50,000 px page answer within their limits", async () => {
-    for (const [name, query] of [
-      ["endless", ""],
-      ["resizing", ""],
-      ["stripes", "?h=50000"],
-    ] as const) {
-      const started = Date.now();
-      // GIF: its palette is made from every row the frames pass over, the whole capture.
-      const res = await animate({ url: page(name, query), width: 640, height: 360, format: "gif", duration: 2, fps: 10, responseFormat: "json" });
-      expect(res.status, `${name}: ${await res.clone().text()}`).toBe(200);
-      const body = (await res.json()) as { frames: number; scrolledTo: number };
-      expect(body.frames).toBe(20);
-      // A full page's capture limit (20,000 px) bounds how far it scrolls, however long the page is or grows.
-      expect(body.scrolledTo).toBeLessThanOrEqual(20_000 - 360);
-      expect(Date.now() - started).toBeLessThan(30_000);
-    }
-  }, 120_000);
-
-  it("a page that blocks its main thread is a 504 within the request's time, not charged", async () => {
-    const started = Date.now();
-    const res = await animate({ url: page("busy"), width: 640, height: 360, duration: 2, fps: 10 });
-    expect(res.status).toBe(504);
-    expect(res.headers.get("x-charged-micro-usd")).toBe("0");
-    expect(Date.now() - started).toBeLessThan(35_000);
-  }, 60_000);
 
   it("the visited page cannot reach the encoder: its address, a frame of it, a channel by its name all fail", async () => {
     const res = await animate({ url: page("encoder"), width: 640, height: 360, format: "gif", duration: 1, fps: 2 });
