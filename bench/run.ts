@@ -8,7 +8,7 @@
 // Then the filter engines' cold cost (bench/filter-lists.ts), output forms (bench/outputs.ts: WebP and
 // AVIF vs PNG, a full page in tiles vs one under the limit), metadata (bench/metadata.ts): our
 // extraction vs metascraper and open-graph-scraper, the render cache (bench/cache.ts), MCP vs REST
-// (bench/mcp.ts), animations vs a full-page screenshot (bench/animate.ts), main-content quality on real pages (bench/content-quality.ts), real pages with their
+// (bench/mcp.ts), animations vs a full-page screenshot (bench/animate.ts), the monitors' diff (bench/diff.ts), main-content quality on real pages (bench/content-quality.ts), real pages with their
 // third parties unreachable vs a plain Chromium (bench/real-pages.ts), and content speed vs jsdom +
 // Readability + turndown and vs metadata through HTTP (bench/content-speed.ts), jobs through the
 // queue vs synchronous and their webhooks' lag (bench/jobs.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
@@ -23,6 +23,7 @@ import { benchCache } from "./cache.js";
 import { benchColdStart } from "./cold-start.js";
 import { benchContentQuality } from "./content-quality.js";
 import { benchContentSpeed } from "./content-speed.js";
+import { benchDiff } from "./diff.js";
 import { benchFilterLists } from "./filter-lists.js";
 import { benchJobs } from "./jobs.js";
 import { benchMcp } from "./mcp.js";
@@ -170,6 +171,7 @@ async function main() {
   Object.assign(results.ratios, cache.ratios);
   const animate = await benchAnimate({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, animate.ratios);
+  const diff = await benchDiff({ serviceUrl: baseUrl, apiKey });
   const mcp = await benchMcp({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, mcp.ratios);
   const throughput = await benchThroughput({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, servicePid: dev.child.pid!, browser });
@@ -188,6 +190,7 @@ async function main() {
     mcp: mcp.results,
     cache: cache.results,
     animate: animate.results,
+    monitor_diff: diff.results,
     throughput: throughput.results,
     lambda_cold_start: cold.results,
   });
@@ -227,6 +230,7 @@ async function main() {
   jobs.print();
   cache.print();
   animate.print();
+  diff.print();
   mcp.print();
   throughput.print();
   cold.print();
