@@ -234,7 +234,8 @@ describe("animate: the scroll asked", () => {
   }, 60_000);
 
   it("an element scroll.to names that is not there: 422, not charged", async () => {
-    const res = await animate(clip({ scroll: { to: "#nowhere" } }));
+    // The short page: nothing to settle but the element not found (under a loaded CI, settling the stripes once ran past the test stack's 5 s).
+    const res = await animate({ url: page("short"), width: 640, height: 360, format: "gif", duration: 1, fps: 2, scroll: { to: "#nowhere" } });
     expect(res.status).toBe(422);
     expect(res.headers.get("x-charged-micro-usd")).toBe("0");
     expect(((await res.json()) as ErrorBody).error).toEqual({ code: "SELECTOR_NOT_FOUND", message: 'scroll.to: no element matches "#nowhere" on the page.' });
