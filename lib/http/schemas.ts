@@ -685,14 +685,12 @@ export const animateRequest = animateFields
 export const sourceOf = (body: { url?: string | undefined; html?: string | undefined }): RenderSource =>
   body.url !== undefined ? { kind: "url", url: body.url } : { kind: "html", html: body.html! };
 
-/** The image fields an animation's page is settled with (a full page's; what the frames are made of is its own). */
-const ANIMATION_PAGE_DEFAULTS = snapshotRequest.parse({});
-
 /** The options of an animation: what it is, and how its page loads. */
 export function animationOf(body: AnimateFields): { options: CaptureOptions; animation: AnimationOptions } {
   const { url: _u, html: _h, format, duration, fps, mode, scroll, ...controls } = body;
   return {
-    options: { ...ANIMATION_PAGE_DEFAULTS, ...controls },
+    // A screenshot's image fields by default: the page settles as a full page (lib/render/animate), the frames are the animation's own.
+    options: { ...SNAPSHOT_DEFAULTS, ...controls },
     animation: { format, duration, fps: fps ?? DEFAULT_FPS[format], mode, scroll },
   };
 }

@@ -104,9 +104,8 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
     return { outputKey: key, result: animationEnvelopeOf(made), output: { body: made.body, contentType: made.contentType } };
   }
   const { timeout: _, ...body } = item as Extract<JobRequest, { endpoint: "screenshot" | "html-to-screenshot" }>["items"][number];
-  const source = "url" in body ? { kind: "url" as const, url: body.url as string } : { kind: "html" as const, html: (body as { html: string }).html };
   const { url: _url, html: _html, ...options } = body as typeof body & { url?: string; html?: string };
-  const shot = await capture(source, options as CaptureOptions, deadline, { maxHeight: JOB_CAPTURE_HEIGHT });
+  const shot = await capture(sourceOf(body), options as CaptureOptions, deadline, { maxHeight: JOB_CAPTURE_HEIGHT });
   const stored = await storeCapture(shot);
   return { outputKey: stored.key, result: stored.envelope, output: { body: shot.body, contentType: shot.contentType } };
 }
