@@ -1,4 +1,4 @@
-import { type AnyNode, BLOCKS, type Document, type Element, elements, isElement, remove, textOf } from "./dom.js";
+import { type AnyNode, BLOCKS, type Document, type Element, elements, isElement, remove, removeAll, textOf } from "./dom.js";
 
 // The main content of a page, as a reader view keeps it (docs/api.md, "Content"): no navigation,
 // footers, cookie banners, ads, share bars or related links. The method is Readability's, on
@@ -133,7 +133,7 @@ function dropUnlikely(document: Document): void {
     const names = classAndId(element);
     if (UNLIKELY.test(names) && !MAYBE.test(names) && !insideTag(element, ["table", "code", "pre"])) doomed.push(element);
   }
-  for (const element of doomed) remove(element);
+  removeAll(doomed);
 }
 
 function insideTag(element: Element, names: readonly string[]): boolean {
@@ -273,7 +273,7 @@ function clean(container: Element, measures: Map<AnyNode, Measure>): void {
     if ((density > 0.5 && weight < 25) || (density > 0.2 && weight < 25 && m.length < 200 && paragraphs === 0 && listItems === 0)) doomed.push(element);
     else if (element.name !== "ul" && element.name !== "ol" && listItems > paragraphs * 3 && density > 0.3) doomed.push(element);
   }
-  for (const element of doomed) remove(element);
+  removeAll(doomed);
 }
 
 /** The words of `text`, lowercased. */

@@ -1,4 +1,4 @@
-import { type Document, type Element, elements, isElement, remove } from "./dom.js";
+import { type ChildNode, type Document, type Element, elements, isElement, removeAll } from "./dom.js";
 import { type StyleVerdict, styleVerdict } from "./styles.js";
 
 // Text a reader cannot see is not content (docs/api.md, "Content"): a page can hide instructions
@@ -124,17 +124,19 @@ export function removeInvisible(document: Document, judged: "static" | "marked")
     // A closed <details> shows its summary only.
     if (element.name === "details" && !("open" in element.attribs)) {
       const summary = element.children.find((child) => child.type === "tag" && (child as Element).name === "summary");
-      for (const child of [...element.children]) if (child !== summary) remove(child);
+      removeAll(element.children.filter((child) => child !== summary));
     }
   }
   // Children of a removed element go with it; removing them first is harmless.
-  for (const element of doomed) remove(element);
-  for (const element of mute) for (const child of [...element.children]) if (child.type === "text") remove(child);
+  removeAll(doomed);
+  removeAll(mute.flatMap((element) => element.children.filter((child) => child.type === "text")));
   // Comments and processing instructions are not text.
   const stack: Document["children"][number][] = [...document.children];
+  const notText: ChildNode[] = [];
   while (stack.length) {
     const node = stack.pop()!;
-    if (node.type === "comment" || node.type === "directive") remove(node);
+    if (node.type === "comment" || node.type === "directive") notText.push(node);
     else if ("children" in node) for (const child of node.children) stack.push(child);
   }
+  removeAll(notText);
 }
