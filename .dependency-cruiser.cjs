@@ -45,6 +45,18 @@ module.exports = {
       "^lib/content/",
       "^lib/(billing|payments|storage)/",
     ),
+    forbidOther(
+      "monitors-imports-edge",
+      "lib/monitors (pages watched for change) is a domain over jobs, render and content: it never imports the HTTP edge.",
+      "^lib/monitors/",
+      "^lib/(http|mcp)/",
+    ),
+    forbidOther(
+      "below-monitors-imports-monitors",
+      "Only the edge (lib/http, lib/mcp) and handlers use lib/monitors.",
+      "^lib/(?!monitors/|http/|mcp/)",
+      "^lib/monitors/",
+    ),
     { name: "no-circular", comment: "No import cycles between modules.", severity: "error", from: {}, to: { circular: true } },
   ],
   options: {

@@ -6,6 +6,7 @@ import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { dynamodb } from "../lib/billing/dynamodb.js";
 import { config } from "../lib/config.js";
 import { describeError, log } from "../lib/log.js";
+import { scheduleChecks } from "../lib/monitors/schedule.js";
 import { TABLE } from "../lib/packaging.js";
 import { reconcile } from "../lib/payments/reconcile.js";
 import { closeBrowser, warmUp } from "../lib/render/browser.js";
@@ -44,7 +45,7 @@ export interface LocalStack {
 }
 
 /** Creates the table (and its TTL) in DynamoDB Local unless it already exists from an earlier run. */
-async function ensureTable(): Promise<void> {
+export async function ensureTable(): Promise<void> {
   try {
     await dynamodb.send(new DescribeTableCommand({ TableName: config.TABLE_NAME }));
     return;
@@ -117,6 +118,12 @@ export async function startLocalStack(services: {
       Math.min(60_000, graceMs / 2),
     );
     stops.push(async () => clearInterval(reconciler));
+    // The monitors' schedule, every minute as deployed: the checks due are queued, each once.
+    const monitorSchedule = setInterval(
+      () => void scheduleChecks(Date.now()).catch((error: unknown) => log.error("monitors' schedule failed", { error: describeError(error) })),
+      60_000,
+    );
+    stops.push(async () => clearInterval(monitorSchedule));
     // The consumers (the jobs worker, the webhook sender), each fed by its local queue as Lambda's
     // event source feeds it: as many at once as its row says (on AWS its reserved concurrency), and
     // one that renders no more than the browser does.

@@ -1,13 +1,20 @@
 import type { SQSEvent } from "aws-lambda";
 import { consume } from "../lib/jobs/consume.js";
-import type { ItemMessage, WebhookMessage } from "../lib/jobs/queue.js";
+import type { CheckMessage, ItemMessage, WebhookMessage } from "../lib/jobs/queue.js";
 import { runItem } from "../lib/jobs/run.js";
 import { sendAttempt } from "../lib/jobs/webhooks.js";
+import { runCheck } from "../lib/monitors/check.js";
+import { monitorHooksOf } from "../lib/monitors/store.js";
 
 // The jobs worker: fed by the jobs queue (lib/routes.ts, consumers), it runs one item a message
-// (lib/jobs/run.ts). A webhook attempt found on this queue (queued there before webhooks had a
-// queue of their own) is made as the webhook sender would make it.
+// (lib/jobs/run.ts), or one monitor's check (lib/monitors/check.ts). A webhook attempt found on
+// this queue (queued there before webhooks had a queue of their own) is made as the webhook sender
+// would make it.
 export const handler = (event: SQSEvent) =>
-  consume<ItemMessage | WebhookMessage>(event, async (message, receiveCount) =>
-    message.kind === "webhook" ? sendAttempt(message) : runItem(message, receiveCount),
+  consume<ItemMessage | CheckMessage | WebhookMessage>(event, async (message, receiveCount) =>
+    message.kind === "webhook"
+      ? sendAttempt(message, monitorHooksOf)
+      : message.kind === "check"
+        ? runCheck(message, receiveCount)
+        : runItem(message, receiveCount),
   );

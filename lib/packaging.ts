@@ -80,6 +80,15 @@ export const JOB_MAX_RECEIVES = 3;
 /** Where a job's requests, results and outputs are in the bucket: `jobs/<job id>/...`. */
 export const JOBS_PREFIX = "jobs/";
 
+/** Days a monitor's checks, their images and its webhook events are kept (from each check: `monitor-checks/` in the bucket). */
+export const MONITOR_HISTORY_DAYS = 30;
+
+/** A monitor's checks' images (before, after, diff, thumbnail), kept MONITOR_HISTORY_DAYS: `monitor-checks/<monitor id>/...`. */
+export const MONITOR_CHECKS_PREFIX = "monitor-checks/";
+
+/** A monitor's baseline (its capture and text at the last change): kept as long as the monitor, `monitor-baselines/<monitor id>/...`. */
+export const MONITOR_BASELINES_PREFIX = "monitor-baselines/";
+
 /**
  * The render cache's objects (lib/storage/outputs.ts): under `cache/d<N>/`, deleted by a lifecycle rule
  * N + 1 days after they were written (stacks/Storage.ts), N the smallest class that covers the

@@ -286,6 +286,15 @@ const ROWS = [
   { id: "jobs-list", method: "GET", path: "/api/v1/jobs", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   { id: "jobs-get", method: "GET", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
   { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "webhooks-queue"] },
+  // Monitors (docs/api.md, "Monitors"): pages checked on a schedule; each check is charged when it
+  // runs, by the jobs' worker (the `consumers` below), queued by the schedule (`schedules`).
+  { id: "monitors-create", method: "POST", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "jobs-queue"] },
+  { id: "monitors-list", method: "GET", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
+  { id: "monitors-get", method: "GET", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
+  { id: "monitors-update", method: "PATCH", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue"] },
+  { id: "monitors-delete", method: "DELETE", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
+  { id: "monitors-check", method: "POST", path: "/api/v1/monitors/{monitorId}/check", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "jobs-queue"] },
+  { id: "monitors-checks", method: "GET", path: "/api/v1/monitors/{monitorId}/checks", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
   // The account's secret that signs its jobs' webhooks (shown once; a new one replaces it).
   { id: "webhook-secret", method: "POST", path: "/api/v1/webhook-secret", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   // The MCP server (docs/agents.md): open itself; each tool call applies its own route's access, limits and price.
@@ -301,7 +310,7 @@ const ROWS = [
     price: null,
     limits: [],
     cap: MCP_CAP,
-    uses: ["table", "bucket", "x402", "auto-topup-launch"],
+    uses: ["table", "bucket", "x402", "auto-topup-launch", "jobs-queue"],
   },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
   { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, cap: FALLBACK_CAP, uses: [] },
@@ -316,7 +325,7 @@ export interface Schedule extends FunctionRow {
   readonly schedule: `rate(${string})`;
 }
 
-/** Scheduled functions. The reconciler refunds charges whose request died before answering (docs/api.md, "Accounts and billing"). */
+/** Scheduled functions. The reconciler refunds charges whose request died before answering (docs/api.md, "Accounts and billing"); the monitors' schedule queues their checks. */
 export const schedules: readonly Schedule[] = [
   {
     id: "reconcile",
@@ -326,6 +335,8 @@ export const schedules: readonly Schedule[] = [
     browser: false,
     uses: ["table", "x402", "auto-topup-offer", "auto-topup-key", "jobs-queue"],
   },
+  // The monitors' schedule (lib/monitors/schedule.ts): queues the checks due, each once.
+  { id: "monitors-schedule", schedule: "rate(1 minute)", memoryMB: 256, timeoutSeconds: 50, browser: false, uses: ["table", "jobs-queue"] },
 ];
 
 /** A function other functions invoke asynchronously: an auto-topup pull, launched by a charge (lib/payments/auto-topup-launch.ts). */

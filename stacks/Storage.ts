@@ -1,7 +1,17 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { BlockPublicAccess, BucketEncryption } from "aws-cdk-lib/aws-s3";
 import { Bucket, type StackContext, Table } from "sst/constructs";
-import { CACHE_PREFIX, CACHE_RETENTION_DAYS, isDevelopmentStage, JOB_RETENTION_DAYS, JOBS_PREFIX, OUTPUT_RETENTION_DAYS, TABLE } from "../lib/packaging.js";
+import {
+  CACHE_PREFIX,
+  CACHE_RETENTION_DAYS,
+  isDevelopmentStage,
+  JOB_RETENTION_DAYS,
+  JOBS_PREFIX,
+  MONITOR_CHECKS_PREFIX,
+  MONITOR_HISTORY_DAYS,
+  OUTPUT_RETENTION_DAYS,
+  TABLE,
+} from "../lib/packaging.js";
 
 /** The ledger table and the bucket for outputs too large to return inline. */
 export function Storage({ stack, app }: StackContext) {
@@ -32,6 +42,8 @@ export function Storage({ stack, app }: StackContext) {
           { id: "expire-answers", enabled: true, prefix: "answers/", expiration: Duration.days(OUTPUT_RETENTION_DAYS) },
           // A job's requests, results and outputs: as long as the job.
           { id: "expire-jobs", enabled: true, prefix: JOBS_PREFIX, expiration: Duration.days(JOB_RETENTION_DAYS) },
+          // A monitor's checks' images: as long as its history. Its baseline (monitor-baselines/) is kept until the monitor is deleted.
+          { id: "expire-monitor-checks", enabled: true, prefix: MONITOR_CHECKS_PREFIX, expiration: Duration.days(MONITOR_HISTORY_DAYS) },
           ...CACHE_RETENTION_DAYS.map((days) => ({
             id: `expire-cache-d${days}`,
             enabled: true,

@@ -6,6 +6,7 @@ import { antiFlickerPage } from "./anti-flicker-pages.js";
 import { contentPage } from "./content-pages.js";
 import { serveZoo, startZoo, stopZoo } from "./hostile-pages.js";
 import { metadataPage, serveHugePage } from "./metadata-pages.js";
+import { monitorPage } from "./monitor-pages.js";
 import { realPage } from "./real-pages.js";
 
 // Pages served on 127.0.0.1 for render tests, and a "canary" server that the network guard must
@@ -423,7 +424,9 @@ export async function startFixtures(): Promise<Fixtures> {
           ? metadataPage(url.pathname.slice(5))
           : url.pathname.startsWith("/content/")
             ? contentPage(url.pathname.slice(8), url.searchParams, request)
-            : page(url.pathname, url.searchParams, canaryUrl);
+            : url.pathname.startsWith("/monitor/")
+              ? monitorPage(url.pathname.slice(9), url.searchParams)
+              : page(url.pathname, url.searchParams, canaryUrl);
     if (found === "huge") {
       serveHugePage(response, url.searchParams, (bytes) => events.push(`huge-bytes=${bytes}`));
       return;

@@ -24,6 +24,10 @@
 //   receiver     RECEIVER#<account id>#<sha256(origin)>  RECEIVER   (a webhook receiver's failures in a row, and no attempt before `until`; expiresAt: TTL)
 //   job hold     HOLD               <job id>   -> accountId, held (what the job still holds of its price: lib/billing/holds.ts)
 //   payer        PAYER#<address>    PAYER      -> accountId (create-only: the one account auto-topup may pull from this wallet for)
+//   monitor      ACCT#<id>          MON#<monitor id>   (a watched page: its request, schedule, baseline, last check)
+//                MON#<monitor id>   CHECK#<check id>   (a check and its outcome; check ids sort by time; expiresAt: TTL)
+//                MON#<monitor id>   HOOK#<delivery id> (a webhook event of the monitor and its delivery attempts)
+//   due check    DUE                <ISO time>#<account id>#<monitor id>   (when a monitor's next check is due: lib/monitors/schedule.ts)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -152,3 +156,33 @@ export const feedKey = (accountId: string, createdAt: string, jobId: string): Ta
 
 /** How one account's webhook receiver (by its origin's SHA-256) has been answering: its failures in a row, and the backoff they earned. */
 export const receiverKey = (accountId: string, originHash: string): TableKey => ({ pk: `RECEIVER#${accountId}#${originHash}`, sk: "RECEIVER" });
+
+/** Sort-key prefix of an account's monitors in its partition. */
+export const MONITOR_PREFIX = "MON#";
+
+/** A monitor, in its account's partition: another account's key reads nothing. */
+export const monitorKey = (accountId: string, monitorId: string): TableKey => ({ pk: `ACCT#${accountId}`, sk: `${MONITOR_PREFIX}${monitorId}` });
+
+/** Sort-key prefix of a monitor's checks. */
+export const MONITOR_CHECK_PREFIX = "CHECK#";
+
+/** A check of a monitor. */
+export const monitorCheckKey = (monitorId: string, checkId: string): TableKey => ({ pk: `MON#${monitorId}`, sk: `${MONITOR_CHECK_PREFIX}${checkId}` });
+
+/** A webhook event of a monitor, and its delivery attempts. */
+export const monitorHookKey = (monitorId: string, deliveryId: string): TableKey => ({ pk: `MON#${monitorId}`, sk: `${JOB_HOOK_PREFIX}${deliveryId}` });
+
+/** The partition of every monitor's next due check, by time (the schedule reads what is due). */
+export const DUE_PARTITION = "DUE";
+
+/** Monitor `monitorId`'s next check, due at `at` (epoch ms). */
+export const dueKey = (at: number, accountId: string, monitorId: string): TableKey => ({
+  pk: DUE_PARTITION,
+  sk: `${new Date(at).toISOString()}#${accountId}#${monitorId}`,
+});
+
+/** A check waiting for its account's share of the workers (lib/jobs/feed.ts), in its account's order. */
+export const feedCheckKey = (accountId: string, at: number, checkId: string): TableKey => ({
+  pk: FEED_PARTITION,
+  sk: `${accountId}#${new Date(at).toISOString()}#${checkId}`,
+});

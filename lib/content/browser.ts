@@ -1,6 +1,6 @@
 import type { Deadline } from "../deadline.js";
 import { scriptsDrawn } from "../metadata/rendered.js";
-import { type Capture, captureSettled, withSettledPage } from "../render/capture.js";
+import { type Capture, captureSettled, type SettledPage, withSettledPage } from "../render/capture.js";
 import type { CaptureOptions, RenderSource } from "../render/options.js";
 import type { Incomplete } from "../render/page-load.js";
 import { MIN_CONTRAST } from "./styles.js";
@@ -165,15 +165,19 @@ export interface BrowserRead {
   readonly incomplete: Incomplete | null;
 }
 
+/** The DOM of a settled page as HTML, what a reader cannot see marked (its scripts must have drawn: `scriptsDrawn`). */
+export async function settledDom({ loaded }: SettledPage): Promise<string> {
+  await loaded.evaluate(MARK_HIDDEN);
+  return loaded.settled(() => loaded.page.content());
+}
+
 /** Loads `source` with `options` and reads its DOM before the deadline; with `snapshot`, captures it first. */
 export function readInBrowser(source: RenderSource, options: CaptureOptions, snapshot: boolean, deadline: Deadline): Promise<BrowserRead> {
   return withSettledPage(source, options, deadline, async (settled) => {
-    const { page, evaluate } = settled.loaded;
     // A shell page's scripts draw after timers as well as fetches: the pipeline's settling may not wait for them.
     await scriptsDrawn(settled.loaded);
     const capture = snapshot ? await captureSettled(settled, source, options) : null;
-    await evaluate(MARK_HIDDEN);
-    const html = await settled.loaded.settled(() => page.content());
-    return { html, url: source.kind === "url" ? page.url() : null, capture, incomplete: settled.loaded.incomplete };
+    const html = await settledDom(settled);
+    return { html, url: source.kind === "url" ? settled.loaded.page.url() : null, capture, incomplete: settled.loaded.incomplete };
   });
 }

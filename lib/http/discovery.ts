@@ -241,7 +241,7 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 > Screenshots of web pages and raw HTML as PNG, JPEG, WebP, AVIF or PDF, optionally framed as a
 > mockup; pages recorded scrolling as video, GIF or animated WebP; pages as content for agents; and
-> page metadata. Pay per call with an API key or with x402 (USDC, no account).
+> page metadata; pages watched for change. Pay per call with an API key or with x402 (USDC, no account).
 
 ## Endpoints
 
@@ -250,6 +250,7 @@ export const llmsTxt = (origin: string): string => `# Shotline
 - POST ${origin}/api/v1/content: {"url": "https://example.com", "format": "markdown"} -> the page's main content as Markdown (or "text", "html"; "scope": "page" for the whole body; "links": true adds its links), its metadata, whether a browser ran, and a token estimate ($0.002; hidden text is left out); "screenshot": true (or screenshot fields) adds an image of the same page load for a screenshot's price ($0.005, $0.01 as a mockup); the page controls of a screenshot apply
 - POST ${origin}/api/v1/animate: {"url": "https://example.com", "format": "mp4", "duration": 5} -> the page recorded scrolling from its top to its bottom as MP4 (or "webm", "gif", "webp"; "fps"; "scroll": {"to": "bottom" | a CSS selector | px, "easing", "holdStart", "holdEnd", "back"}; "html" instead of "url") ($0.02); the page controls of a screenshot apply
 - POST ${origin}/api/v1/metadata: {"url": "https://example.com"} -> title, description, social tags, favicon, logo, language, canonical URL, author, dates, feeds (free)
+- POST ${origin}/api/v1/monitors: {"url": "https://example.com/pricing", "every": "1h", "ignoreSelectors": [".clock"], "webhookUrl": "https://..."} -> a page checked every "5m" to "1d" and compared with its last change, visually (rows aligned, so an inserted block is that block) and by text lines; a signed monitor.changed webhook when it changes; each check $0.005 ($0.002 with "mode": "text"), charged when it runs (API key). GET .../monitors/{id}/checks lists the outcomes, changed regions, text added and removed, and before/after/diff images; POST .../monitors/{id}/check runs one now
 - GET ${origin}/api/v1/usage: balance and recent usage (API key)
 - Add "responseFormat": "json" to get {image (base64), format, width, height, url, title, ...} instead of bytes.
 
@@ -264,5 +265,5 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 - x402 discovery manifest (every paid endpoint, its price and JSON Schema): ${origin}/.well-known/x402.json
 - Every endpoint, field, rule and default (OpenAPI 3.1): ${origin}/openapi.json; for people: ${origin}/docs
-- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, animate, read_page, scrape, metadata, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
+- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, animate, read_page, scrape, metadata, create_monitor, list_monitors, check_monitor, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
 `;

@@ -12,6 +12,9 @@ import {
   jobList,
   jobResponse,
   metadataResponse,
+  monitorChecks,
+  monitorList,
+  monitorResponse,
   paymentRequiredBody,
   renderEnvelope,
   signingKeyCreated,
@@ -29,6 +32,8 @@ import {
   htmlScreenshotRequest,
   jobRequest,
   metadataRequest,
+  monitorPatch,
+  monitorRequest,
   screenshotRequest,
   signingKeyRequest,
   signupRequest,
@@ -346,6 +351,104 @@ const OPERATIONS: Record<string, Json> = {
       "200": { description: "The job as it now is", content: jsonContent(jobResponse) },
       "401": error("A key is required"),
       "404": error("No such job for this account"),
+    },
+  },
+  "monitors-create": {
+    summary: "Watch a page (a monitor)",
+    description:
+      "A page checked every `every` (5 minutes to a day): captured as `/screenshot` takes its options (PNG, 1x by default) and read as `/content` reads it, compared with its baseline (the capture and text at the last change reported, or the first check). Rows of pixels are aligned before they are compared, so a block inserted reports that block, not the page below it. `ignoreSelectors` are hidden in place, `ignoreText` (RE2 patterns, linear time) hidden with their element and taken out of the text; a check is `changed` when the changed share passes `threshold.percent` (visual) or a line changed (text). Each check is charged when it runs: a screenshot's price ($0.005), or content's ($0.002) in mode `text`; a failed check is free. The first check (the baseline) is queued at once. At most 500 monitors an account; `monitor.changed`, `monitor.failed` and `monitor.paused` go to `webhookUrl`, signed as job webhooks are.",
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(monitorRequest, "input"),
+          example: { url: "https://example.com/pricing", every: "1h", mode: "both", ignoreSelectors: [".clock"], threshold: { percent: 0.5 } },
+        },
+      },
+    },
+    responses: {
+      "201": { description: "The monitor as GET shows it, with `first_check_id`; `Location` is its address", content: jsonContent(monitorResponse) },
+      "400": error("A field breaks a rule (named), or the webhook URL is refused"),
+      "401": error("A key is required"),
+      "409": error("TOO_MANY_MONITORS: the account has 500"),
+    },
+  },
+  "monitors-list": {
+    summary: "List monitors",
+    responses: {
+      "200": { description: "The account's monitors, oldest first", content: jsonContent(monitorList) },
+      "401": error("A key is required"),
+    },
+  },
+  "monitors-get": {
+    summary: "A monitor: what it watches, its state, last check and last change",
+    description:
+      "`status` is `active`, `failing` (its last checks failed) or `paused` (`paused_reason`: `requested`, or `insufficient_balance`). `last_change.thumbnailUrl` is a small WebP of the change, signed for an hour; `webhook.deliveries` its recent events.",
+    parameters: [{ name: "monitorId", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": { description: "The monitor", content: jsonContent(monitorResponse) },
+      "401": error("A key is required"),
+      "404": error("No such monitor for this account"),
+    },
+  },
+  "monitors-update": {
+    summary: "Pause, resume or change a monitor",
+    description:
+      '`{"paused": true}` pauses it (nothing runs), `false` resumes it (a check is due at once). Any other field changes it, the whole validated again; `null` removes `name` or `webhookUrl`. A change of what it watches (its URL, mode, capture options, ignored parts) makes its next check a new baseline.',
+    parameters: [{ name: "monitorId", in: "path", required: true, schema: { type: "string" } }],
+    requestBody: { required: true, content: { "application/json": { schema: schemaOf(monitorPatch, "input"), example: { paused: true } } } },
+    responses: {
+      "200": { description: "The monitor as it now is", content: jsonContent(monitorResponse) },
+      "400": error("A field breaks a rule (named)"),
+      "401": error("A key is required"),
+      "404": error("No such monitor for this account"),
+    },
+  },
+  "monitors-delete": {
+    summary: "Delete a monitor",
+    description: "No more checks; its baseline is deleted now, its history expires 30 days after each check.",
+    parameters: [{ name: "monitorId", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": {
+        description: "Deleted",
+        content: { "application/json": { schema: { type: "object", properties: { id: { type: "string" }, deleted: { const: true } } } } },
+      },
+      "401": error("A key is required"),
+      "404": error("No such monitor for this account"),
+    },
+  },
+  "monitors-check": {
+    summary: "Check a monitor now",
+    description: "Queues a check besides the schedule, in the account's share of the workers; charged when it runs. Its outcome is in `GET .../checks`.",
+    parameters: [{ name: "monitorId", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "202": {
+        description: "Queued",
+        content: {
+          "application/json": {
+            schema: { type: "object", properties: { monitor_id: { type: "string" }, check_id: { type: "string" }, status: { const: "queued" } } },
+          },
+        },
+      },
+      "401": error("A key is required"),
+      "404": error("No such monitor for this account"),
+      "409": error("MONITOR_PAUSED: resume it first"),
+    },
+  },
+  "monitors-checks": {
+    summary: "A monitor's checks",
+    description:
+      "Newest first, `limit` (1 to 100, default 20) at a time; `next` is the `before` of the next page. Each: `outcome` (`baseline`, `unchanged`, `changed`, `failed`), `changedPercent`, `boxes` (the changed regions in the new capture's CSS px), `text` (lines added and removed), links to the `before`, `after` and `diff` images (a change's; signed for an hour), what it was charged, or its error. Kept 30 days.",
+    parameters: [
+      { name: "monitorId", in: "path", required: true, schema: { type: "string" } },
+      { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
+      { name: "before", in: "query", required: false, schema: { type: "string" } },
+    ],
+    responses: {
+      "200": { description: "The checks", content: jsonContent(monitorChecks) },
+      "400": error("A bad limit or cursor"),
+      "401": error("A key is required"),
+      "404": error("No such monitor for this account"),
     },
   },
   "webhook-secret": {

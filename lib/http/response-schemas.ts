@@ -19,6 +19,8 @@ const ERROR_CODES = [
   "IDEMPOTENCY_CONFLICT",
   "TOO_MANY_SIGNING_KEYS",
   "TOO_MANY_API_KEYS",
+  "TOO_MANY_MONITORS",
+  "MONITOR_PAUSED",
   "LAST_API_KEY",
   "PAYER_TAKEN",
   "IDEMPOTENCY_IN_PROGRESS",
@@ -336,4 +338,62 @@ export const contentResponse = z.object({
   rendered: z.boolean().describe("whether a browser ran the page's scripts"),
   incomplete: envelope.incomplete,
   tokens: z.number().int().describe("an estimate of the content's tokens (about 4 characters each)"),
+});
+
+const box = z.object({ x: z.number().int(), y: z.number().int(), width: z.number().int(), height: z.number().int() });
+const checkSummary = z.object({
+  id: z.string(),
+  at: z.string(),
+  outcome: z.enum(["baseline", "unchanged", "changed", "failed"]),
+  changedPercent: z.number().optional(),
+});
+
+/** A monitor (GET /api/v1/monitors/{id}): its request as given, and its state. */
+export const monitorResponse = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    every: z.string(),
+    mode: z.enum(["visual", "text", "both"]),
+    threshold: z.object({ percent: z.number() }),
+    status: z.enum(["active", "failing", "paused"]),
+    paused_reason: z.enum(["requested", "insufficient_balance"]).optional(),
+    created_at: z.string(),
+    next_check_at: z.string().optional(),
+    failures_in_a_row: z.number().int(),
+    price_micro_usd_per_check: z.number().int(),
+    baseline_at: z.string().optional(),
+    last_check: checkSummary.optional(),
+    last_change: checkSummary.extend({ thumbnailUrl: z.string().optional() }).optional(),
+    first_check_id: z.string().optional(),
+  })
+  .loose();
+
+/** GET /api/v1/monitors. */
+export const monitorList = z.object({ monitors: z.array(monitorResponse) });
+
+/** GET /api/v1/monitors/{id}/checks. */
+export const monitorChecks = z.object({
+  monitor_id: z.string(),
+  history_days: z.number().int(),
+  links_expire_in_seconds: z.number().int(),
+  checks: z.array(
+    z.object({
+      id: z.string(),
+      trigger: z.enum(["scheduled", "manual"]),
+      status: z.enum(["queued", "running", "done"]),
+      queued_at: z.string(),
+      started_at: z.string().optional(),
+      finished_at: z.string().optional(),
+      outcome: z.enum(["baseline", "unchanged", "changed", "failed"]).optional(),
+      changedPercent: z.number().optional(),
+      boxes: z.array(box).optional(),
+      images: z.object({ beforeUrl: z.string(), afterUrl: z.string(), diffUrl: z.string() }).optional(),
+      text: z.object({ added: z.array(z.string()), removed: z.array(z.string()) }).optional(),
+      page: z.object({ url: z.string().nullable(), title: z.string(), incomplete: z.string().optional() }).optional(),
+      charged_micro_usd: z.number().int(),
+      error: z.object({ code: z.string(), message: z.string() }).optional(),
+    }),
+  ),
+  next: z.string().nullable(),
 });

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { DeleteCommand, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
 import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { consumers } from "../routes.js";
-import { enqueueItem, type ItemMessage } from "./queue.js";
+import { type CheckMessage, enqueueItem, type ItemMessage } from "./queue.js";
 
 // Fair shares of the jobs' workers (docs/api.md, "Jobs"): an account has at most
 // itemsInFlightPerAccount() items in flight (on the queue or running) at once, counted by slots of
@@ -15,7 +15,8 @@ import { enqueueItem, type ItemMessage } from "./queue.js";
 // sent as its account's slots allow, in the order they were submitted across its jobs: when it is
 // submitted, each time one of the account's items ends (its slot let go), and by the reconciler
 // (a feed that a crash missed, a slot whose holder died and whose lease ran out). A job with items
-// not yet sent has a FEED row, which goes once all are sent (or it was cancelled).
+// not yet sent has a FEED row, which goes once all are sent (or it was cancelled). A monitor's check
+// waiting to run has a FEED row of its own, holding its message (lib/monitors), sent once like an item.
 
 /** A slot is held this long at most (the item's wait on the queue and its run; a holder that died frees it then). */
 const SLOT_LEASE_MS = 30 * 60_000;
@@ -31,7 +32,7 @@ export const itemsInFlightPerAccount = () => Math.max(1, Math.min(5, poolSize() 
 
 const slotPool = (accountId: string) => `items#${accountId}`;
 
-type FeedRow = { pk: string; sk: string; jobId: string; accountId: string };
+type FeedRow = { pk: string; sk: string; accountId: string } & ({ jobId: string; message?: undefined } | { message: CheckMessage });
 
 /** The FEED rows of `accountId` (oldest job first), or of every account. */
 const waitingJobs = (accountId?: string): Promise<FeedRow[]> => queryAll<FeedRow>(FEED_PARTITION, accountId === undefined ? undefined : `${accountId}#`);
@@ -65,6 +66,29 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
   const size = itemsInFlightPerAccount();
   let sent = 0;
   for (const row of await waitingJobs(accountId)) {
+    if (row.message) {
+      const holder = randomUUID();
+      const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
+      if (slot === null) return sent;
+      // Claimed by deleting its row: sent once, however many feeds run at once.
+      const claimed = await conditionHeld(
+        documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" })),
+      );
+      if (claimed) {
+        try {
+          await enqueueItem({ ...row.message, slot: { index: slot, holder } });
+          sent++;
+          continue;
+        } catch (error) {
+          // Not queued: it waits again, for the next feed.
+          await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: row }));
+          await releaseSlot(slotPool(accountId), slot, holder);
+          throw error;
+        }
+      }
+      await releaseSlot(slotPool(accountId), slot, holder);
+      continue;
+    }
     for (;;) {
       const holder = randomUUID();
       const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
@@ -110,8 +134,8 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
   return sent;
 }
 
-/** Lets go of the slot an item's message held (it ended, or it will not run), then sends what its account has waiting. */
-export async function itemDone(message: ItemMessage, accountId: string): Promise<void> {
+/** Lets go of the slot an item's (or a check's) message held (it ended, or it will not run), then sends what its account has waiting. */
+export async function itemDone(message: Pick<ItemMessage, "slot">, accountId: string): Promise<void> {
   if (message.slot) await releaseSlot(slotPool(accountId), message.slot.index, message.slot.holder);
   await feed(accountId).catch((error: unknown) =>
     log.error("feeding an account's job items failed; the reconciler will", { accountId, error: describeError(error) }),

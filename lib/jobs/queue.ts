@@ -29,10 +29,21 @@ export interface ItemMessage {
   readonly slot?: { readonly index: number; readonly holder: string };
 }
 
+/** A monitor's check (lib/monitors/check.ts): run by the jobs' workers, in its account's share of them, like an item. */
+export interface CheckMessage {
+  readonly kind: "check";
+  readonly accountId: string;
+  readonly monitorId: string;
+  readonly checkId: string;
+  readonly slot?: ItemMessage["slot"];
+}
+
 /** A webhook delivery attempt's message (lib/jobs/webhooks.ts). */
 export interface WebhookMessage {
   readonly kind: "webhook";
-  readonly jobId: string;
+  /** Whose event it is: a job's, or with `monitorId` a monitor's. */
+  readonly jobId?: string;
+  readonly monitorId?: string;
   /** The job's account: the message's group, and whose receiver it is. */
   readonly accountId?: string;
   readonly deliveryId: string;
@@ -53,7 +64,7 @@ const sqs = (url: string | undefined) => {
  * messages name a group) deliver other groups first when one group has a backlog, as the local
  * queue does (dev/sqs-local.ts).
  */
-export async function enqueueItem(message: ItemMessage): Promise<void> {
+export async function enqueueItem(message: ItemMessage | CheckMessage): Promise<void> {
   const { client, url } = sqs(config.JOBS_QUEUE_URL);
   await client.send(
     new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(message), ...(message.accountId ? { MessageGroupId: message.accountId } : {}) }),

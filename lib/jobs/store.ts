@@ -123,7 +123,7 @@ export async function readJob(id: string): Promise<{ job: Job; items: JobItem[] 
 }
 
 /** Every row of job `id` whose sort key starts with `prefix` (its items, its webhook events), in key order. */
-export const jobRows = <T>(id: string, prefix: string): Promise<T[]> => queryAll<T>(jobKey(id).pk, prefix);
+const jobRows = <T>(id: string, prefix: string): Promise<T[]> => queryAll<T>(jobKey(id).pk, prefix);
 
 /** The newest `limit` jobs of an account, newest first. */
 export async function listJobs(accountId: string, limit: number): Promise<string[]> {

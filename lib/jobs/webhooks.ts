@@ -1,20 +1,21 @@
 import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition } from "../billing/dynamodb.js";
-import { JOB_HOOK_PREFIX, jobHookKey, receiverKey, webhookSecretKey } from "../billing/keys.js";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
+import { JOB_HOOK_PREFIX, jobHookKey, monitorHookKey, receiverKey, type TableKey, webhookSecretKey } from "../billing/keys.js";
 import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { guardedStatus } from "../metadata/fetch.js";
-import { JOB_RETENTION_DAYS } from "../packaging.js";
+import { JOB_RETENTION_DAYS, MONITOR_HISTORY_DAYS } from "../packaging.js";
 import { enqueueAttempt, type WebhookMessage } from "./queue.js";
-import { getJob, type Job, type JobItem, jobRows, jobStatus, noteEnded, readJob } from "./store.js";
+import { getJob, type Job, type JobItem, jobStatus, noteEnded, readJob } from "./store.js";
 
-// A job's webhooks (docs/api.md, "Jobs"): events POSTed to the job's webhookUrl, signed as the
+// Webhooks of jobs and monitors (docs/api.md, "Jobs", "Monitors"): events POSTed to the job's (or
+// monitor's) webhookUrl, signed as the
 // Standard Webhooks specification defines (webhook-id, webhook-timestamp, webhook-signature:
 // "v1," and the base64 HMAC-SHA256 of "id.timestamp.body" with the account's secret), each attempt
 // through the network guard with a short timeout and no redirect followed, retried with backoff
-// for about a day on anything but a 2xx. Each event and its attempts are kept with the job.
+// for about a day on anything but a 2xx. Each event and its attempts are kept with its job (or monitor).
 // The senders are shared by every account, so one account's slow or dead receiver holds at most
 // one of them, for one short attempt at a time: attempts to one receiver (its origin) run one at a
 // time per account (a slot: lib/billing/slots.ts), and a receiver that fails RECEIVER_STRIKES
@@ -62,10 +63,39 @@ interface Attempt {
   readonly error?: string;
 }
 
-/** An event of a job and its delivery, as kept with the job. */
+/** Whose events these are: a job's or a monitor's, where its deliveries are kept and where they go. */
+export interface HookOwner {
+  readonly accountId: string;
+  readonly webhookUrl?: string | undefined;
+  /** What a message of its deliveries names it by. */
+  readonly ref: { readonly jobId: string } | { readonly monitorId: string };
+  /** Where its delivery `id` is kept. */
+  readonly key: (deliveryId: string) => TableKey;
+  readonly retentionDays: number;
+}
+
+/** A job as the owner of its webhooks. */
+export const jobHooks = (job: Job): HookOwner => ({
+  accountId: job.accountId,
+  webhookUrl: job.webhookUrl,
+  ref: { jobId: job.id },
+  key: (id) => jobHookKey(job.id, id),
+  retentionDays: JOB_RETENTION_DAYS,
+});
+
+/** A monitor as the owner of its webhooks. */
+export const monitorHooks = (monitor: { id: string; accountId: string; webhookUrl?: string | undefined }): HookOwner => ({
+  accountId: monitor.accountId,
+  webhookUrl: monitor.webhookUrl,
+  ref: { monitorId: monitor.id },
+  key: (id) => monitorHookKey(monitor.id, id),
+  retentionDays: MONITOR_HISTORY_DAYS,
+});
+
+/** An event and its delivery, as kept with its job or monitor. */
 export interface Delivery {
   readonly id: string;
-  readonly type: "job.completed" | "job.item";
+  readonly type: "job.completed" | "job.item" | "monitor.changed" | "monitor.failed" | "monitor.paused";
   readonly status: "pending" | "delivered" | "failed";
   readonly attempts: readonly Attempt[];
   /** The body sent, the same on every attempt. */
@@ -74,39 +104,46 @@ export interface Delivery {
 
 /**
  * Keeps event `type` of `job` with `data` under its id (`<job id>.<name>`: one event per name) and
- * queues its first attempt, if the job has a webhook. Sent again (its sender died before queueing
- * it, and its message came back), the event kept first stands and its first attempt is queued
- * again: the attempt is made once however many messages ask for it (deliver claims it).
+ * queues its first attempt, if the job has a webhook.
  */
-export async function sendEvent(job: Job, type: Delivery["type"], name: string, data: Record<string, unknown>, now = Date.now()): Promise<void> {
-  if (!job.webhookUrl) return;
-  const id = `${job.id}.${name}`;
-  const payload = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data: { job_id: job.id, ...data } });
+export const sendEvent = (job: Job, type: Delivery["type"], name: string, data: Record<string, unknown>, now = Date.now()): Promise<void> =>
+  sendOwnEvent(jobHooks(job), `${job.id}.${name}`, type, { job_id: job.id, ...data }, now);
+
+/**
+ * Keeps event `type` of `owner` with `data` as delivery `id` (one event per id) and queues its first
+ * attempt, if the owner has a webhook. Sent again (its sender died before queueing it, and its
+ * message came back), the event kept first stands and its first attempt is queued again: the
+ * attempt is made once however many messages ask for it (deliver claims it).
+ */
+export async function sendOwnEvent(owner: HookOwner, id: string, type: Delivery["type"], data: Record<string, unknown>, now = Date.now()): Promise<void> {
+  if (!owner.webhookUrl) return;
+  const payload = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data });
   await conditionHeld(
     documents.send(
       new PutCommand({
         TableName: config.TABLE_NAME,
         Item: {
-          ...jobHookKey(job.id, id),
+          ...owner.key(id),
           id,
           type,
           status: "pending",
           attempts: [],
           payload,
           createdAt: now,
-          expiresAt: Math.floor(now / 1000) + JOB_RETENTION_DAYS * 86_400,
+          expiresAt: Math.floor(now / 1000) + owner.retentionDays * 86_400,
         },
         ConditionExpression: "attribute_not_exists(pk)",
       }),
     ),
   );
-  const message: WebhookMessage = { kind: "webhook", jobId: job.id, accountId: job.accountId, deliveryId: id, attempt: 1, dueAt: now };
+  const message: WebhookMessage = { kind: "webhook", ...owner.ref, accountId: owner.accountId, deliveryId: id, attempt: 1, dueAt: now };
   await enqueueAttempt(message, 0);
 }
 
-/** A job's webhook events and their attempts, oldest first. */
-export async function readDeliveries(jobId: string): Promise<Delivery[]> {
-  return (await jobRows<Delivery & { createdAt: number }>(jobId, JOB_HOOK_PREFIX)).sort((a, b) => a.createdAt - b.createdAt);
+/** The webhook events of a job (or of the owner whose delivery keys `key` makes) and their attempts, oldest first. */
+export async function readDeliveries(owner: string | Pick<HookOwner, "key">): Promise<Delivery[]> {
+  const pk = typeof owner === "string" ? jobHookKey(owner, "").pk : owner.key("").pk;
+  return (await queryAll<Delivery & { createdAt: number }>(pk, JOB_HOOK_PREFIX)).sort((a, b) => a.createdAt - b.createdAt);
 }
 
 /** One POST of `payload` to `url`, signed; the status it got, or why it got none. */
@@ -138,12 +175,12 @@ const CLAIM_MARGIN_MS = 20_000;
  * attempt is not to be made here (made already, claimed by a live sender: the same attempt's
  * message twice, as an event announced again queues it; or the delivery is gone with its job).
  */
-async function claimAttempt(jobId: string, message: WebhookMessage, now: number): Promise<Delivery | null> {
+async function claimAttempt(owner: HookOwner, message: WebhookMessage, now: number): Promise<Delivery | null> {
   try {
     const { Attributes } = await documents.send(
       new UpdateCommand({
         TableName: config.TABLE_NAME,
-        Key: jobHookKey(jobId, message.deliveryId),
+        Key: owner.key(message.deliveryId),
         UpdateExpression: "SET claimedUntil = :until",
         ConditionExpression: "#status = :pending AND size(attempts) = :before AND (attribute_not_exists(claimedUntil) OR claimedUntil < :now)",
         ExpressionAttributeNames: { "#status": "status" },
@@ -176,8 +213,8 @@ async function queueNext(message: WebhookMessage, madeAt: number, now: number): 
  * delivery still waits (pending, this attempt its last), its sender may have died before queueing
  * the next one, which is queued again (a second message for it is claimed once, like any).
  */
-async function queueNextAgain(jobId: string, message: WebhookMessage, now: number): Promise<void> {
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: jobHookKey(jobId, message.deliveryId), ConsistentRead: true }));
+async function queueNextAgain(owner: HookOwner, message: WebhookMessage, now: number): Promise<void> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: owner.key(message.deliveryId), ConsistentRead: true }));
   const delivery = Item as Delivery | undefined;
   if (delivery?.status !== "pending" || delivery.attempts.length !== message.attempt) return;
   await queueNext(message, Date.parse(delivery.attempts.at(-1)!.at), now);
@@ -190,7 +227,7 @@ async function queueNextAgain(jobId: string, message: WebhookMessage, now: numbe
  * RETRY_SECONDS run out. Its message coming back after the outcome was kept (its sender died or
  * could not queue the next) queues the next attempt again.
  */
-export async function deliver(message: WebhookMessage, job: Job, now = Date.now()): Promise<void> {
+export async function deliver(message: WebhookMessage, job: HookOwner, now = Date.now()): Promise<void> {
   const grouped: WebhookMessage = { ...message, accountId: job.accountId };
   if (message.dueAt > now) {
     await enqueueAttempt(grouped, delayUntil(message.dueAt, now));
@@ -256,9 +293,9 @@ async function noteReceiver(accountId: string, receiver: string, delivered: bool
 }
 
 /** Makes attempt `message.attempt` of its delivery, once, holding its receiver's slot. */
-async function attemptOnce(message: WebhookMessage, job: Job, receiver: string, now: number): Promise<void> {
-  const delivery = await claimAttempt(job.id, message, now);
-  if (!delivery) return queueNextAgain(job.id, message, now);
+async function attemptOnce(message: WebhookMessage, job: HookOwner, receiver: string, now: number): Promise<void> {
+  const delivery = await claimAttempt(job, message, now);
+  if (!delivery) return queueNextAgain(job, message, now);
   const secret = await webhookSecretOf(job.accountId);
   const outcome: Attempt = secret
     ? await attempt(job.webhookUrl!, secret, delivery.id, delivery.payload, now)
@@ -271,7 +308,7 @@ async function attemptOnce(message: WebhookMessage, job: Job, receiver: string, 
   await documents.send(
     new UpdateCommand({
       TableName: config.TABLE_NAME,
-      Key: jobHookKey(job.id, delivery.id),
+      Key: job.key(delivery.id),
       UpdateExpression: "SET attempts = :attempts, #status = :status REMOVE claimedUntil",
       // Only this attempt writes it (a sender whose claim ran out and was taken over finds it kept already).
       ConditionExpression: "size(attempts) = :before",
@@ -286,7 +323,7 @@ async function attemptOnce(message: WebhookMessage, job: Job, receiver: string, 
   if (status === "pending") await queueNext(message, now, now);
   else if (status === "failed") {
     log.warn("webhook not delivered", {
-      jobId: job.id,
+      ...job.ref,
       deliveryId: delivery.id,
       attempts: attempts.length,
       last: describeError(outcome.error ?? outcome.status),
@@ -294,10 +331,18 @@ async function attemptOnce(message: WebhookMessage, job: Job, receiver: string, 
   }
 }
 
-/** Handles delivery attempt `message` of a job's webhook (the job gone: nothing to deliver). */
-export async function sendAttempt(message: WebhookMessage): Promise<"done"> {
-  const job = await getJob(message.jobId);
-  if (job) await deliver(message, job);
+/** A monitor's webhooks' owner by its account and id, or null when it is gone (lib/monitors: jobs do not know monitors). */
+export type MonitorHooksOf = (accountId: string, monitorId: string) => Promise<HookOwner | null>;
+
+/** Handles delivery attempt `message` of a job's (or a monitor's) webhook; its owner gone, there is nothing to deliver. */
+export async function sendAttempt(message: WebhookMessage, monitorHooksOf: MonitorHooksOf): Promise<"done"> {
+  const owner =
+    message.monitorId !== undefined
+      ? message.accountId
+        ? await monitorHooksOf(message.accountId, message.monitorId)
+        : null
+      : await getJob(message.jobId ?? "").then((job) => job && jobHooks(job));
+  if (owner) await deliver(message, owner);
   return "done";
 }
 

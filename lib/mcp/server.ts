@@ -98,7 +98,7 @@ const listed = (tool: Tool) => ({
   title: tool.title,
   description: tool.description,
   inputSchema: tool.inputSchema(),
-  annotations: { title: tool.title, readOnlyHint: true, openWorldHint: tool.name !== "usage", idempotentHint: !tool.charges },
+  annotations: { title: tool.title, readOnlyHint: !tool.changes, openWorldHint: tool.name !== "usage", idempotentHint: !tool.charges && !tool.changes },
 });
 
 /**

@@ -6,12 +6,23 @@ import { contentAnswer } from "../http/content.js";
 import { captureOptionsOf, deliverAnimationForTool, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
 import { keyAccess } from "../http/key-access.js";
+import { checkAnswer, checkNow, createMonitorAnswer, monitorsAnswer } from "../http/monitors.js";
 import { paidAccess } from "../http/paid-access.js";
 import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
-import { animateRequest, animationOf, contentToolRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, sourceOf } from "../http/schemas.js";
+import {
+  animateRequest,
+  animationOf,
+  contentToolRequest,
+  htmlScreenshotRequest,
+  metadataRequest,
+  monitorRequest,
+  screenshotRequest,
+  sourceOf,
+} from "../http/schemas.js";
 import { withHttp } from "../http/with-http.js";
 import { extractMetadata } from "../metadata/extract.js";
+import { getCheck } from "../monitors/store.js";
 import { animate } from "../render/animate/animate.js";
 import { capture } from "../render/capture.js";
 import { PREVIEW_MAX_HEIGHT, PREVIEW_MAX_WIDTH } from "../render/encode.js";
@@ -38,6 +49,8 @@ export interface Tool {
   readonly renders: boolean;
   /** Costs money per call (a second call is charged again: not idempotent). */
   readonly charges: boolean;
+  /** Changes the account's state (makes a monitor, queues a check): not read-only. */
+  readonly changes?: boolean;
   /** The text a model reads of a successful answer (the JSON itself when absent); the answer stays structured content. */
   readonly asText?: (answer: Record<string, unknown>) => string;
 }
@@ -201,5 +214,70 @@ const animateTool: Tool = {
   ),
 };
 
+const MONITOR_PRICE =
+  'Each check is charged when it runs to the API key sent as Authorization: Bearer (no x402: a monitor runs long after the call): $0.005, or $0.002 with mode: "text"; a failed check is free.';
+
+const createMonitorTool: Tool = {
+  name: "create_monitor",
+  title: "Watch a web page for changes",
+  description: `Checks a web page (url) every \`every\` ("5m" to "1d", default "1h") and compares each check with the last change: visually (rows aligned first, so an inserted block is reported as that block) and by its text lines (mode: "visual", "text" or "both", the default). ignoreSelectors hides clocks, ads and carousels in place; ignoreText takes RE2 patterns out of the text; threshold.percent is the changed share that counts as a visual change (default 0.1). With webhookUrl, a signed monitor.changed event is POSTed when it changes (the account needs a webhook secret). The first check, the baseline, runs at once. ${MONITOR_PRICE}`,
+  inputSchema: () => argumentsSchema(monitorRequest),
+  method: "POST",
+  renders: false,
+  charges: false,
+  changes: true,
+  pipeline: withHttp({ route: "monitors-create", schema: monitorRequest, access: keyAccess }, async ({ account, body }) =>
+    createMonitorAnswer(account.accountId, body),
+  ),
+};
+
+const listMonitorsTool: Tool = {
+  name: "list_monitors",
+  title: "List watched pages",
+  description:
+    "The account's monitors: what each watches, its status (active, failing, paused), next check, last check and last change (with a thumbnail link). Free; needs Authorization: Bearer <key>.",
+  inputSchema: () => ({ type: "object", properties: {}, additionalProperties: false }),
+  method: "GET",
+  renders: false,
+  charges: false,
+  pipeline: withHttp({ route: "monitors-list", access: keyAccess }, async ({ account }) => monitorsAnswer(account.accountId)),
+};
+
+/** How long check_monitor waits for its check's outcome before answering that it is still queued or running. */
+const CHECK_WAIT_MS = 20_000;
+const checkMonitorRequest = z.strictObject({ monitorId: z.string({ error: "must be a monitor id (mon_...)" }).max(64) });
+
+const checkMonitorTool: Tool = {
+  name: "check_monitor",
+  title: "Check a watched page now",
+  description: `Runs a check of a monitor (monitorId, from create_monitor or list_monitors) now and answers its outcome: baseline, unchanged, changed (with changedPercent, the changed regions, the text lines added and removed, and links to the before, after and diff images) or failed (with why). If it takes longer than ${CHECK_WAIT_MS / 1000} s the answer says it is still running; list_monitors shows it later. ${MONITOR_PRICE}`,
+  inputSchema: () => argumentsSchema(checkMonitorRequest),
+  method: "POST",
+  renders: false,
+  charges: true,
+  changes: true,
+  pipeline: withHttp({ route: "monitors-check", schema: checkMonitorRequest, access: keyAccess }, async ({ account, body, deadline }) => {
+    const { monitor, checkId } = await checkNow(account.accountId, body.monitorId);
+    const until = Math.min(Date.now() + CHECK_WAIT_MS, deadline.at - 1_000);
+    for (;;) {
+      const check = await getCheck(monitor.id, checkId);
+      if (!check || check.status === "done" || Date.now() >= until)
+        return json({ monitor_id: monitor.id, ...(check ? await checkAnswer(check) : { id: checkId }) });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }),
+};
+
 /** Every tool, in the order tools/list gives them. */
-export const tools: readonly Tool[] = [screenshot, htmlToScreenshot, animateTool, readPage, scrape, metadata, usage];
+export const tools: readonly Tool[] = [
+  screenshot,
+  htmlToScreenshot,
+  animateTool,
+  readPage,
+  scrape,
+  metadata,
+  createMonitorTool,
+  listMonitorsTool,
+  checkMonitorTool,
+  usage,
+];

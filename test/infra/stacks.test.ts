@@ -620,7 +620,18 @@ describe("the bundled MCP function", () => {
     const { result } = await invokeBundle(dir, "mcp", message, inject("apiKey"), lambdaEnvironment(dir, inject("devInfo"), functionTmp()));
     expect(result.statusCode).toBe(200);
     const answer = JSON.parse(result.body) as { result: { tools: { name: string }[] } };
-    expect(answer.result.tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "animate", "read_page", "scrape", "metadata", "usage"]);
+    expect(answer.result.tools.map((t) => t.name)).toEqual([
+      "screenshot",
+      "html_to_screenshot",
+      "animate",
+      "read_page",
+      "scrape",
+      "metadata",
+      "create_monitor",
+      "list_monitors",
+      "check_monitor",
+      "usage",
+    ]);
   });
 });
 

@@ -34,7 +34,7 @@ const { jobRequest } = await import("../../lib/http/schemas.js");
 const { storeRequests } = await import("../../lib/jobs/requests.js");
 const { chargeItem, runItem } = await import("../../lib/jobs/run.js");
 const { createJob, finishItem, getJob, newJobId, readJob, reconcileHolds, startItem } = await import("../../lib/jobs/store.js");
-const { deliver, readDeliveries, rotateWebhookSecret, sendEvent } = await import("../../lib/jobs/webhooks.js");
+const { deliver, jobHooks, readDeliveries, rotateWebhookSecret, sendEvent } = await import("../../lib/jobs/webhooks.js");
 
 const base = inject("baseUrl");
 let counter = 0;
@@ -168,7 +168,7 @@ describe("a job item delivered again", () => {
     await rotateWebhookSecret(job.accountId);
     await sendEvent(job, "job.completed", "completed", { status: "completed" });
     const [pending] = await readDeliveries(job.id);
-    await deliver({ kind: "webhook", jobId: job.id, deliveryId: pending!.id, attempt: 1, dueAt: Date.now() }, job);
+    await deliver({ kind: "webhook", jobId: job.id, deliveryId: pending!.id, attempt: 1, dueAt: Date.now() }, jobHooks(job));
     const [delivery] = await readDeliveries(job.id);
     expect(delivery!.attempts).toHaveLength(1);
     expect(delivery!.attempts[0]!.error).toMatch(/private, loopback, link-local or reserved address/);
@@ -185,7 +185,7 @@ describe("a job item delivered again", () => {
     const deliveries = await readDeliveries(job.id);
     expect(deliveries).toHaveLength(1);
     const message = { kind: "webhook", jobId: job.id, deliveryId: deliveries[0]!.id, attempt: 1, dueAt: Date.now() } as const;
-    await Promise.all([deliver(message, job), deliver(message, job)]);
+    await Promise.all([deliver(message, jobHooks(job)), deliver(message, jobHooks(job))]);
     expect((await readDeliveries(job.id)).map((d) => [d.status, d.attempts.length])).toEqual([["delivered", 1]]);
     expect(await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()).toHaveLength(1);
   });
@@ -210,7 +210,7 @@ describe("a job item delivered again", () => {
     const { Messages = [] } = await client.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks.queueUrl, MaxNumberOfMessages: 10 }));
     client.destroy();
     expect(Messages).toHaveLength(1);
-    await deliver(JSON.parse(Messages[0]!.Body!), job);
+    await deliver(JSON.parse(Messages[0]!.Body!), jobHooks(job));
     expect((await readDeliveries(job.id)).map((d) => [d.type, d.status])).toEqual([["job.completed", "delivered"]]);
     const received = (await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()) as { body: string }[];
     expect(received.map((r) => JSON.parse(r.body).data.counts)).toEqual([{ succeeded: 1, failed: 0, cancelled: 0 }]);
@@ -226,17 +226,17 @@ describe("a job item delivered again", () => {
     // The queue is down (this file's local SQS, stopped: a real fault) when the first attempt, a 500, is to queue the next.
     const port = Number(new URL(sqs.endpoint).port);
     await sqs.stop();
-    await expect(deliver(first, job)).rejects.toThrow();
+    await expect(deliver(first, jobHooks(job))).rejects.toThrow();
     expect((await readDeliveries(job.id)).map((d) => [d.status, d.attempts.map((a) => a.status)])).toEqual([["pending", [500]]]);
     sqs = await startSqsLocal(port);
     await createQueues(sqs.endpoint, 60);
     // The first attempt's message comes back: the attempt is not made again, the next is queued.
-    await deliver(first, job);
+    await deliver(first, jobHooks(job));
     const client = new SQSClient({ endpoint: sqs.endpoint, region: "us-east-1", credentials: LOCAL_CREDENTIALS });
     const { Messages = [] } = await client.send(new ReceiveMessageCommand({ QueueUrl: queues.webhooks.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 5 }));
     client.destroy();
     expect(Messages.map((m) => JSON.parse(m.Body!).attempt)).toEqual([2]);
-    await deliver(JSON.parse(Messages[0]!.Body!), job);
+    await deliver(JSON.parse(Messages[0]!.Body!), jobHooks(job));
     expect((await readDeliveries(job.id)).map((d) => [d.status, d.attempts.map((a) => a.status)])).toEqual([["delivered", [500, 204]]]);
     expect(await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()).toHaveLength(2);
   }, 60_000);
@@ -310,7 +310,7 @@ describe("a job item delivered again", () => {
     await sendEvent(job, "job.completed", "completed", { status: "completed" });
     const deliveryId = `${job.id}.completed`;
     const attempt = (n: number, now = Date.now()) =>
-      deliver({ kind: "webhook", jobId: job.id, accountId: job.accountId, deliveryId, attempt: n, dueAt: 0 }, job, now);
+      deliver({ kind: "webhook", jobId: job.id, accountId: job.accountId, deliveryId, attempt: n, dueAt: 0 }, jobHooks(job), now);
     for (let n = 1; n <= 3; n++) await attempt(n);
     const origin = createHash("sha256").update(new URL(url).origin).digest("hex");
     const receiver = (

@@ -48,11 +48,24 @@ afterAll(async () => {
 });
 
 describe("tools/list", () => {
-  it("lists screenshot, html_to_screenshot, animate, read_page, scrape, metadata and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
+  it("lists screenshot, html_to_screenshot, animate, read_page, scrape, metadata, the monitors' tools and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
     const { tools } = await keyed.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["screenshot", "html_to_screenshot", "animate", "read_page", "scrape", "metadata", "usage"]);
+    expect(tools.map((t) => t.name)).toEqual([
+      "screenshot",
+      "html_to_screenshot",
+      "animate",
+      "read_page",
+      "scrape",
+      "metadata",
+      "create_monitor",
+      "list_monitors",
+      "check_monitor",
+      "usage",
+    ]);
     // Priced tools are not idempotent (a second call is charged again); free ones are.
-    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, false, true, true]);
+    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, false, true, false, true, false, true]);
+    // Making a monitor and checking one change the account's state; the rest only read.
+    expect(tools.filter((t) => !t.annotations?.readOnlyHint).map((t) => t.name)).toEqual(["create_monitor", "check_monitor"]);
     expect(tools.find((t) => t.name === "scrape")!.inputSchema.required).toContain("extract");
     const screenshot = tools[0]!;
     const rest = z.toJSONSchema(screenshotRequest, { io: "input", unrepresentable: "any" }) as { properties: Record<string, unknown> };
@@ -70,6 +83,39 @@ describe("tools/list", () => {
 });
 
 describe("tools/call with an API key", () => {
+  it("create_monitor, list_monitors and check_monitor: a page watched, checked by an agent, its change reported; refused to x402 payers", async () => {
+    const page = `mcp-${Date.now()}`;
+    const url = fixture(`/monitor/article?id=${page}`);
+    const made = (await keyed.callTool({ name: "create_monitor", arguments: { url, every: "1d", width: 800, height: 600, mode: "text" } })) as CallToolResult;
+    expect(made.isError).toBeFalsy();
+    const monitor = made.structuredContent as { id: string; status: string; first_check_id: string };
+    expect(monitor.status).toBe("active");
+    const listed = (await keyed.callTool({ name: "list_monitors", arguments: {} })) as CallToolResult;
+    expect((listed.structuredContent as { monitors: { id: string }[] }).monitors.map((m) => m.id)).toContain(monitor.id);
+    type Check = { outcome?: string; status: string; text?: { added: string[] }; charged_micro_usd: number };
+    const checkMonitor = async () => {
+      const result = (await keyed.callTool({ name: "check_monitor", arguments: { monitorId: monitor.id } })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      const answer = result.structuredContent as Check;
+      expect(answer.status).toBe("done");
+      return answer;
+    };
+    // Checked until one compares with a baseline (the first check, queued when it was made, may still run).
+    let check = await checkMonitor();
+    for (let n = 0; n < 3 && check.outcome !== "unchanged"; n++) check = await checkMonitor();
+    expect(check.outcome).toBe("unchanged");
+    await fetch(fixture(`/monitor/set?id=${page}&v=edited`));
+    const before = await balance();
+    check = await checkMonitor();
+    expect(check).toMatchObject({ outcome: "changed", charged_micro_usd: PRICES.content });
+    expect(check.text!.added).toEqual(["Paragraph 6: the price is now forty-two dollars a month, not nineteen."]);
+    expect(await balance()).toBeLessThan(before);
+    // Another account's monitor (here: none of the anonymous caller's) and no key: refused, nothing made.
+    const anonymousCheck = (await anonymous.callTool({ name: "check_monitor", arguments: { monitorId: monitor.id } })) as CallToolResult;
+    expect(anonymousCheck.isError).toBe(true);
+    expect(JSON.stringify(anonymousCheck.content)).toContain("UNAUTHORIZED");
+  }, 120_000);
+
   it("read_page: the page's main content as Markdown text for the model, the whole answer structured, charged $0.002; scrape answers its fields", async () => {
     const before = await balance();
     const result = (await keyed.callTool({ name: "read_page", arguments: { url: `${inject("fixtureUrl")}/content/article` } })) as CallToolResult;
@@ -311,7 +357,7 @@ describe("the HTTP endpoint", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("mcp-session-id")).toBeNull();
-    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(7);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(10);
     const get = await fetch(`${base}/mcp`, { headers: accept });
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");

@@ -1,0 +1,73 @@
+import { AppError } from "../lib/errors.js";
+import { canonical } from "../lib/http/idempotency.js";
+import { keyAccess } from "../lib/http/key-access.js";
+import { monitorAnswer, ownMonitor } from "../lib/http/monitors.js";
+import { assertWebhook } from "../lib/http/outbound.js";
+import { json } from "../lib/http/responses.js";
+import { monitorPatch, monitorRequest, monitorSpecOf } from "../lib/http/schemas.js";
+import { validate } from "../lib/http/validate.js";
+import { withHttp } from "../lib/http/with-http.js";
+import { deleteObjects } from "../lib/monitors/check.js";
+import { changeMonitor, getMonitor, type Monitor } from "../lib/monitors/store.js";
+
+/** Times a change is tried again when a check or the schedule changed the monitor meanwhile. */
+const ATTEMPTS = 5;
+
+/** Whether `after` watches something else than `before` (its page, what it compares, how it renders): the baseline no longer applies. */
+const watchesOtherwise = (before: Monitor, after: ReturnType<typeof monitorSpecOf>) => {
+  // As stored: the table keeps no undefined field, and no order of a map's keys.
+  const watched = (spec: Pick<Monitor, "request" | "mode" | "ignoreText" | "options">) =>
+    canonical(JSON.parse(JSON.stringify([spec.request.url, spec.mode, spec.ignoreText, spec.options])));
+  return watched(before) !== watched(after);
+};
+
+// PATCH /api/v1/monitors/{monitorId}: {"paused": true} pauses it (nothing runs), false resumes it
+// (a check is due at once, its failures forgotten); any other field of the monitor changes it, the
+// whole validated again as POST validates it (null removes `name` or `webhookUrl`). A change of what
+// it watches (its page, mode, capture options, ignored parts) starts a new baseline at its next
+// check; a new `every` counts from now. Answers the monitor as it now is.
+export const handler = withHttp({ route: "monitors-update", schema: monitorPatch, access: keyAccess }, async ({ account, params, body }) => {
+  const { paused, ...fields } = body;
+  let monitor = await ownMonitor(account.accountId, params.monitorId ?? "");
+  const request: Record<string, unknown> = { ...monitor.request };
+  for (const [field, value] of Object.entries(fields)) {
+    if (value === null) delete request[field];
+    else if (value !== undefined) request[field] = value;
+  }
+  const spec = monitorSpecOf(validate(monitorRequest, request));
+  if (spec.request.webhookUrl && spec.request.webhookUrl !== monitor.request.webhookUrl) await assertWebhook(account.accountId, spec.request.webhookUrl);
+  for (let attempt = 1; ; attempt++) {
+    const now = Date.now();
+    const rebase = watchesOtherwise(monitor, spec);
+    const pausing = paused ?? monitor.paused;
+    const resumed = monitor.paused && paused === false;
+    const nextDueAt = pausing
+      ? undefined
+      : resumed
+        ? now
+        : spec.every !== monitor.every || monitor.nextDueAt === undefined
+          ? now + spec.every * 1000
+          : monitor.nextDueAt;
+    const changed = await changeMonitor(
+      monitor,
+      {
+        ...spec,
+        paused: pausing,
+        nextDueAt,
+        ...(paused === true && !monitor.paused ? { pausedReason: "requested" } : {}),
+        ...(resumed ? { failures: 0, failedNotified: false } : {}),
+        ...(rebase ? { generation: monitor.generation + 1 } : {}),
+      },
+      [...(resumed ? ["pausedReason"] : []), ...(rebase ? ["baseline"] : [])],
+    );
+    if (changed) {
+      if (rebase) await deleteObjects([monitor.baseline?.imageKey, monitor.baseline?.textKey]);
+      break;
+    }
+    const again = await getMonitor(account.accountId, monitor.id);
+    if (!again) throw new AppError("NOT_FOUND", "No such monitor.");
+    if (attempt >= ATTEMPTS) throw new AppError("INTERNAL_ERROR", "The monitor kept changing while it was being updated; try again.");
+    monitor = again;
+  }
+  return json(await monitorAnswer((await getMonitor(account.accountId, monitor.id)) ?? monitor, true));
+});

@@ -1,0 +1,106 @@
+import type { z } from "zod";
+import { config } from "../config.js";
+import { AppError } from "../errors.js";
+import { feed } from "../jobs/feed.js";
+import { readDeliveries } from "../jobs/webhooks.js";
+import { log } from "../log.js";
+import { checkPrice, imageLinks } from "../monitors/check.js";
+import { type Check, countMonitors, createMonitor, getMonitor, hooksOf, listMonitors, type Monitor, queueCheck } from "../monitors/store.js";
+import { MONITOR_HISTORY_DAYS } from "../packaging.js";
+import { routeById } from "../routes.js";
+import { downloadLink } from "../storage/outputs.js";
+import { assertWebhook } from "./outbound.js";
+import { json } from "./responses.js";
+import { type monitorRequest, monitorSpecOf } from "./schemas.js";
+
+// Monitors as the API answers them (docs/api.md, "Monitors"): what it watches (its request as
+// given), its state and schedule, its last check and last change (a thumbnail link signed now), and
+// its checks with their images behind links signed now, for DOWNLOAD_LINK_SECONDS.
+
+/** Most monitors one account may have. */
+const MAX_MONITORS_PER_ACCOUNT = 500;
+
+/** Monitor `id` if it is `accountId`'s; another account's is as unknown as one that does not exist. */
+export async function ownMonitor(accountId: string, id: string): Promise<Monitor> {
+  const monitor = await getMonitor(accountId, id);
+  if (!monitor) throw new AppError("NOT_FOUND", "No such monitor.");
+  return monitor;
+}
+
+/** A monitor's state: paused (and why), failing (its last checks failed), or active. */
+const statusOf = (monitor: Monitor) => (monitor.paused ? "paused" : monitor.failures > 0 ? "failing" : "active");
+
+/** The answer for `monitor` (with its webhook's recent deliveries when `deliveries`). */
+export async function monitorAnswer(monitor: Monitor, deliveries = false) {
+  const thumb = monitor.lastChange?.thumbKey ? await downloadLink(monitor.lastChange.thumbKey) : null;
+  const { thumbKey: _, ...lastChange } = monitor.lastChange ?? { thumbKey: undefined };
+  const hooks = deliveries && monitor.request.webhookUrl ? (await readDeliveries(hooksOf(monitor))).slice(-20) : [];
+  return {
+    id: monitor.id,
+    ...monitor.request,
+    status: statusOf(monitor),
+    ...(monitor.paused ? { paused_reason: monitor.pausedReason ?? "requested" } : {}),
+    created_at: monitor.createdAt,
+    ...(monitor.nextDueAt !== undefined ? { next_check_at: new Date(monitor.nextDueAt).toISOString() } : {}),
+    failures_in_a_row: monitor.failures,
+    price_micro_usd_per_check: checkPrice(monitor),
+    ...(monitor.baseline ? { baseline_at: monitor.baseline.at } : {}),
+    ...(monitor.lastCheck ? { last_check: monitor.lastCheck } : {}),
+    ...(monitor.lastChange ? { last_change: { ...lastChange, ...(thumb ? { thumbnailUrl: thumb.url } : {}) } } : {}),
+    ...(deliveries && monitor.request.webhookUrl
+      ? { webhook: { url: monitor.request.webhookUrl, deliveries: hooks.map((d) => ({ id: d.id, type: d.type, status: d.status, attempts: d.attempts })) } }
+      : {}),
+  };
+}
+
+/** A check as GET .../checks lists it. */
+export async function checkAnswer(check: Check) {
+  return {
+    id: check.id,
+    trigger: check.trigger,
+    status: check.status,
+    queued_at: check.queuedAt,
+    ...(check.startedAt ? { started_at: check.startedAt } : {}),
+    ...(check.finishedAt ? { finished_at: check.finishedAt } : {}),
+    ...(check.outcome ? { outcome: check.outcome } : {}),
+    ...(check.changedPercent !== undefined ? { changedPercent: check.changedPercent } : {}),
+    ...(check.boxes ? { boxes: check.boxes } : {}),
+    ...(check.images ? { images: await imageLinks(check.images) } : {}),
+    ...(check.text ? { text: check.text } : {}),
+    ...(check.page ? { page: check.page } : {}),
+    charged_micro_usd: check.charged ?? 0,
+    ...(check.error ? { error: check.error } : {}),
+  };
+}
+
+/** What the history answer says of its own bounds. */
+export const historyNote = { history_days: MONITOR_HISTORY_DAYS, links_expire_in_seconds: config.DOWNLOAD_LINK_SECONDS };
+
+/** Logs what a handler left to the reconciler (a feed that failed): the work waits, it is not lost. */
+const leftToReconciler = (what: string, monitorId: string) => (error: unknown) =>
+  log.error(`${what} failed; the reconciler will`, { monitorId, error: error instanceof Error ? error.message : String(error) });
+
+/** POST /api/v1/monitors (and the MCP tool create_monitor): the monitor made, its first check queued. */
+export async function createMonitorAnswer(accountId: string, body: z.output<typeof monitorRequest>) {
+  if (body.webhookUrl) await assertWebhook(accountId, body.webhookUrl);
+  if ((await countMonitors(accountId)) >= MAX_MONITORS_PER_ACCOUNT)
+    throw new AppError("TOO_MANY_MONITORS", `An account has at most ${MAX_MONITORS_PER_ACCOUNT} monitors; delete one first.`);
+  const { monitor, checkId } = await createMonitor(accountId, monitorSpecOf(body));
+  await feed(accountId).catch(leftToReconciler("sending a monitor's first check", monitor.id));
+  return json({ ...(await monitorAnswer(monitor)), first_check_id: checkId }, 201, {
+    Location: routeById("monitors-get").path.replace("{monitorId}", monitor.id),
+  });
+}
+
+/** GET /api/v1/monitors (and the MCP tool list_monitors). */
+export const monitorsAnswer = async (accountId: string) =>
+  json({ monitors: await Promise.all((await listMonitors(accountId)).map((monitor) => monitorAnswer(monitor))) });
+
+/** Queues a check of `accountId`'s monitor `id` now (POST .../check, the MCP tool check_monitor): its id. */
+export async function checkNow(accountId: string, id: string): Promise<{ monitor: Monitor; checkId: string }> {
+  const monitor = await ownMonitor(accountId, id);
+  if (monitor.paused) throw new AppError("MONITOR_PAUSED", 'The monitor is paused; resume it with PATCH {"paused": false} first.');
+  const checkId = await queueCheck(monitor, "manual");
+  await feed(accountId).catch(leftToReconciler("sending a monitor's check", monitor.id));
+  return { monitor, checkId };
+}

@@ -1,0 +1,289 @@
+import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand } from "@aws-sdk/client-s3";
+import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
+import { config } from "../config.js";
+import { whenAborted } from "../deadline.js";
+import { AppError } from "../errors.js";
+import { itemDone } from "../jobs/feed.js";
+import type { CheckMessage } from "../jobs/queue.js";
+import { putObject } from "../jobs/requests.js";
+import { sendOwnEvent } from "../jobs/webhooks.js";
+import { describeError, log } from "../log.js";
+import { JOB_MAX_RECEIVES, MONITOR_BASELINES_PREFIX, MONITOR_CHECKS_PREFIX } from "../packaging.js";
+import { renderTimeout } from "../render/errors.js";
+import { viewportFor } from "../render/viewport.js";
+import { consumers, PRICES } from "../routes.js";
+import { downloadLink } from "../storage/outputs.js";
+import { s3 } from "../storage/s3.js";
+import { textDiff, visualDiff } from "./diff.js";
+import { decode, diffImage, thumbnail } from "./images.js";
+import { type Observation, observe } from "./observe.js";
+import { type Check, changeMonitor, dropCheck, finishCheck, getCheck, getMonitor, hooksOf, type Monitor, noteOnMonitor, startCheck } from "./store.js";
+
+// A monitor's check, run by a jobs worker (functions/job-worker.ts) when the queue delivers its
+// message (docs/api.md, "Monitors"): taken once at a time, charged as the screenshot (or, for text
+// alone, the content) it takes, the page observed (lib/monitors/observe.ts), compared with the
+// monitor's baseline, kept, and announced. A message delivered again charges the check once (its
+// charge's request id is the check's). A check that fails is not charged, and is retried sooner
+// than the next scheduled one; FAILURE_STREAK failures in a row send one monitor.failed and back
+// the monitor off. A balance that cannot pay pauses the monitor (monitor.paused), nothing run.
+
+/** Failures in a row after which the monitor says so and backs off. */
+const FAILURE_STREAK = 3;
+/** The retries before the streak, and the backoff after it, doubling up to a day. */
+const RETRY_MS = 60_000;
+const MAX_BACKOFF_MS = 86_400_000;
+/** A check's time beyond its page-load limit: capture, diff, storing. */
+const CHECK_RESERVE_MS = 20_000;
+/** A worker holds a check this long past its deadline before another may take it over. */
+const LEASE_MARGIN_MS = 15_000;
+/** The reconciler leaves a check's charge alone this long (longer than the queue redelivers). */
+const CHARGE_HOLD_MS = 60 * 60_000;
+/** The worker's own time limit (lib/routes.ts, consumers), and what a check leaves of it. */
+const WORKER_LIMIT_MS = consumers.find((c) => c.id === "job-worker")!.timeoutSeconds * 1000;
+const WORKER_MARGIN_MS = 5_000;
+/** Lines of text added and removed a check keeps, each. */
+const MAX_TEXT_LINES = 200;
+
+/** What a check of `monitor` costs: a screenshot's price, or content's for text alone (a capture and its text are one page load). */
+export const checkPrice = (monitor: Pick<Monitor, "mode">) => (monitor.mode === "text" ? PRICES.content : PRICES.screenshot);
+
+const checkKey = (monitor: Monitor, checkId: string, name: string) => `${MONITOR_CHECKS_PREFIX}${monitor.id}/${checkId}.${name}`;
+const baselineKey = (monitor: Monitor, checkId: string, name: string) => `${MONITOR_BASELINES_PREFIX}${monitor.id}/${checkId}.${name}`;
+
+async function loadObject(key: string): Promise<Buffer> {
+  const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }));
+  return Buffer.from(await Body!.transformToByteArray());
+}
+
+const copyObject = (from: string, to: string) =>
+  s3.send(new CopyObjectCommand({ Bucket: config.BUCKET_NAME, CopySource: `${config.BUCKET_NAME}/${from}`, Key: to }));
+
+/** Deletes stored objects (a replaced baseline, a deleted monitor's), best effort: what is left is only storage. */
+export async function deleteObjects(keys: readonly (string | undefined)[]): Promise<void> {
+  const objects = keys.filter((key): key is string => key !== undefined).map((Key) => ({ Key }));
+  if (!objects.length) return;
+  await s3
+    .send(new DeleteObjectsCommand({ Bucket: config.BUCKET_NAME, Delete: { Objects: objects, Quiet: true } }))
+    .catch((error: unknown) => log.warn("stored objects not deleted", { keys, error: describeError(error) }));
+}
+
+/** A check's comparison of what it saw with the baseline. */
+interface Comparison {
+  readonly outcome: "baseline" | "unchanged" | "changed";
+  readonly changedPercent?: number;
+  readonly boxes?: Check["boxes"];
+  readonly text?: Check["text"];
+  /** Pixels per CSS px of the capture, and its decoded size. */
+  readonly diff?: { readonly boxes: import("./diff.js").VisualDiff["boxes"]; readonly size: { width: number; height: number } };
+}
+
+/** Compares what a check saw with the monitor's baseline (none yet: this one is it). */
+async function compare(monitor: Monitor, seen: Observation): Promise<Comparison> {
+  if (!monitor.baseline) return { outcome: "baseline" };
+  const scale = viewportFor(monitor.options).deviceScaleFactor;
+  let visualChange = false;
+  let result: Omit<Comparison, "outcome"> = {};
+  if (seen.capture && monitor.baseline.imageKey) {
+    const [before, after] = await Promise.all([loadObject(monitor.baseline.imageKey).then(decode), decode(seen.capture.body)]);
+    const diff = visualDiff(before, after);
+    visualChange = diff.changedPercent > monitor.thresholdPercent;
+    const css = (value: number) => Math.round(value / scale);
+    result = {
+      changedPercent: diff.changedPercent,
+      boxes: diff.boxes.map((box) => ({ x: css(box.x), y: css(box.y), width: Math.max(1, css(box.width)), height: Math.max(1, css(box.height)) })),
+      diff: { boxes: diff.boxes, size: { width: after.width, height: after.height } },
+    };
+  }
+  let textChange = false;
+  if (seen.lines && monitor.baseline.textKey) {
+    const before = JSON.parse((await loadObject(monitor.baseline.textKey)).toString("utf8")) as string[];
+    const { added, removed } = textDiff(before, seen.lines);
+    textChange = added.length + removed.length > 0;
+    result = { ...result, text: { added: added.slice(0, MAX_TEXT_LINES), removed: removed.slice(0, MAX_TEXT_LINES) } };
+  }
+  return { outcome: visualChange || textChange ? "changed" : "unchanged", ...result };
+}
+
+/**
+ * Keeps what a check saw: for a first check or a change, its capture and text become the baseline
+ * (and, for a change, the before, after and diff images are kept with the check, with a thumbnail).
+ */
+async function keep(monitor: Monitor, checkId: string, seen: Observation, comparison: Comparison) {
+  if (comparison.outcome === "unchanged") return { images: undefined, baseline: undefined, thumbKey: undefined };
+  const baseline = {
+    checkId,
+    at: new Date().toISOString(),
+    ...(seen.capture ? { imageKey: baselineKey(monitor, checkId, "png") } : {}),
+    ...(seen.lines ? { textKey: baselineKey(monitor, checkId, "json") } : {}),
+  };
+  await Promise.all([
+    seen.capture && putObject(baseline.imageKey!, seen.capture.body, "image/png"),
+    seen.lines && putObject(baseline.textKey!, JSON.stringify(seen.lines), "application/json"),
+  ]);
+  if (comparison.outcome === "baseline" || !seen.capture || !monitor.baseline?.imageKey || !comparison.diff) {
+    return { images: undefined, baseline, thumbKey: undefined };
+  }
+  const images = {
+    before: checkKey(monitor, checkId, "before.png"),
+    after: checkKey(monitor, checkId, "after.png"),
+    diff: checkKey(monitor, checkId, "diff.png"),
+  };
+  const marked = await diffImage(seen.capture.body, comparison.diff.size, comparison.diff.boxes);
+  const thumbKey = checkKey(monitor, checkId, "thumb.webp");
+  await Promise.all([
+    copyObject(monitor.baseline.imageKey, images.before),
+    putObject(images.after, seen.capture.body, "image/png"),
+    putObject(images.diff, marked, "image/png"),
+    thumbnail(marked, comparison.diff.size, comparison.diff.boxes).then((thumb) => putObject(thumbKey, thumb, "image/webp")),
+  ]);
+  return { images, baseline, thumbKey };
+}
+
+/** When a monitor that has failed `failures` times in a row is checked next: a minute after the first failures, then backing off, doubling up to a day. */
+const retryAfter = (failures: number, every: number) =>
+  failures < FAILURE_STREAK ? Math.min(RETRY_MS, every * 1000) : Math.min(MAX_BACKOFF_MS, Math.max(every * 1000, RETRY_MS) * 2 ** (failures - FAILURE_STREAK));
+
+/** Moves a monitor's next check to `at` (only while its schedule is as read; a change meanwhile wins). */
+async function reschedule(monitor: Monitor, at: number, set: Record<string, unknown>): Promise<void> {
+  if (monitor.paused || (await changeMonitor(monitor, { ...set, nextDueAt: at }))) return;
+  // Its schedule changed meanwhile (the schedule claimed it, a PATCH): the note stands without the move.
+  await noteOnMonitor(monitor, set);
+}
+
+/** Presigned links to a check's images (for DOWNLOAD_LINK_SECONDS; GET .../checks signs new ones). */
+export async function imageLinks(images: NonNullable<Check["images"]>) {
+  const links = await Promise.all(Object.entries(images).map(async ([name, key]) => [`${name}Url`, key ? (await downloadLink(key)).url : undefined] as const));
+  return Object.fromEntries(links.filter(([, url]) => url !== undefined));
+}
+
+/** The webhook data of a check. */
+const eventData = (monitor: Monitor, check: Partial<Check> & { id: string }) => ({
+  monitor_id: monitor.id,
+  ...(monitor.request.name ? { name: monitor.request.name } : {}),
+  url: monitor.request.url,
+  check_id: check.id,
+  ...(check.outcome ? { outcome: check.outcome } : {}),
+  ...(check.changedPercent !== undefined ? { changedPercent: check.changedPercent } : {}),
+  ...(check.boxes ? { boxes: check.boxes } : {}),
+  ...(check.text ? { text: check.text } : {}),
+  ...(check.error ? { error: check.error } : {}),
+});
+
+/** A check that could not run: not charged, the failure counted, retried sooner or backed off; at the streak's length, monitor.failed once. */
+async function failed(monitor: Monitor, check: Check, error: AppError, now: number): Promise<void> {
+  const outcome = { outcome: "failed" as const, charged: 0, error: { code: error.code, message: error.message } };
+  await finishCheck(monitor.id, check.id, outcome);
+  const failures = monitor.failures + 1;
+  const notify = failures >= FAILURE_STREAK && !monitor.failedNotified;
+  await reschedule(monitor, now + retryAfter(failures, monitor.every), {
+    failures,
+    failedNotified: monitor.failedNotified || notify,
+    lastCheck: { id: check.id, at: new Date(now).toISOString(), outcome: "failed" },
+  });
+  if (notify)
+    await sendOwnEvent(hooksOf(monitor), `${monitor.id}.failed.${check.id}`, "monitor.failed", {
+      ...eventData(monitor, { ...check, ...outcome }),
+      failures,
+    });
+}
+
+/** Pauses a monitor whose account's balance cannot pay for its check; monitor.paused says so. */
+async function pauseUnpaid(monitor: Monitor, check: Check, error: AppError): Promise<void> {
+  await finishCheck(monitor.id, check.id, { outcome: "failed", charged: 0, error: { code: error.code, message: error.message } });
+  if (!(await changeMonitor(monitor, { paused: true, pausedReason: "insufficient_balance", nextDueAt: undefined }))) return;
+  await sendOwnEvent(hooksOf(monitor), `${monitor.id}.paused.${check.id}`, "monitor.paused", {
+    monitor_id: monitor.id,
+    url: monitor.request.url,
+    reason: "insufficient_balance",
+    message: `${error.message} The monitor is paused; top up, then resume it with PATCH {"paused": false}.`,
+  });
+}
+
+/**
+ * Runs check `message` if it is to run: "done" when the message is spent, "busy" while a live worker
+ * holds it. Failures of our own (the table, the bucket) are thrown, and the queue delivers the
+ * message again, up to JOB_MAX_RECEIVES times; at the last, the check fails instead.
+ */
+export async function runCheck(message: CheckMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
+  const deadlineAt = now + config.PAGE_LOAD_TIMEOUT_MS + CHECK_RESERVE_MS;
+  const endBy = now + WORKER_LIMIT_MS - WORKER_MARGIN_MS;
+  const done = async () => {
+    await itemDone(message, message.accountId);
+    return "done" as const;
+  };
+  const monitor = await getMonitor(message.accountId, message.monitorId);
+  const queued = await getCheck(message.monitorId, message.checkId);
+  if (!monitor || !queued || queued.status === "done") return done();
+  // A paused monitor runs nothing: a check queued before it was paused goes.
+  if (monitor.paused && queued.status === "queued") {
+    await dropCheck(monitor.id, queued.id);
+    return done();
+  }
+  const check = await startCheck(monitor.id, queued.id, Math.min(deadlineAt, endBy) + LEASE_MARGIN_MS, now);
+  if (!check) {
+    const again = await getCheck(monitor.id, queued.id);
+    return again?.status === "running" && (again.leaseUntil ?? 0) >= now ? "busy" : done();
+  }
+  const price = checkPrice(monitor);
+  let charge: Charge;
+  try {
+    charge = await chargeForRequest(monitor.accountId, price, {
+      requestId: check.id,
+      endpoint: "monitor-check",
+      at: new Date(check.chargeAt!),
+      holdUntil: Date.parse(check.chargeAt!) + CHARGE_HOLD_MS,
+    });
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    await pauseUnpaid(monitor, check, error);
+    return done();
+  }
+  const budget = whenAborted(Math.min(deadlineAt, endBy), renderTimeout("The check did not finish within the page-load limit and the time to capture it."));
+  try {
+    const seen = await observe(monitor, { at: Math.min(deadlineAt, endBy), signal: budget.signal });
+    const comparison = await compare(monitor, seen);
+    const kept = await keep(monitor, check.id, seen, comparison);
+    await markDelivered(charge);
+    const { diff: _, ...result } = comparison;
+    const finished = { ...result, charged: price, page: seen.page, ...(kept.images ? { images: kept.images } : {}) };
+    await finishCheck(monitor.id, check.id, finished);
+    const summary = {
+      id: check.id,
+      at: new Date().toISOString(),
+      outcome: comparison.outcome,
+      ...(result.changedPercent !== undefined ? { changedPercent: result.changedPercent } : {}),
+    };
+    const notes = {
+      lastCheck: summary,
+      failures: 0,
+      failedNotified: false,
+      ...(comparison.outcome === "changed" ? { lastChange: { ...summary, ...(kept.thumbKey ? { thumbKey: kept.thumbKey } : {}) } } : {}),
+    };
+    if (kept.baseline) {
+      // The baseline moves only while nobody changed what the monitor watches meanwhile (a PATCH of its page or options).
+      const moved = await noteOnMonitor(
+        monitor,
+        { ...notes, baseline: kept.baseline },
+        { expression: "generation = :generation", values: { ":generation": monitor.generation } },
+      );
+      await deleteObjects(moved ? [monitor.baseline?.imageKey, monitor.baseline?.textKey] : [kept.baseline.imageKey, kept.baseline.textKey]);
+      if (!moved) await noteOnMonitor(monitor, notes);
+    } else await noteOnMonitor(monitor, notes);
+    // Back on its schedule after a failure's retry or backoff.
+    if (monitor.failures > 0) await reschedule(monitor, Date.now() + monitor.every * 1000, {});
+    if (comparison.outcome === "changed")
+      await sendOwnEvent(hooksOf(monitor), `${monitor.id}.changed.${check.id}`, "monitor.changed", {
+        ...eventData(monitor, { ...check, ...finished }),
+        ...(kept.images ? { images: await imageLinks(kept.images) } : {}),
+      });
+  } catch (error) {
+    const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
+    if (ours && receiveCount < JOB_MAX_RECEIVES) throw error;
+    log.warn("monitor check failed", { monitorId: monitor.id, checkId: check.id, error: describeError(error) });
+    await refundCharge(charge);
+    await failed(monitor, check, ours ? new AppError("INTERNAL_ERROR", "The check could not be run; it was not charged.") : error, Date.now());
+  } finally {
+    budget.clear();
+  }
+  return done();
+}

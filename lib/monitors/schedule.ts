@@ -1,0 +1,98 @@
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { documents, transactIf } from "../billing/dynamodb.js";
+import { DUE_PARTITION, dueKey, monitorKey } from "../billing/keys.js";
+import { config } from "../config.js";
+import { feed } from "../jobs/feed.js";
+import { describeError, log } from "../log.js";
+import { queuedCheckItems } from "./store.js";
+
+// The monitors' schedule (docs/api.md, "Monitors"): a function run each minute (lib/routes.ts,
+// schedules) reads the DUE partition up to now, oldest first, and claims each due monitor in one
+// transaction (its due row deleted, its next one written `every` later, a check queued): a row is
+// claimed once however many runs meet it. Each account's checks then go to the jobs' workers
+// through its feed, as its share of them allows (lib/jobs/feed.ts). One function for every
+// monitor: thousands of monitors are thousands of rows, not thousands of schedules.
+
+type DueRow = { pk: string; sk: string; accountId: string; monitorId: string; dueAt: number };
+
+/** Claims at once, per run. */
+const PARALLEL = 16;
+
+/** Claims due monitor `row`: false when another run did, or the monitor changed (its row is then stale, or gone with it). */
+async function claim(row: DueRow, now: number): Promise<string | null> {
+  const { monitorId, accountId, dueAt } = row;
+  const key = monitorKey(accountId, monitorId);
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: key, ProjectionExpression: "every", ConsistentRead: true }));
+  // A due row whose monitor is gone: dropped.
+  if (!Item) {
+    await transactIf({
+      TransactItems: [{ Delete: { TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" } }],
+    });
+    return null;
+  }
+  // The next one after now, on the monitor's cadence (a schedule that fell behind does not queue the missed ones).
+  const every = Number(Item.every) * 1000;
+  const next = dueAt + Math.max(1, Math.ceil((now + 1 - dueAt) / every)) * every;
+  const queued = queuedCheckItems({ id: monitorId, accountId }, "scheduled", now);
+  const claimed = await transactIf(
+    {
+      TransactItems: [
+        { Delete: { TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" } },
+        {
+          Update: {
+            TableName: config.TABLE_NAME,
+            Key: key,
+            UpdateExpression: "SET nextDueAt = :next",
+            ConditionExpression: "nextDueAt = :due AND paused = :no",
+            ExpressionAttributeValues: { ":next": next, ":due": dueAt, ":no": false },
+          },
+        },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...dueKey(next, accountId, monitorId), accountId, monitorId, dueAt: next } } },
+        ...queued.items,
+      ],
+    },
+    [0, 1],
+  );
+  return claimed ? queued.id : null;
+}
+
+/** The schedule's run: queues a check of every monitor due by `now`, each once; how many it queued. */
+export async function scheduleChecks(now = Date.now()): Promise<number> {
+  const accounts = new Set<string>();
+  let queued = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: "pk = :pk AND sk <= :now",
+        ExpressionAttributeValues: { ":pk": DUE_PARTITION, ":now": `${new Date(now).toISOString()}~` },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    const rows = (page.Items ?? []) as DueRow[];
+    for (let i = 0; i < rows.length; i += PARALLEL) {
+      const claims = await Promise.all(
+        rows.slice(i, i + PARALLEL).map((row) =>
+          claim(row, now).catch((error: unknown) => {
+            log.error("a due monitor could not be claimed; the next run will", { monitorId: row.monitorId, error: describeError(error) });
+            return null;
+          }),
+        ),
+      );
+      rows.slice(i, i + PARALLEL).forEach((row, index) => {
+        if (claims[index]) {
+          queued++;
+          accounts.add(row.accountId);
+        }
+      });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  for (const accountId of accounts)
+    await feed(accountId, now).catch((error: unknown) =>
+      log.error("feeding an account's checks failed; the reconciler will", { accountId, error: describeError(error) }),
+    );
+  return queued;
+}

@@ -1,0 +1,349 @@
+import { randomBytes } from "node:crypto";
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { documents, ignoreFailedCondition, queryAll, transactIf } from "../billing/dynamodb.js";
+import { dueKey, feedCheckKey, MONITOR_CHECK_PREFIX, MONITOR_PREFIX, monitorCheckKey, monitorKey } from "../billing/keys.js";
+import { config } from "../config.js";
+import { type MonitorHooksOf, monitorHooks } from "../jobs/webhooks.js";
+import { MONITOR_HISTORY_DAYS } from "../packaging.js";
+import type { CaptureOptions } from "../render/options.js";
+
+// Monitors (docs/api.md, "Monitors"): a page checked on a schedule, each check compared with the
+// monitor's baseline (its capture and text at the last change). A monitor lives in its account's
+// partition (another account's id reads nothing); its next check is a row of the DUE partition,
+// sorted by time, which the schedule reads each minute (lib/monitors/schedule.ts); a check is a row
+// of the monitor's own partition, queued to the jobs' workers through its account's feed
+// (lib/jobs/feed.ts: the account's share of the workers), run by lib/monitors/check.ts.
+
+type MonitorMode = "visual" | "text" | "both";
+type Outcome = "baseline" | "unchanged" | "changed" | "failed";
+
+/** What a monitor watches and how, as its handlers validated it. */
+export interface MonitorSpec {
+  /** The request as the customer gave it (defaults filled in): what GET shows and PATCH changes. */
+  readonly request: Record<string, unknown> & { readonly url: string; readonly webhookUrl?: string };
+  /** Seconds between checks. */
+  readonly every: number;
+  readonly mode: MonitorMode;
+  /** The changed share of the compared area, in percent, past which a visual change counts. */
+  readonly thresholdPercent: number;
+  readonly ignoreText: readonly string[];
+  /** The render's options (ignoreSelectors among its hidden or removed elements). */
+  readonly options: CaptureOptions;
+}
+
+/** A check's summary, as the monitor keeps its last one. */
+interface CheckSummary {
+  readonly id: string;
+  readonly at: string;
+  readonly outcome: Outcome;
+  readonly changedPercent?: number;
+}
+
+export interface Monitor extends MonitorSpec {
+  readonly id: string;
+  readonly accountId: string;
+  readonly createdAt: string;
+  readonly paused: boolean;
+  /** Why it is paused: asked (PATCH), or its account's balance could not pay for a check. */
+  readonly pausedReason?: "requested" | "insufficient_balance";
+  /** When its next scheduled check is due (epoch ms); absent while paused. */
+  readonly nextDueAt?: number;
+  /** Checks failed in a row, and whether the streak's monitor.failed was sent. */
+  readonly failures: number;
+  readonly failedNotified?: boolean;
+  /** Bumped by a change that makes the baseline meaningless (another page, other options): a check begun before it keeps no baseline. */
+  readonly generation: number;
+  readonly baseline?: { readonly checkId: string; readonly at: string; readonly imageKey?: string; readonly textKey?: string };
+  readonly lastCheck?: CheckSummary;
+  readonly lastChange?: CheckSummary & { readonly thumbKey?: string };
+}
+
+/** A check as kept. */
+export interface Check {
+  readonly id: string;
+  readonly monitorId: string;
+  readonly status: "queued" | "running" | "done";
+  readonly trigger: "scheduled" | "manual";
+  readonly queuedAt: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly chargeAt?: string;
+  readonly leaseUntil?: number;
+  readonly outcome?: Outcome;
+  readonly charged?: number;
+  readonly changedPercent?: number;
+  /** Changed regions, in the new capture's CSS px. */
+  readonly boxes?: readonly { x: number; y: number; width: number; height: number }[];
+  readonly images?: { readonly before?: string; readonly after?: string; readonly diff?: string };
+  readonly text?: { readonly added: readonly string[]; readonly removed: readonly string[] };
+  readonly error?: { readonly code: string; readonly message: string };
+  /** What was captured, as the answer of /screenshot says it (the final URL, the title, a capture at the load limit). */
+  readonly page?: { readonly url: string | null; readonly title: string; readonly incomplete?: string };
+}
+
+const MONITOR_ID = /^mon_[A-Za-z0-9_-]{22}$/;
+const CHECK_ID = /^chk_[0-9a-z]{9}[A-Za-z0-9_-]{12}$/;
+
+const newMonitorId = () => `mon_${randomBytes(16).toString("base64url").slice(0, 22)}`;
+/** A check's id: its time first, so the monitor's checks sort by it. */
+const newCheckId = (now = Date.now()) => `chk_${now.toString(36).padStart(9, "0")}${randomBytes(9).toString("base64url")}`;
+
+const historyExpiry = (now: number) => Math.floor(now / 1000) + MONITOR_HISTORY_DAYS * 86_400;
+
+/** The check row and its FEED row (lib/jobs/feed.ts sends it as the account's share of the workers allows): queued together. */
+export function queuedCheckItems(monitor: Pick<Monitor, "id" | "accountId">, trigger: Check["trigger"], now: number) {
+  const id = newCheckId(now);
+  const check: Check = { id, monitorId: monitor.id, status: "queued", trigger, queuedAt: new Date(now).toISOString() };
+  return {
+    id,
+    items: [
+      { Put: { TableName: config.TABLE_NAME, Item: { ...monitorCheckKey(monitor.id, id), ...check, expiresAt: historyExpiry(now) } } },
+      {
+        Put: {
+          TableName: config.TABLE_NAME,
+          Item: {
+            ...feedCheckKey(monitor.accountId, now, id),
+            accountId: monitor.accountId,
+            message: { kind: "check", accountId: monitor.accountId, monitorId: monitor.id, checkId: id },
+          },
+        },
+      },
+    ],
+  };
+}
+
+/** Records a new monitor of `accountId`, its first check queued now (its baseline) and its next due after `every`. */
+export async function createMonitor(accountId: string, spec: MonitorSpec, now = Date.now()): Promise<{ monitor: Monitor; checkId: string }> {
+  const id = newMonitorId();
+  const nextDueAt = now + spec.every * 1000;
+  const monitor: Monitor = { ...spec, id, accountId, createdAt: new Date(now).toISOString(), paused: false, nextDueAt, failures: 0, generation: 0 };
+  const first = queuedCheckItems(monitor, "manual", now);
+  await transactIf({
+    TransactItems: [
+      { Put: { TableName: config.TABLE_NAME, Item: { ...monitorKey(accountId, id), ...monitor }, ConditionExpression: "attribute_not_exists(pk)" } },
+      { Put: { TableName: config.TABLE_NAME, Item: { ...dueKey(nextDueAt, accountId, id), accountId, monitorId: id, dueAt: nextDueAt } } },
+      ...first.items,
+    ],
+  });
+  return { monitor, checkId: first.id };
+}
+
+/** Monitor `id` of `accountId`, or null (another account's is null too). */
+export async function getMonitor(accountId: string, id: string): Promise<Monitor | null> {
+  if (!MONITOR_ID.test(id)) return null;
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: monitorKey(accountId, id), ConsistentRead: true }));
+  return (Item as Monitor | undefined) ?? null;
+}
+
+/** The owner of monitor `id`'s webhooks, or null when it is gone (functions/webhook-sender.ts). */
+export const monitorHooksOf: MonitorHooksOf = async (accountId, id) => {
+  const monitor = await getMonitor(accountId, id);
+  return monitor && hooksOf(monitor);
+};
+
+/** A monitor as the owner of its webhooks. */
+export const hooksOf = (monitor: Monitor) => monitorHooks({ id: monitor.id, accountId: monitor.accountId, webhookUrl: monitor.request.webhookUrl });
+
+/** Every monitor of `accountId`, oldest first. */
+export const listMonitors = async (accountId: string): Promise<Monitor[]> =>
+  (await queryAll<Monitor>(monitorKey(accountId, "").pk, MONITOR_PREFIX)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+
+/** How many monitors `accountId` has. */
+export async function countMonitors(accountId: string): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": monitorKey(accountId, "").pk, ":prefix": MONITOR_PREFIX },
+        Select: "COUNT",
+        ExclusiveStartKey: start,
+      }),
+    );
+    count += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return count;
+}
+
+/** The write that moves a monitor's DUE row from `from` to `to` (either absent: none to delete, none to write). */
+const dueMoves = (monitor: Pick<Monitor, "id" | "accountId">, from: number | undefined, to: number | undefined) => [
+  ...(from === undefined ? [] : [{ Delete: { TableName: config.TABLE_NAME, Key: dueKey(from, monitor.accountId, monitor.id) } }]),
+  ...(to === undefined
+    ? []
+    : [
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: { ...dueKey(to, monitor.accountId, monitor.id), accountId: monitor.accountId, monitorId: monitor.id, dueAt: to },
+          },
+        },
+      ]),
+];
+
+type Fields = Record<string, unknown>;
+
+/**
+ * Changes `monitor` as it was read: SET `set`, REMOVE `remove`, and its due row to `nextDueAt`
+ * (undefined: none, paused), in one transaction that holds only while nobody changed its schedule
+ * meanwhile. False when someone did (read it again).
+ */
+export async function changeMonitor(monitor: Monitor, set: Fields, remove: readonly string[] = [], extra: readonly object[] = []): Promise<boolean> {
+  const nextDueAt = "nextDueAt" in set ? (set.nextDueAt as number | undefined) : monitor.nextDueAt;
+  const fields = Object.entries(set).filter(([, value]) => value !== undefined);
+  const removed = [...remove, ...("nextDueAt" in set && set.nextDueAt === undefined ? ["nextDueAt"] : [])];
+  const names = Object.fromEntries([...fields.map(([name]) => name), ...removed].map((name) => [`#${name}`, name]));
+  const expression = [
+    fields.length ? `SET ${fields.map(([name]) => `#${name} = :${name}`).join(", ")}` : "",
+    removed.length ? `REMOVE ${removed.map((name) => `#${name}`).join(", ")}` : "",
+  ].join(" ");
+  const moved = nextDueAt !== monitor.nextDueAt;
+  return transactIf({
+    TransactItems: [
+      {
+        Update: {
+          TableName: config.TABLE_NAME,
+          Key: monitorKey(monitor.accountId, monitor.id),
+          UpdateExpression: expression,
+          ConditionExpression:
+            monitor.nextDueAt === undefined ? "attribute_exists(pk) AND attribute_not_exists(nextDueAt)" : "attribute_exists(pk) AND nextDueAt = :was",
+          ExpressionAttributeNames: { ...names },
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])),
+            ...(monitor.nextDueAt === undefined ? {} : { ":was": monitor.nextDueAt }),
+          },
+        },
+      },
+      ...(moved ? dueMoves(monitor, monitor.nextDueAt, nextDueAt) : []),
+      ...extra,
+    ],
+  });
+}
+
+/** Updates fields of a monitor that its schedule does not depend on (a check's results); nothing when it is gone. */
+export async function noteOnMonitor(
+  monitor: Pick<Monitor, "id" | "accountId">,
+  set: Fields,
+  condition?: { expression: string; values: Fields },
+): Promise<boolean> {
+  const fields = Object.entries(set).filter(([, value]) => value !== undefined);
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: monitorKey(monitor.accountId, monitor.id),
+        UpdateExpression: `SET ${fields.map(([name]) => `#${name} = :${name}`).join(", ")}`,
+        ConditionExpression: `attribute_exists(pk)${condition ? ` AND ${condition.expression}` : ""}`,
+        ExpressionAttributeNames: Object.fromEntries(fields.map(([name]) => [`#${name}`, name])),
+        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])), ...condition?.values },
+      }),
+    );
+    return true;
+  } catch (error) {
+    ignoreFailedCondition(error);
+    return false;
+  }
+}
+
+/** Deletes a monitor and its due row (its checks and events expire with their history). */
+export async function deleteMonitor(monitor: Monitor): Promise<void> {
+  await transactIf(
+    {
+      TransactItems: [
+        { Delete: { TableName: config.TABLE_NAME, Key: monitorKey(monitor.accountId, monitor.id) } },
+        ...(monitor.nextDueAt === undefined
+          ? []
+          : [{ Delete: { TableName: config.TABLE_NAME, Key: dueKey(monitor.nextDueAt, monitor.accountId, monitor.id) } }]),
+      ],
+    },
+    [],
+  );
+}
+
+/** Queues a check of `monitor` now (POST .../check, or a resumed monitor): its id. */
+export async function queueCheck(monitor: Monitor, trigger: Check["trigger"], now = Date.now()): Promise<string> {
+  const queued = queuedCheckItems(monitor, trigger, now);
+  await transactIf({ TransactItems: queued.items }, []);
+  return queued.id;
+}
+
+/** Check `checkId` of monitor `monitorId`, or null. */
+export async function getCheck(monitorId: string, checkId: string): Promise<Check | null> {
+  if (!CHECK_ID.test(checkId)) return null;
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: monitorCheckKey(monitorId, checkId), ConsistentRead: true }));
+  return (Item as Check | undefined) ?? null;
+}
+
+/** The newest `limit` checks of monitor `monitorId`, newest first, and where the next page starts. */
+export async function listChecks(monitorId: string, limit: number, before?: string): Promise<{ checks: Check[]; next: string | null }> {
+  const page = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: before ? "pk = :pk AND sk BETWEEN :prefix AND :before" : "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: {
+        ":pk": monitorCheckKey(monitorId, "").pk,
+        ":prefix": MONITOR_CHECK_PREFIX,
+        ...(before ? { ":before": `${MONITOR_CHECK_PREFIX}${before}` } : {}),
+      },
+      ScanIndexForward: false,
+      // One more than asked: the cursor is exclusive (the check named by `before` is not listed again).
+      Limit: limit + 1,
+    }),
+  );
+  const checks = ((page.Items ?? []) as Check[]).filter((check) => check.id !== before).slice(0, limit);
+  return { checks, next: checks.length === limit ? checks.at(-1)!.id : null };
+}
+
+/**
+ * Takes check `checkId` for a worker until `leaseUntil`: a queued one, or a running one whose worker's
+ * lease ended (it died). The check as taken, or null when it is not to be run.
+ */
+export async function startCheck(monitorId: string, checkId: string, leaseUntil: number, now = Date.now()): Promise<Check | null> {
+  try {
+    const { Attributes } = await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: monitorCheckKey(monitorId, checkId),
+        UpdateExpression: "SET #status = :running, leaseUntil = :lease, chargeAt = if_not_exists(chargeAt, :now), startedAt = if_not_exists(startedAt, :now)",
+        ConditionExpression: "#status = :queued OR (#status = :running AND leaseUntil < :nowMs)",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":running": "running", ":queued": "queued", ":lease": leaseUntil, ":now": new Date(now).toISOString(), ":nowMs": now },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return Attributes as Check;
+  } catch (error) {
+    ignoreFailedCondition(error);
+    return null;
+  }
+}
+
+/** Ends a running check with its outcome (only if it is still running). */
+export async function finishCheck(
+  monitorId: string,
+  checkId: string,
+  outcome: Omit<Check, "id" | "monitorId" | "status" | "trigger" | "queuedAt">,
+  now = Date.now(),
+) {
+  const fields = Object.entries({ ...outcome, status: "done", finishedAt: new Date(now).toISOString() }).filter(([, value]) => value !== undefined);
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: monitorCheckKey(monitorId, checkId),
+        UpdateExpression: `SET ${fields.map(([name]) => `#${name} = :${name}`).join(", ")} REMOVE leaseUntil`,
+        ConditionExpression: "#status = :running",
+        ExpressionAttributeNames: Object.fromEntries(fields.map(([name]) => [`#${name}`, name])),
+        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])), ":running": "running" },
+      }),
+    );
+  } catch (error) {
+    ignoreFailedCondition(error);
+  }
+}
+
+/** Drops a check that will not run (its monitor paused or gone before it started). */
+export const dropCheck = (monitorId: string, checkId: string) =>
+  documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: monitorCheckKey(monitorId, checkId) }));

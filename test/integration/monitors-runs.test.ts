@@ -1,0 +1,80 @@
+// Monitors' checks in process, against the shared stack's DynamoDB Local, s3rver and Chromium, with
+// a local SQS of this file's own (so that the stack's worker does not take these messages): a
+// paused monitor runs nothing, an account that cannot pay pauses its monitor charged nothing, and a
+// check whose message comes twice runs and is charged once. The schedule: monitors-tick.test.ts.
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { admin, signUp } from "../../dev/harness/dev-process.js";
+import { createQueues } from "../../dev/jobs-local.js";
+import { startSqsLocal } from "../../dev/sqs-local.js";
+import { useSharedStackInProcess } from "../helpers/in-process.js";
+
+const sqs = await startSqsLocal();
+const queues = await createQueues(sqs.endpoint, 60);
+afterAll(() => sqs.stop());
+useSharedStackInProcess({
+  ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host,
+  SQS_ENDPOINT: sqs.endpoint,
+  JOBS_QUEUE_URL: queues.jobs.queueUrl,
+  WEBHOOKS_QUEUE_URL: queues.webhooks.queueUrl,
+});
+const { GetCommand, UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
+const { documents, queryAll } = await import("../../lib/billing/dynamodb.js");
+const { accountKey } = await import("../../lib/billing/keys.js");
+const { config } = await import("../../lib/config.js");
+const { monitorRequest, monitorSpecOf } = await import("../../lib/http/schemas.js");
+const { runCheck } = await import("../../lib/monitors/check.js");
+const { changeMonitor, createMonitor, getCheck, getMonitor } = await import("../../lib/monitors/store.js");
+
+const base = inject("baseUrl");
+const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
+let counter = 0;
+
+const account = async (dollars: number) => {
+  const email = `schedule-${Date.now()}-${counter++}@monitors.test`;
+  const { account_id: accountId } = await signUp(base, email);
+  if (dollars) admin(inject("localDir"), "credit", email, String(dollars));
+  return accountId;
+};
+const spec = (extra: Record<string, unknown> = {}) =>
+  monitorSpecOf(monitorRequest.parse({ url: fixture(`/monitor/article?id=sched-${counter++}`), width: 800, height: 400, every: "5m", ...extra }));
+
+describe("monitors' checks in process", () => {
+  it("a paused monitor runs nothing: its queued check is dropped; an account that cannot pay pauses its monitor, charged nothing", async () => {
+    const rich = await account(5);
+    const { monitor, checkId } = await createMonitor(rich, spec());
+    await changeMonitor(monitor, { paused: true, pausedReason: "requested", nextDueAt: undefined });
+    expect(await runCheck({ kind: "check", accountId: rich, monitorId: monitor.id, checkId }, 1)).toBe("done");
+    expect(await getCheck(monitor.id, checkId)).toBeNull();
+    // No due row: the schedule never meets it.
+    expect(await queryAll<{ sk: string }>("DUE").then((due) => due.filter((row) => row.sk.endsWith(monitor.id)))).toEqual([]);
+
+    const poor = await account(0);
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: accountKey(poor),
+        UpdateExpression: "SET balance = :zero",
+        ExpressionAttributeValues: { ":zero": 0 },
+      }),
+    );
+    const unpaid = await createMonitor(poor, spec());
+    expect(await runCheck({ kind: "check", accountId: poor, monitorId: unpaid.monitor.id, checkId: unpaid.checkId }, 1)).toBe("done");
+    expect(await getCheck(unpaid.monitor.id, unpaid.checkId)).toMatchObject({ outcome: "failed", charged: 0, error: { code: "INSUFFICIENT_BALANCE" } });
+    expect(await getMonitor(poor, unpaid.monitor.id)).toMatchObject({ paused: true, pausedReason: "insufficient_balance" });
+    expect((await getMonitor(poor, unpaid.monitor.id))!.nextDueAt).toBeUndefined();
+    const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: accountKey(poor), ConsistentRead: true }));
+    expect(Item).toMatchObject({ balance: 0, totalSpent: 0 });
+  }, 60_000);
+
+  it("a check whose message comes twice at once runs once and is charged once", async () => {
+    const accountId = await account(5);
+    const { monitor, checkId } = await createMonitor(accountId, spec({ mode: "visual" }));
+    const message = { kind: "check" as const, accountId, monitorId: monitor.id, checkId };
+    const outcomes = await Promise.all([runCheck(message, 1), runCheck(message, 1)]);
+    expect(outcomes.sort()).toEqual(["busy", "done"]);
+    expect(await runCheck(message, 2)).toBe("done");
+    expect(await getCheck(monitor.id, checkId)).toMatchObject({ status: "done", outcome: "baseline", charged: 5_000 });
+    const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: accountKey(accountId), ConsistentRead: true }));
+    expect(Item!.totalSpent).toBe(5_000);
+  }, 60_000);
+});

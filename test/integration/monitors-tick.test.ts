@@ -1,0 +1,97 @@
+// The monitors' schedule in process (lib/monitors/schedule.ts), against a table of this file's own
+// in the shared DynamoDB Local (so that no other file's monitors are due in it, nor these in the
+// stack's schedule) and a local SQS of its own: 1,000 monitors due in one run are queued each once,
+// however many runs meet them, each account's share of the workers sent and the rest left in its feed.
+import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, describe, expect, it } from "vitest";
+import { createQueues } from "../../dev/jobs-local.js";
+import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
+import { startSqsLocal } from "../../dev/sqs-local.js";
+import { useSharedStackInProcess } from "../helpers/in-process.js";
+
+const sqs = await startSqsLocal();
+const queues = await createQueues(sqs.endpoint, 60);
+afterAll(() => sqs.stop());
+useSharedStackInProcess({
+  TABLE_NAME: `shotline-monitors-tick-${process.pid}`,
+  SQS_ENDPOINT: sqs.endpoint,
+  JOBS_QUEUE_URL: queues.jobs.queueUrl,
+});
+const { BatchWriteCommand } = await import("@aws-sdk/lib-dynamodb");
+const { ensureTable } = await import("../../dev/stack.js");
+const { documents, queryAll } = await import("../../lib/billing/dynamodb.js");
+const { dueKey, monitorKey } = await import("../../lib/billing/keys.js");
+const { config } = await import("../../lib/config.js");
+const { monitorRequest, monitorSpecOf } = await import("../../lib/http/schemas.js");
+const { scheduleChecks } = await import("../../lib/monitors/schedule.js");
+const { getMonitor, listChecks } = await import("../../lib/monitors/store.js");
+await ensureTable();
+
+const client = new SQSClient({ region: config.AWS_REGION, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
+
+/** Every message on this file's jobs queue now (received, so not again for a minute). */
+async function drain(): Promise<Record<string, unknown>[]> {
+  const messages: Record<string, unknown>[] = [];
+  for (let empty = 0; empty < 2; ) {
+    const { Messages = [] } = await client.send(new ReceiveMessageCommand({ QueueUrl: queues.jobs.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    if (!Messages.length) empty++;
+    messages.push(...Messages.map((m) => JSON.parse(m.Body!) as Record<string, unknown>));
+  }
+  return messages;
+}
+
+describe("the monitors' schedule", () => {
+  it("finds 1,000 monitors due in one run and queues each once: a second run, and two at once, queue nothing more", async () => {
+    // 1,000 monitors of 100 accounts (they need not exist to be scheduled), due half a minute ago.
+    const then = Date.now();
+    const accounts = Array.from({ length: 100 }, (_, a) => `sched-acct-${Date.now()}-${a}`);
+    const monitors = accounts.flatMap((accountId) =>
+      Array.from({ length: 10 }, (_, m) => ({
+        accountId,
+        id: `mon_${`${accountId}${m}`
+          .replace(/[^A-Za-z0-9]/g, "")
+          .slice(-18)
+          .padStart(22, "x")}`,
+      })),
+    );
+    const due = then - 30_000;
+    const { request, every, mode, thresholdPercent, ignoreText, options } = monitorSpecOf(
+      monitorRequest.parse({ url: "http://127.0.0.1:9/watched", every: "5m" }),
+    );
+    const rows = monitors.flatMap(({ accountId, id }) => [
+      {
+        ...monitorKey(accountId, id),
+        id,
+        accountId,
+        request,
+        every,
+        mode,
+        thresholdPercent,
+        ignoreText,
+        options,
+        createdAt: new Date().toISOString(),
+        paused: false,
+        nextDueAt: due,
+        failures: 0,
+        generation: 0,
+      },
+      { ...dueKey(due, accountId, id), accountId, monitorId: id, dueAt: due },
+    ]);
+    for (let i = 0; i < rows.length; i += 25)
+      await documents.send(new BatchWriteCommand({ RequestItems: { [config.TABLE_NAME]: rows.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    const [first, second] = await Promise.all([scheduleChecks(then), scheduleChecks(then)]);
+    expect(first + second).toBe(1000);
+    expect(await scheduleChecks(then + 1000)).toBe(0);
+    // Each monitor has one check queued, its next due `every` later, its due row moved there.
+    const checks = await Promise.all(monitors.map(({ id }) => listChecks(id, 10)));
+    expect(checks.map(({ checks: c }) => c.length)).toEqual(monitors.map(() => 1));
+    const stored = await Promise.all(monitors.map(({ accountId, id }) => getMonitor(accountId, id)));
+    expect(new Set(stored.map((m) => m!.nextDueAt))).toEqual(new Set([due + 300_000]));
+    // Each account's share of the workers went to the queue (3 under npm run dev), the rest wait in its feed; no check twice.
+    const messages = await drain();
+    expect(messages.every((m) => m.kind === "check")).toBe(true);
+    expect(new Set(messages.map((m) => m.checkId)).size).toBe(messages.length);
+    for (const accountId of accounts) expect(messages.filter((m) => m.accountId === accountId).length).toBe(3);
+    expect(await queryAll("FEED")).toHaveLength(1000 - 300);
+  }, 120_000);
+});
