@@ -23,7 +23,7 @@ import { benchCache } from "./cache.js";
 import { benchColdStart } from "./cold-start.js";
 import { benchContentQuality } from "./content-quality.js";
 import { benchContentSpeed } from "./content-speed.js";
-import { benchDiff } from "./diff.js";
+import { benchDiff, benchMonitorCheck } from "./diff.js";
 import { benchFilterLists } from "./filter-lists.js";
 import { benchJobs } from "./jobs.js";
 import { benchMcp } from "./mcp.js";
@@ -172,6 +172,8 @@ async function main() {
   const animate = await benchAnimate({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, animate.ratios);
   const diff = await benchDiff({ serviceUrl: baseUrl, apiKey });
+  const monitorCheck = await benchMonitorCheck({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
+  Object.assign(results.ratios, monitorCheck.ratios);
   const mcp = await benchMcp({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, mcp.ratios);
   const throughput = await benchThroughput({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, servicePid: dev.child.pid!, browser });
@@ -191,6 +193,7 @@ async function main() {
     cache: cache.results,
     animate: animate.results,
     monitor_diff: diff.results,
+    monitor_check: monitorCheck.results,
     throughput: throughput.results,
     lambda_cold_start: cold.results,
   });
@@ -231,6 +234,7 @@ async function main() {
   cache.print();
   animate.print();
   diff.print();
+  monitorCheck.print();
   mcp.print();
   throughput.print();
   cold.print();

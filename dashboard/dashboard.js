@@ -185,6 +185,7 @@
     loadApiKeys();
     loadSigningKeys();
     loadJobs();
+    loadMonitors();
   }
 
   /** A key as lists show it: its first 13 characters and its last 4. */
@@ -282,10 +283,59 @@
     show("jobs-empty", jobs.length === 0);
   }
 
+  // ---- Monitors (docs/api.md, "Monitors") ------------------------------------------------------
+
+  /** Each monitor: its name or URL, status, schedule, last check, and a thumbnail of its last change. */
+  async function loadMonitors() {
+    fieldError("monitors-error");
+    let monitors;
+    try {
+      ({ monitors } = await api("/monitors"));
+    } catch (error) {
+      return fieldError("monitors-error", explain(error));
+    }
+    $("monitors-list").replaceChildren(
+      ...monitors.map((monitor) => {
+        const item = document.createElement("li");
+        item.dataset.monitor = monitor.id;
+        const figure = document.createElement("div");
+        figure.className = "thumb";
+        if (monitor.last_change?.thumbnailUrl) {
+          const image = document.createElement("img");
+          image.src = monitor.last_change.thumbnailUrl;
+          image.alt = `The last change of ${monitor.name ?? monitor.url}, marked in red`;
+          image.loading = "lazy";
+          figure.append(image);
+        } else {
+          figure.textContent = "No change yet";
+        }
+        const text = document.createElement("div");
+        const title = document.createElement("p");
+        title.className = "monitor-title";
+        title.textContent = monitor.name ?? monitor.url;
+        title.title = monitor.url;
+        const status = document.createElement("span");
+        status.className = `badge ${monitor.status}`;
+        status.textContent = monitor.paused_reason === "insufficient_balance" ? "paused: balance" : monitor.status;
+        const facts = document.createElement("p");
+        facts.className = "small muted";
+        const last = monitor.last_check ? `last check ${when(monitor.last_check.at)}: ${monitor.last_check.outcome}` : "not checked yet";
+        const change = monitor.last_change ? `; changed ${when(monitor.last_change.at)}` : "";
+        facts.textContent = `every ${monitor.every}, ${monitor.mode}; ${last}${change}`;
+        text.append(title, status, facts);
+        item.append(figure, text);
+        return item;
+      }),
+    );
+    show("monitors-list", monitors.length > 0);
+    show("monitors-empty", monitors.length === 0);
+  }
+
   async function refresh() {
     try {
       renderUsage(await api("/usage"));
       loadJobs();
+      loadMonitors();
       // The panel's allowance is the chain's: read again with the rest.
       if (!$("auto-topup-card").hidden) {
         const answer = await api("/auto-topup");

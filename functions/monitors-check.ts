@@ -1,7 +1,7 @@
 import { keyAccess } from "../lib/http/key-access.js";
-import { checkNow } from "../lib/http/monitors.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
+import { checkNow } from "../lib/monitors/store.js";
 import { routeById } from "../lib/routes.js";
 
 // POST /api/v1/monitors/{monitorId}/check: a check now, besides the schedule, queued in the

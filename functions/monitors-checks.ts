@@ -1,9 +1,9 @@
 import { keyAccess } from "../lib/http/key-access.js";
-import { checkAnswer, historyNote, ownMonitor } from "../lib/http/monitors.js";
+import { checkAnswer, historyNote } from "../lib/http/monitors.js";
 import { json } from "../lib/http/responses.js";
 import { monitorChecksQuery } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
-import { listChecks } from "../lib/monitors/store.js";
+import { listChecks, ownMonitor } from "../lib/monitors/store.js";
 
 // GET /api/v1/monitors/{monitorId}/checks?limit=&before=: the monitor's checks, newest first (at
 // most `limit`, 20 by default), each with its outcome, changed share and regions, text lines added

@@ -1,9 +1,8 @@
 import { keyAccess } from "../lib/http/key-access.js";
-import { ownMonitor } from "../lib/http/monitors.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
-import { deleteObjects } from "../lib/monitors/check.js";
-import { deleteMonitor } from "../lib/monitors/store.js";
+import { deleteObjects } from "../lib/monitors/objects.js";
+import { deleteMonitor, ownMonitor } from "../lib/monitors/store.js";
 
 // DELETE /api/v1/monitors/{monitorId}: no more checks (one running ends as it would, a queued one is
 // dropped); its baseline is deleted now, its history expires with its time (docs/api.md, "Monitors").

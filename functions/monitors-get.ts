@@ -1,7 +1,8 @@
 import { keyAccess } from "../lib/http/key-access.js";
-import { monitorAnswer, ownMonitor } from "../lib/http/monitors.js";
+import { monitorAnswer } from "../lib/http/monitors.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
+import { ownMonitor } from "../lib/monitors/store.js";
 
 // GET /api/v1/monitors/{monitorId}: the monitor, its state, last check and change, and its webhook's
 // recent deliveries. Another account's monitor is as unknown as one that does not exist.

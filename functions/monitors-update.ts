@@ -1,14 +1,14 @@
 import { AppError } from "../lib/errors.js";
 import { canonical } from "../lib/http/idempotency.js";
 import { keyAccess } from "../lib/http/key-access.js";
-import { monitorAnswer, ownMonitor } from "../lib/http/monitors.js";
+import { monitorAnswer } from "../lib/http/monitors.js";
 import { assertWebhook } from "../lib/http/outbound.js";
 import { json } from "../lib/http/responses.js";
 import { monitorPatch, monitorRequest, monitorSpecOf } from "../lib/http/schemas.js";
 import { validate } from "../lib/http/validate.js";
 import { withHttp } from "../lib/http/with-http.js";
-import { deleteObjects } from "../lib/monitors/check.js";
-import { changeMonitor, getMonitor, type Monitor } from "../lib/monitors/store.js";
+import { deleteObjects } from "../lib/monitors/objects.js";
+import { changeMonitor, getMonitor, type Monitor, ownMonitor } from "../lib/monitors/store.js";
 
 /** Times a change is tried again when a check or the schedule changed the monitor meanwhile. */
 const ATTEMPTS = 5;

@@ -112,6 +112,9 @@ export interface Cap {
 // Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 100 of an
 // account's 1,000 by default, leaving the rest (less the 100 Lambda keeps unreserved) to renders.
 const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
+// Documents made once per container (the dashboard, the API's descriptions), answered in
+// milliseconds and cached by browsers and the CDN for minutes: two at once answer hundreds a second.
+const DOCUMENT_CAP: Cap = { concurrency: 2, rate: 20, burst: 40 };
 // 404s and 405s: a few milliseconds each, so two at once answer hundreds a second.
 const FALLBACK_CAP: Cap = { concurrency: 2, rate: 20, burst: 40 };
 // An account's keys and auto-topup: set up now and then, by a person or a script.
@@ -233,13 +236,13 @@ const ROWS = [
   },
   // Top-up quotes its own amount (the body's), settled inside the request: more time than a light route.
   { id: "topup", method: "POST", path: "/api/v1/topup", ...LIGHT, timeoutSeconds: 30, ...FREE, access: "key", noStore: true, uses: ["table", "x402"] },
-  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, ...OPEN, uses: ["dashboard-files"] },
+  { id: "dashboard", method: "GET", path: "/dashboard", ...LIGHT, ...OPEN, cap: DOCUMENT_CAP, uses: ["dashboard-files"] },
   // For agents (docs/agents.md): x402's discovery manifest and a plain-text guide.
-  { id: "x402-manifest", method: "GET", path: "/.well-known/x402.json", ...LIGHT, ...OPEN, uses: ["x402"] },
-  { id: "llms-txt", method: "GET", path: "/llms.txt", ...LIGHT, ...OPEN, uses: [] },
+  { id: "x402-manifest", method: "GET", path: "/.well-known/x402.json", ...LIGHT, ...OPEN, cap: DOCUMENT_CAP, uses: ["x402"] },
+  { id: "llms-txt", method: "GET", path: "/llms.txt", ...LIGHT, ...OPEN, cap: DOCUMENT_CAP, uses: [] },
   // The OpenAPI document and its human reference page (docs/agents.md).
-  { id: "openapi", method: "GET", path: "/openapi.json", ...LIGHT, ...OPEN, uses: [] },
-  { id: "docs", method: "GET", path: "/docs", ...LIGHT, ...OPEN, uses: [] },
+  { id: "openapi", method: "GET", path: "/openapi.json", ...LIGHT, ...OPEN, cap: DOCUMENT_CAP, uses: [] },
+  { id: "docs", method: "GET", path: "/docs", ...LIGHT, ...OPEN, cap: DOCUMENT_CAP, uses: [] },
   // A render authorised by a signature in its query, for <img src> (docs/api.md, "Signed links").
   {
     id: "signed-screenshot",
@@ -288,10 +291,10 @@ const ROWS = [
   { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "webhooks-queue"] },
   // Monitors (docs/api.md, "Monitors"): pages checked on a schedule; each check is charged when it
   // runs, by the jobs' worker (the `consumers` below), queued by the schedule (`schedules`).
-  { id: "monitors-create", method: "POST", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "jobs-queue"] },
+  { id: "monitors-create", method: "POST", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue"] },
   { id: "monitors-list", method: "GET", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
   { id: "monitors-get", method: "GET", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
-  { id: "monitors-update", method: "PATCH", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue"] },
+  { id: "monitors-update", method: "PATCH", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
   { id: "monitors-delete", method: "DELETE", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
   { id: "monitors-check", method: "POST", path: "/api/v1/monitors/{monitorId}/check", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "jobs-queue"] },
   { id: "monitors-checks", method: "GET", path: "/api/v1/monitors/{monitorId}/checks", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },

@@ -27,6 +27,10 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   // Without s3:ListBucket (on the bucket itself), S3 answers a HEAD of a missing key 403, not 404.
   HeadObject: { service: "s3", actions: ["s3:GetObject", "s3:ListBucket"] },
   PutObject: { service: "s3", actions: ["s3:PutObject"] },
+  // A monitor's baseline kept with a check (lib/monitors/check.ts): read from one key, written to another.
+  CopyObject: { service: "s3", actions: ["s3:GetObject", "s3:PutObject"] },
+  // A replaced baseline, a deleted monitor's.
+  DeleteObjects: { service: "s3", actions: ["s3:DeleteObject"] },
   // SES v2's SendEmail (a verification mail, with a template: lib/billing/mail.ts).
   SendEmail: { service: "ses", actions: ["ses:SendEmail"] },
   // An asynchronous invocation of the auto-topup worker (lib/payments/auto-topup-launch.ts).

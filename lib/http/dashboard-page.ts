@@ -9,7 +9,11 @@ import { MAX_TOPUP_CENTS, MIN_TOPUP_CENTS } from "./schemas.js";
 
 // The dashboard is one HTML document with its stylesheet and script inlined (dashboard/ holds the
 // sources), assembled once per container. The Content-Security-Policy allows exactly those two
-// inline blocks (by hash) and requests to this origin only.
+// inline blocks (by hash) and requests to this origin only; images also from the bucket's presigned
+// links (a monitor's thumbnail).
+
+/** Where presigned links of the bucket point: the local S3 under npm run dev, S3's own hosts on AWS. */
+const storageOrigin = () => (config.S3_ENDPOINT ? new URL(config.S3_ENDPOINT).origin : "https://*.amazonaws.com");
 
 let page: { html: string; headers: Record<string, string> } | undefined;
 
@@ -34,7 +38,10 @@ export function dashboardPage(): { html: string; headers: Record<string, string>
     .replace("/* SCRIPT */", () => script);
   page = {
     html,
-    headers: pageHeaders([`script-src ${inlineHash(script)}`, `style-src ${inlineHash(style)}`, "img-src 'self' data:", "connect-src 'self'"], "no-cache"),
+    headers: pageHeaders(
+      [`script-src ${inlineHash(script)}`, `style-src ${inlineHash(style)}`, `img-src 'self' data: ${storageOrigin()}`, "connect-src 'self'"],
+      "no-cache",
+    ),
   };
   return page;
 }

@@ -4,8 +4,8 @@ import { AppError } from "../errors.js";
 import { feed } from "../jobs/feed.js";
 import { readDeliveries } from "../jobs/webhooks.js";
 import { log } from "../log.js";
-import { checkPrice, imageLinks } from "../monitors/check.js";
-import { type Check, countMonitors, createMonitor, getMonitor, hooksOf, listMonitors, type Monitor, queueCheck } from "../monitors/store.js";
+import { imageLinks } from "../monitors/objects.js";
+import { type Check, checkPrice, countMonitors, createMonitor, hooksOf, listMonitors, type Monitor } from "../monitors/store.js";
 import { MONITOR_HISTORY_DAYS } from "../packaging.js";
 import { routeById } from "../routes.js";
 import { downloadLink } from "../storage/outputs.js";
@@ -19,13 +19,6 @@ import { type monitorRequest, monitorSpecOf } from "./schemas.js";
 
 /** Most monitors one account may have. */
 const MAX_MONITORS_PER_ACCOUNT = 500;
-
-/** Monitor `id` if it is `accountId`'s; another account's is as unknown as one that does not exist. */
-export async function ownMonitor(accountId: string, id: string): Promise<Monitor> {
-  const monitor = await getMonitor(accountId, id);
-  if (!monitor) throw new AppError("NOT_FOUND", "No such monitor.");
-  return monitor;
-}
 
 /** A monitor's state: paused (and why), failing (its last checks failed), or active. */
 const statusOf = (monitor: Monitor) => (monitor.paused ? "paused" : monitor.failures > 0 ? "failing" : "active");
@@ -95,12 +88,3 @@ export async function createMonitorAnswer(accountId: string, body: z.output<type
 /** GET /api/v1/monitors (and the MCP tool list_monitors). */
 export const monitorsAnswer = async (accountId: string) =>
   json({ monitors: await Promise.all((await listMonitors(accountId)).map((monitor) => monitorAnswer(monitor))) });
-
-/** Queues a check of `accountId`'s monitor `id` now (POST .../check, the MCP tool check_monitor): its id. */
-export async function checkNow(accountId: string, id: string): Promise<{ monitor: Monitor; checkId: string }> {
-  const monitor = await ownMonitor(accountId, id);
-  if (monitor.paused) throw new AppError("MONITOR_PAUSED", 'The monitor is paused; resume it with PATCH {"paused": false} first.');
-  const checkId = await queueCheck(monitor, "manual");
-  await feed(accountId).catch(leftToReconciler("sending a monitor's check", monitor.id));
-  return { monitor, checkId };
-}

@@ -6,7 +6,7 @@ import { contentAnswer } from "../http/content.js";
 import { captureOptionsOf, deliverAnimationForTool, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
 import { keyAccess } from "../http/key-access.js";
-import { checkAnswer, checkNow, createMonitorAnswer, monitorsAnswer } from "../http/monitors.js";
+import { checkAnswer, createMonitorAnswer, monitorsAnswer } from "../http/monitors.js";
 import { paidAccess } from "../http/paid-access.js";
 import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
@@ -22,7 +22,7 @@ import {
 } from "../http/schemas.js";
 import { withHttp } from "../http/with-http.js";
 import { extractMetadata } from "../metadata/extract.js";
-import { getCheck } from "../monitors/store.js";
+import { checkNow, getCheck } from "../monitors/store.js";
 import { animate } from "../render/animate/animate.js";
 import { capture } from "../render/capture.js";
 import { PREVIEW_MAX_HEIGHT, PREVIEW_MAX_WIDTH } from "../render/encode.js";

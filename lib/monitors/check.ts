@@ -1,4 +1,4 @@
-import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand } from "@aws-sdk/client-s3";
+import { CopyObjectCommand, GetObjectCommand } from "@aws-sdk/client-s3";
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { config } from "../config.js";
 import { whenAborted } from "../deadline.js";
@@ -11,13 +11,25 @@ import { describeError, log } from "../log.js";
 import { JOB_MAX_RECEIVES, MONITOR_BASELINES_PREFIX, MONITOR_CHECKS_PREFIX } from "../packaging.js";
 import { renderTimeout } from "../render/errors.js";
 import { viewportFor } from "../render/viewport.js";
-import { consumers, PRICES } from "../routes.js";
-import { downloadLink } from "../storage/outputs.js";
+import { consumers } from "../routes.js";
 import { s3 } from "../storage/s3.js";
 import { textDiff, visualDiff } from "./diff.js";
 import { decode, diffImage, thumbnail } from "./images.js";
+import { deleteObjects, imageLinks } from "./objects.js";
 import { type Observation, observe } from "./observe.js";
-import { type Check, changeMonitor, dropCheck, finishCheck, getCheck, getMonitor, hooksOf, type Monitor, noteOnMonitor, startCheck } from "./store.js";
+import {
+  type Check,
+  changeMonitor,
+  checkPrice,
+  dropCheck,
+  finishCheck,
+  getCheck,
+  getMonitor,
+  hooksOf,
+  type Monitor,
+  noteOnMonitor,
+  startCheck,
+} from "./store.js";
 
 // A monitor's check, run by a jobs worker (functions/job-worker.ts) when the queue delivers its
 // message (docs/api.md, "Monitors"): taken once at a time, charged as the screenshot (or, for text
@@ -44,9 +56,6 @@ const WORKER_MARGIN_MS = 5_000;
 /** Lines of text added and removed a check keeps, each. */
 const MAX_TEXT_LINES = 200;
 
-/** What a check of `monitor` costs: a screenshot's price, or content's for text alone (a capture and its text are one page load). */
-export const checkPrice = (monitor: Pick<Monitor, "mode">) => (monitor.mode === "text" ? PRICES.content : PRICES.screenshot);
-
 const checkKey = (monitor: Monitor, checkId: string, name: string) => `${MONITOR_CHECKS_PREFIX}${monitor.id}/${checkId}.${name}`;
 const baselineKey = (monitor: Monitor, checkId: string, name: string) => `${MONITOR_BASELINES_PREFIX}${monitor.id}/${checkId}.${name}`;
 
@@ -57,15 +66,6 @@ async function loadObject(key: string): Promise<Buffer> {
 
 const copyObject = (from: string, to: string) =>
   s3.send(new CopyObjectCommand({ Bucket: config.BUCKET_NAME, CopySource: `${config.BUCKET_NAME}/${from}`, Key: to }));
-
-/** Deletes stored objects (a replaced baseline, a deleted monitor's), best effort: what is left is only storage. */
-export async function deleteObjects(keys: readonly (string | undefined)[]): Promise<void> {
-  const objects = keys.filter((key): key is string => key !== undefined).map((Key) => ({ Key }));
-  if (!objects.length) return;
-  await s3
-    .send(new DeleteObjectsCommand({ Bucket: config.BUCKET_NAME, Delete: { Objects: objects, Quiet: true } }))
-    .catch((error: unknown) => log.warn("stored objects not deleted", { keys, error: describeError(error) }));
-}
 
 /** A check's comparison of what it saw with the baseline. */
 interface Comparison {
@@ -148,12 +148,6 @@ async function reschedule(monitor: Monitor, at: number, set: Record<string, unkn
   if (monitor.paused || (await changeMonitor(monitor, { ...set, nextDueAt: at }))) return;
   // Its schedule changed meanwhile (the schedule claimed it, a PATCH): the note stands without the move.
   await noteOnMonitor(monitor, set);
-}
-
-/** Presigned links to a check's images (for DOWNLOAD_LINK_SECONDS; GET .../checks signs new ones). */
-export async function imageLinks(images: NonNullable<Check["images"]>) {
-  const links = await Promise.all(Object.entries(images).map(async ([name, key]) => [`${name}Url`, key ? (await downloadLink(key)).url : undefined] as const));
-  return Object.fromEntries(links.filter(([, url]) => url !== undefined));
 }
 
 /** The webhook data of a check. */

@@ -3,9 +3,13 @@ import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk
 import { documents, ignoreFailedCondition, queryAll, transactIf } from "../billing/dynamodb.js";
 import { dueKey, feedCheckKey, MONITOR_CHECK_PREFIX, MONITOR_PREFIX, monitorCheckKey, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
+import { AppError } from "../errors.js";
+import { feed } from "../jobs/feed.js";
 import { type MonitorHooksOf, monitorHooks } from "../jobs/webhooks.js";
+import { describeError, log } from "../log.js";
 import { MONITOR_HISTORY_DAYS } from "../packaging.js";
 import type { CaptureOptions } from "../render/options.js";
+import { PRICES } from "../routes.js";
 
 // Monitors (docs/api.md, "Monitors"): a page checked on a schedule, each check compared with the
 // monitor's baseline (its capture and text at the last change). A monitor lives in its account's
@@ -263,7 +267,7 @@ export async function deleteMonitor(monitor: Monitor): Promise<void> {
 }
 
 /** Queues a check of `monitor` now (POST .../check, or a resumed monitor): its id. */
-export async function queueCheck(monitor: Monitor, trigger: Check["trigger"], now = Date.now()): Promise<string> {
+async function queueCheck(monitor: Monitor, trigger: Check["trigger"], now = Date.now()): Promise<string> {
   const queued = queuedCheckItems(monitor, trigger, now);
   await transactIf({ TransactItems: queued.items }, []);
   return queued.id;
@@ -347,3 +351,24 @@ export async function finishCheck(
 /** Drops a check that will not run (its monitor paused or gone before it started). */
 export const dropCheck = (monitorId: string, checkId: string) =>
   documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: monitorCheckKey(monitorId, checkId) }));
+
+/** What a check of `monitor` costs: a screenshot's price, or content's for text alone (a capture and its text are one page load). */
+export const checkPrice = (monitor: Pick<Monitor, "mode">) => (monitor.mode === "text" ? PRICES.content : PRICES.screenshot);
+
+/** Monitor `id` if it is `accountId`'s; another account's is as unknown as one that does not exist. */
+export async function ownMonitor(accountId: string, id: string): Promise<Monitor> {
+  const monitor = await getMonitor(accountId, id);
+  if (!monitor) throw new AppError("NOT_FOUND", "No such monitor.");
+  return monitor;
+}
+
+/** Queues a check of `accountId`'s monitor `id` now (POST .../check, the MCP tool check_monitor): its id. */
+export async function checkNow(accountId: string, id: string): Promise<{ monitor: Monitor; checkId: string }> {
+  const monitor = await ownMonitor(accountId, id);
+  if (monitor.paused) throw new AppError("MONITOR_PAUSED", 'The monitor is paused; resume it with PATCH {"paused": false} first.');
+  const checkId = await queueCheck(monitor, "manual");
+  await feed(accountId).catch((error: unknown) =>
+    log.error("sending a monitor's check failed; the reconciler will", { monitorId: monitor.id, error: describeError(error) }),
+  );
+  return { monitor, checkId };
+}

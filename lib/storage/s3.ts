@@ -3,7 +3,8 @@ import { config } from "../config.js";
 
 // One S3 client per container. Locally it talks to s3rver, which needs path-style addressing and
 // checksums only when required (otherwise uploads are stored with aws-chunked framing: corrupt).
-export const s3 = new S3Client({
+// Pure: a bundle that imports this module and sends nothing drops the client.
+export const s3 = /* @__PURE__ */ new S3Client({
   region: config.AWS_REGION,
   ...(config.S3_ENDPOINT
     ? {

@@ -378,6 +378,60 @@ describe("dashboard", () => {
     await page.close();
   });
 
+  it("lists the account's monitors with their last check and a thumbnail of the last change, at 1280 and 390 px", async () => {
+    const page = await openDashboard({ wallet: false });
+    const key = await signUpThroughPage(page, `monitors-${Date.now()}@shotline.test`);
+    await page.click("#continue");
+    await visible(page, "#monitors-card");
+    expect(await textOf(page, "#monitors-empty")).toBe("No monitors yet.");
+    const id = `dash-${Date.now()}`;
+    const call = async (method: string, route: string, body?: unknown) =>
+      (await (
+        await fetch(`${dev.info.baseUrl}/api/v1${route}`, {
+          method,
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        })
+      ).json()) as Record<string, unknown>;
+    const checked = async (monitorId: string, checkId: string) => {
+      for (let waited = 0; waited < 60_000; waited += 250) {
+        const { checks } = (await call("GET", `/monitors/${monitorId}/checks`)) as { checks: { id: string; status: string; outcome?: string }[] };
+        const check = checks.find((c) => c.id === checkId);
+        if (check?.status === "done") return check.outcome;
+        await sleep(250);
+      }
+      return "not done";
+    };
+    const monitor = (await call("POST", "/monitors", {
+      url: `${inject("fixtureUrl")}/monitor/article?id=${id}`,
+      name: "Pricing page",
+      every: "6h",
+      width: 1000,
+      height: 700,
+    })) as { id: string; first_check_id: string };
+    expect(await checked(monitor.id, monitor.first_check_id)).toBe("baseline");
+    await fetch(`${inject("fixtureUrl")}/monitor/set?id=${id}&v=edited`);
+    const { check_id: checkId } = (await call("POST", `/monitors/${monitor.id}/check`)) as { check_id: string };
+    expect(await checked(monitor.id, checkId)).toBe("changed");
+    await page.click("#refresh");
+    const item = `#monitors-list li[data-monitor="${monitor.id}"]`;
+    await page.waitForSelector(`${item} .thumb img`, { timeout: 30_000 });
+    expect(await textOf(page, `${item} .monitor-title`)).toBe("Pricing page");
+    expect(await textOf(page, `${item} .badge`)).toBe("active");
+    expect(await textOf(page, `${item} .small`)).toMatch(/^every 6h, both; last check .+: changed; changed /);
+    // The thumbnail loads (the page's policy lets the bucket's links in) and shows the change in red.
+    await page.waitForFunction(
+      (selector) => (document.querySelector(selector) as HTMLImageElement | null)?.naturalWidth,
+      { timeout: 30_000 },
+      `${item} .thumb img`,
+    );
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "monitors-desktop.png"), fullPage: true });
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "monitors-phone.png"), fullPage: true });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.close();
+  }, 120_000);
+
   it("manages signing keys and builds a signed link that renders as an <img>, refused once its key is revoked", async () => {
     const page = await openDashboard({ wallet: false });
     const errors: string[] = [];

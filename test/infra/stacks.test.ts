@@ -23,6 +23,8 @@ import {
   JOB_RETENTION_DAYS,
   JOBS_PREFIX,
   LAYER_MOUNTS,
+  MONITOR_CHECKS_PREFIX,
+  MONITOR_HISTORY_DAYS,
   OUTPUT_RETENTION_DAYS,
 } from "../../lib/packaging.js";
 import { FONT_CACHE_DIR, fontSet } from "../../lib/render/packaging/fonts.js";
@@ -93,6 +95,8 @@ describe("Storage stack", () => {
           Match.objectLike({ Status: "Enabled", Prefix: "outputs/", ExpirationInDays: OUTPUT_RETENTION_DAYS }),
           Match.objectLike({ Status: "Enabled", Prefix: "answers/", ExpirationInDays: OUTPUT_RETENTION_DAYS }),
           Match.objectLike({ Status: "Enabled", Prefix: JOBS_PREFIX, ExpirationInDays: JOB_RETENTION_DAYS }),
+          // A monitor's checks' images; its baseline (monitor-baselines/) has no rule: it is kept while the monitor is.
+          Match.objectLike({ Status: "Enabled", Prefix: MONITOR_CHECKS_PREFIX, ExpirationInDays: MONITOR_HISTORY_DAYS }),
           ...CACHE_RETENTION_DAYS.map((days) => Match.objectLike({ Status: "Enabled", Prefix: `${CACHE_PREFIX}d${days}/`, ExpirationInDays: days + 1 })),
         ],
       },
@@ -124,9 +128,15 @@ describe("Api stack", () => {
     expect((props.Environment as { Variables: Record<string, unknown> }).Variables).toHaveProperty("X402_PAY_TO");
     expect((props.Environment as { Variables: Record<string, unknown> }).Variables).not.toHaveProperty("BUCKET_NAME");
     const rules = Object.values(api.findResources("AWS::Events::Rule")) as Resource[];
-    expect(rules.map((rule) => rule.Properties.ScheduleExpression)).toEqual(["rate(1 minute)"]);
-    const [reconciler] = Object.entries(api.findResources("AWS::Lambda::Function", { Properties: { Handler: "functions/reconcile.handler" } }));
-    expect(JSON.stringify(rules[0]!.Properties.Targets)).toContain(reconciler![0]);
+    // The reconciler's, and the monitors' schedule's: each a rule of its own, every minute.
+    expect(rules.map((rule) => rule.Properties.ScheduleExpression)).toEqual(["rate(1 minute)", "rate(1 minute)"]);
+    for (const handler of ["functions/reconcile.handler", "functions/monitors-schedule.handler"]) {
+      const [target] = Object.entries(api.findResources("AWS::Lambda::Function", { Properties: { Handler: handler } }));
+      expect(
+        rules.filter((rule) => JSON.stringify(rule.Properties.Targets).includes(target![0])),
+        handler,
+      ).toHaveLength(1);
+    }
   });
 
   it("caps every free route (reserved concurrency and gateway throttling) so it cannot starve paid renders; priced routes are uncapped", () => {
@@ -292,7 +302,8 @@ describe("Api stack", () => {
     // Only what queues items or webhook attempts may send, and only to those queues: the route that
     // makes jobs, the worker (an account's next items, as one ends) and the reconciler (items a
     // feed missed) to the jobs queue; the route that cancels jobs (its completion webhook), the
-    // worker (events) and the sender (retries) to the webhooks queue.
+    // worker (events) and the sender (retries) to the webhooks queue; the monitors' routes, their
+    // schedule and the MCP server to the jobs queue.
     const sending = (Object.values(api.findResources("AWS::IAM::Policy")) as Resource[]).flatMap((p) =>
       (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((st) =>
         [st.Action].flat().includes("sqs:SendMessage"),
@@ -305,6 +316,12 @@ describe("Api stack", () => {
       "job-worker": ["jobs", "webhooks"],
       "webhook-sender": ["webhooks"],
       reconcile: ["jobs"],
+      // A monitor's first check, one asked for now, the schedule's, and an agent's (MCP) all go
+      // through the account's feed to the jobs queue.
+      "monitors-create": ["jobs"],
+      "monitors-check": ["jobs"],
+      "monitors-schedule": ["jobs"],
+      mcp: ["jobs"],
     };
     const senders = sending.map((st) => [Object.keys(sends).find((id) => st.roles.includes(roleOf(id))), st.resource] as const);
     expect(senders.map(([id]) => id).sort()).toEqual(Object.keys(sends).sort());
