@@ -2,7 +2,7 @@ import { AppError } from "../lib/errors.js";
 import { canonical } from "../lib/http/idempotency.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { monitorAnswer } from "../lib/http/monitors.js";
-import { assertWebhook } from "../lib/http/outbound.js";
+import { assertReachable, assertWebhook } from "../lib/http/outbound.js";
 import { json } from "../lib/http/responses.js";
 import { monitorPatch, monitorRequest, monitorSpecOf } from "../lib/http/schemas.js";
 import { validate } from "../lib/http/validate.js";
@@ -35,6 +35,7 @@ export const handler = withHttp({ route: "monitors-update", schema: monitorPatch
     else if (value !== undefined) request[field] = value;
   }
   const spec = monitorSpecOf(validate(monitorRequest, request));
+  if (spec.request.url !== monitor.request.url) await assertReachable("url", spec.request.url);
   if (spec.request.webhookUrl && spec.request.webhookUrl !== monitor.request.webhookUrl) await assertWebhook(account.accountId, spec.request.webhookUrl);
   for (let attempt = 1; ; attempt++) {
     const now = Date.now();

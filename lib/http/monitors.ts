@@ -9,7 +9,7 @@ import { type Check, checkPrice, countMonitors, createMonitor, hooksOf, listMoni
 import { MONITOR_HISTORY_DAYS } from "../packaging.js";
 import { routeById } from "../routes.js";
 import { downloadLink } from "../storage/outputs.js";
-import { assertWebhook } from "./outbound.js";
+import { assertReachable, assertWebhook } from "./outbound.js";
 import { json } from "./responses.js";
 import { type monitorRequest, monitorSpecOf } from "./schemas.js";
 
@@ -75,6 +75,8 @@ const leftToReconciler = (what: string, monitorId: string) => (error: unknown) =
 
 /** POST /api/v1/monitors (and the MCP tool create_monitor): the monitor made, its first check queued. */
 export async function createMonitorAnswer(accountId: string, body: z.output<typeof monitorRequest>) {
+  // A page the guard would refuse is refused now, not by every check after (each again at its connections).
+  await assertReachable("url", body.url);
   if (body.webhookUrl) await assertWebhook(accountId, body.webhookUrl);
   if ((await countMonitors(accountId)) >= MAX_MONITORS_PER_ACCOUNT)
     throw new AppError("TOO_MANY_MONITORS", `An account has at most ${MAX_MONITORS_PER_ACCOUNT} monitors; delete one first.`);

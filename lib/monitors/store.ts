@@ -266,7 +266,7 @@ export async function deleteMonitor(monitor: Monitor): Promise<void> {
   );
 }
 
-/** Queues a check of `monitor` now (POST .../check, or a resumed monitor): its id. */
+/** Queues a check of `monitor` now (POST .../check): its id. */
 async function queueCheck(monitor: Monitor, trigger: Check["trigger"], now = Date.now()): Promise<string> {
   const queued = queuedCheckItems(monitor, trigger, now);
   await transactIf({ TransactItems: queued.items }, []);
@@ -296,8 +296,9 @@ export async function listChecks(monitorId: string, limit: number, before?: stri
       Limit: limit + 1,
     }),
   );
-  const checks = ((page.Items ?? []) as Check[]).filter((check) => check.id !== before).slice(0, limit);
-  return { checks, next: checks.length === limit ? checks.at(-1)!.id : null };
+  const found = ((page.Items ?? []) as Check[]).filter((check) => check.id !== before);
+  const checks = found.slice(0, limit);
+  return { checks, next: found.length > limit || page.LastEvaluatedKey ? (checks.at(-1)?.id ?? null) : null };
 }
 
 /**

@@ -311,6 +311,12 @@ describe("monitors: the API", () => {
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(answer.error.message).toContain(field);
     }
+    // A page on a private address (the metadata service, another network): refused at once, no connection tried.
+    for (const target of ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::1]:9/"]) {
+      const res = await postJson("/api/v1/monitors", { url: target }, auth(key));
+      expect(res.status, target).toBe(400);
+      expect(((await res.json()) as ErrorBody).error.message).toContain("url");
+    }
     // A webhook on a private address, or without a secret to sign with.
     const privateHook = await postJson("/api/v1/monitors", { url, webhookUrl: "http://169.254.169.254/latest" }, auth(key));
     expect(privateHook.status).toBe(400);
