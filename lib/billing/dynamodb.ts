@@ -44,6 +44,19 @@ export async function queryAll<T>(pk: string, prefix?: string): Promise<T[]> {
   return items;
 }
 
+/**
+ * An UpdateExpression's SET of `fields` (those undefined left out: "" when none is left), with the
+ * names and values it refers to as `#field` and `:field`.
+ */
+export function setClause(fields: Record<string, unknown>): { set: string; names: Record<string, string>; values: Record<string, unknown> } {
+  const entries = Object.entries(fields).filter(([, value]) => value !== undefined);
+  return {
+    set: entries.length ? `SET ${entries.map(([name]) => `#${name} = :${name}`).join(", ")}` : "",
+    names: Object.fromEntries(entries.map(([name]) => [`#${name}`, name])),
+    values: Object.fromEntries(entries.map(([name, value]) => [`:${name}`, value])),
+  };
+}
+
 /** For `.catch` of a conditional write whose failed condition means "someone else's now": nothing to do; anything else is rethrown. */
 export function ignoreFailedCondition(error: unknown): void {
   if (!(error instanceof ConditionalCheckFailedException)) throw error;

@@ -12,12 +12,13 @@ import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
 import { JOB_CAPTURE_HEIGHT } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
-import { consumers, priceOf, routeById } from "../routes.js";
+import { priceOf, routeById } from "../routes.js";
 import { itemDone } from "./feed.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
 import { finishItem, getJob, type Job, type JobItem, readJob, releaseItemHold, startItem } from "./store.js";
 import { announce } from "./webhooks.js";
+import { CHARGE_HOLD_MS, LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "./worker-time.js";
 
 // A job's item, run by the worker (functions/job-worker.ts) when the queue delivers its message:
 // taken (once at a time), charged as its endpoint would be, run with its own page-load limit, its
@@ -26,13 +27,6 @@ import { announce } from "./webhooks.js";
 // is the item's, its time fixed at the first start, and the reconciler holds off until the queue
 // can no longer redeliver it.
 
-/** Time an item is given beyond its page-load limit: capture, encoding, storing. */
-const ITEM_RESERVE_MS = 20_000;
-/** A worker holds an item this long past its own deadline before another may take it over. */
-const LEASE_MARGIN_MS = 15_000;
-/** The reconciler leaves an item's charge alone this long (longer than the queue redelivers: docs/design.md, "Jobs"). */
-const CHARGE_HOLD_MS = 60 * 60_000;
-
 type Item = JobRequest["items"][number];
 type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey"> & { output: { body: Buffer; contentType: string } };
 
@@ -40,9 +34,6 @@ type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey"> & { output: { 
 const UPLOAD_TIMEOUT_MS = 60_000;
 /** An upload left less than this is not tried. */
 const UPLOAD_MIN_MS = 1_000;
-/** The worker's own time limit (lib/routes.ts, consumers) and what an item leaves of it: ending the item, its events, feeding the next. */
-const WORKER_LIMIT_MS = consumers.find((c) => c.id === "job-worker")!.timeoutSeconds * 1000;
-const WORKER_MARGIN_MS = 5_000;
 
 /**
  * PUTs an item's output to the customer's `upload` URL (a presigned URL of their bucket) under the
@@ -133,7 +124,7 @@ export const chargeItem = (job: Job, index: number, price: number, taken: JobIte
  * finds the item ended and announces it again.
  */
 export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now(), workerLimitMs = WORKER_LIMIT_MS): Promise<"done" | "busy"> {
-  const deadlineAt = now + message.timeout * 1000 + ITEM_RESERVE_MS;
+  const deadlineAt = now + message.timeout * 1000 + WORK_RESERVE_MS;
   // Everything the item does, its upload included, ends by then: inside the worker's own limit, so that it always ends with a result.
   const endBy = now + workerLimitMs - WORKER_MARGIN_MS;
   // Read and taken at once: a message of no job (expired, or made up) finds nothing and takes nothing.

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll, setClause } from "../billing/dynamodb.js";
 import { allHolds, closeHold, releaseHold } from "../billing/holds.js";
 import { ACCOUNT_JOB_PREFIX, accountJobKey, feedKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
 import { config } from "../config.js";
@@ -233,15 +233,15 @@ export async function finishItem(
   outcome: Pick<JobItem, "charged" | "result" | "outputKey" | "imageKey" | "error" | "upload"> & { status: "succeeded" | "failed" },
   now = Date.now(),
 ): Promise<void> {
-  const fields = Object.entries({ ...outcome, finishedAt: new Date(now).toISOString() }).filter(([, value]) => value !== undefined);
+  const { set, names, values } = setClause({ ...outcome, finishedAt: new Date(now).toISOString() });
   await documents.send(
     new UpdateCommand({
       TableName: config.TABLE_NAME,
       Key: jobItemKey(jobId, index),
-      UpdateExpression: `SET ${fields.map(([name]) => `#${name} = :${name}`).join(", ")} REMOVE leaseUntil`,
+      UpdateExpression: `${set} REMOVE leaseUntil`,
       ConditionExpression: "#status = :running",
-      ExpressionAttributeNames: Object.fromEntries(fields.map(([name]) => [`#${name}`, name])),
-      ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])), ":running": "running" },
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ...values, ":running": "running" },
     }),
   );
 }

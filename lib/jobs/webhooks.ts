@@ -336,11 +336,10 @@ export type MonitorHooksOf = (accountId: string, monitorId: string) => Promise<H
 
 /** Handles delivery attempt `message` of a job's (or a monitor's) webhook; its owner gone, there is nothing to deliver. */
 export async function sendAttempt(message: WebhookMessage, monitorHooksOf: MonitorHooksOf): Promise<"done"> {
+  // A monitor's messages always name its account (its key); a job's are found by the job.
   const owner =
     message.monitorId !== undefined
-      ? message.accountId
-        ? await monitorHooksOf(message.accountId, message.monitorId)
-        : null
+      ? await monitorHooksOf(message.accountId ?? "", message.monitorId)
       : await getJob(message.jobId ?? "").then((job) => job && jobHooks(job));
   if (owner) await deliver(message, owner);
   return "done";

@@ -1,4 +1,4 @@
-import { CopyObjectCommand, GetObjectCommand } from "@aws-sdk/client-s3";
+import { CopyObjectCommand } from "@aws-sdk/client-s3";
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { config } from "../config.js";
 import { whenAborted } from "../deadline.js";
@@ -7,13 +7,14 @@ import { itemDone } from "../jobs/feed.js";
 import type { CheckMessage } from "../jobs/queue.js";
 import { putObject } from "../jobs/requests.js";
 import { sendOwnEvent } from "../jobs/webhooks.js";
+import { CHARGE_HOLD_MS, LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "../jobs/worker-time.js";
 import { describeError, log } from "../log.js";
 import { JOB_MAX_RECEIVES, MONITOR_BASELINES_PREFIX, MONITOR_CHECKS_PREFIX } from "../packaging.js";
 import { renderTimeout } from "../render/errors.js";
 import { viewportFor } from "../render/viewport.js";
-import { consumers } from "../routes.js";
+import { loadStored } from "../storage/outputs.js";
 import { s3 } from "../storage/s3.js";
-import { textDiff, visualDiff } from "./diff.js";
+import { textDiff, type VisualDiff, visualDiff } from "./diff.js";
 import { decode, diffImage, thumbnail } from "./images.js";
 import { deleteObjects, imageLinks } from "./objects.js";
 import { type Observation, observe } from "./observe.js";
@@ -44,25 +45,11 @@ const FAILURE_STREAK = 3;
 /** The retries before the streak, and the backoff after it, doubling up to a day. */
 const RETRY_MS = 60_000;
 const MAX_BACKOFF_MS = 86_400_000;
-/** A check's time beyond its page-load limit: capture, diff, storing. */
-const CHECK_RESERVE_MS = 20_000;
-/** A worker holds a check this long past its deadline before another may take it over. */
-const LEASE_MARGIN_MS = 15_000;
-/** The reconciler leaves a check's charge alone this long (longer than the queue redelivers). */
-const CHARGE_HOLD_MS = 60 * 60_000;
-/** The worker's own time limit (lib/routes.ts, consumers), and what a check leaves of it. */
-const WORKER_LIMIT_MS = consumers.find((c) => c.id === "job-worker")!.timeoutSeconds * 1000;
-const WORKER_MARGIN_MS = 5_000;
 /** Lines of text added and removed a check keeps, each. */
 const MAX_TEXT_LINES = 200;
 
 const checkKey = (monitor: Monitor, checkId: string, name: string) => `${MONITOR_CHECKS_PREFIX}${monitor.id}/${checkId}.${name}`;
 const baselineKey = (monitor: Monitor, checkId: string, name: string) => `${MONITOR_BASELINES_PREFIX}${monitor.id}/${checkId}.${name}`;
-
-async function loadObject(key: string): Promise<Buffer> {
-  const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }));
-  return Buffer.from(await Body!.transformToByteArray());
-}
 
 const copyObject = (from: string, to: string) =>
   s3.send(new CopyObjectCommand({ Bucket: config.BUCKET_NAME, CopySource: `${config.BUCKET_NAME}/${from}`, Key: to }));
@@ -73,8 +60,8 @@ interface Comparison {
   readonly changedPercent?: number;
   readonly boxes?: Check["boxes"];
   readonly text?: Check["text"];
-  /** Pixels per CSS px of the capture, and its decoded size. */
-  readonly diff?: { readonly boxes: import("./diff.js").VisualDiff["boxes"]; readonly size: { width: number; height: number } };
+  /** The changed regions in the capture's own pixels (the diff image marks them). */
+  readonly pixelBoxes?: VisualDiff["boxes"];
 }
 
 /** Compares what a check saw with the monitor's baseline (none yet: this one is it). */
@@ -84,19 +71,19 @@ async function compare(monitor: Monitor, seen: Observation): Promise<Comparison>
   let visualChange = false;
   let result: Omit<Comparison, "outcome"> = {};
   if (seen.capture && monitor.baseline.imageKey) {
-    const [before, after] = await Promise.all([loadObject(monitor.baseline.imageKey).then(decode), decode(seen.capture.body)]);
+    const [before, after] = await Promise.all([loadStored(monitor.baseline.imageKey).then(decode), decode(seen.capture.body)]);
     const diff = visualDiff(before, after);
     visualChange = diff.changedPercent > monitor.thresholdPercent;
     const css = (value: number) => Math.round(value / scale);
     result = {
       changedPercent: diff.changedPercent,
       boxes: diff.boxes.map((box) => ({ x: css(box.x), y: css(box.y), width: Math.max(1, css(box.width)), height: Math.max(1, css(box.height)) })),
-      diff: { boxes: diff.boxes, size: { width: after.width, height: after.height } },
+      pixelBoxes: diff.boxes,
     };
   }
   let textChange = false;
   if (seen.lines && monitor.baseline.textKey) {
-    const before = JSON.parse((await loadObject(monitor.baseline.textKey)).toString("utf8")) as string[];
+    const before = JSON.parse((await loadStored(monitor.baseline.textKey)).toString("utf8")) as string[];
     const { added, removed } = textDiff(before, seen.lines);
     textChange = added.length + removed.length > 0;
     result = { ...result, text: { added: added.slice(0, MAX_TEXT_LINES), removed: removed.slice(0, MAX_TEXT_LINES) } };
@@ -120,7 +107,7 @@ async function keep(monitor: Monitor, checkId: string, seen: Observation, compar
     seen.capture && putObject(baseline.imageKey!, seen.capture.body, "image/png"),
     seen.lines && putObject(baseline.textKey!, JSON.stringify(seen.lines), "application/json"),
   ]);
-  if (comparison.outcome === "baseline" || !seen.capture || !monitor.baseline?.imageKey || !comparison.diff) {
+  if (comparison.outcome === "baseline" || !seen.capture || !monitor.baseline?.imageKey || !comparison.pixelBoxes) {
     return { images: undefined, baseline, thumbKey: undefined };
   }
   const images = {
@@ -128,13 +115,13 @@ async function keep(monitor: Monitor, checkId: string, seen: Observation, compar
     after: checkKey(monitor, checkId, "after.png"),
     diff: checkKey(monitor, checkId, "diff.png"),
   };
-  const marked = await diffImage(seen.capture.body, comparison.diff.size, comparison.diff.boxes);
+  const marked = await diffImage(seen.capture.body, seen.capture, comparison.pixelBoxes);
   const thumbKey = checkKey(monitor, checkId, "thumb.webp");
   await Promise.all([
     copyObject(monitor.baseline.imageKey, images.before),
     putObject(images.after, seen.capture.body, "image/png"),
     putObject(images.diff, marked, "image/png"),
-    thumbnail(marked, comparison.diff.size, comparison.diff.boxes).then((thumb) => putObject(thumbKey, thumb, "image/webp")),
+    thumbnail(marked, seen.capture, comparison.pixelBoxes).then((thumb) => putObject(thumbKey, thumb, "image/webp")),
   ]);
   return { images, baseline, thumbKey };
 }
@@ -163,9 +150,12 @@ const eventData = (monitor: Monitor, check: Partial<Check> & { id: string }) => 
   ...(check.error ? { error: check.error } : {}),
 });
 
+/** A failed check's outcome: nothing charged, and why. */
+const failure = (error: AppError) => ({ outcome: "failed" as const, charged: 0, error: { code: error.code, message: error.message } });
+
 /** A check that could not run: not charged, the failure counted, retried sooner or backed off; at the streak's length, monitor.failed once. */
 async function failed(monitor: Monitor, check: Check, error: AppError, now: number): Promise<void> {
-  const outcome = { outcome: "failed" as const, charged: 0, error: { code: error.code, message: error.message } };
+  const outcome = failure(error);
   await finishCheck(monitor.id, check.id, outcome);
   const failures = monitor.failures + 1;
   const notify = failures >= FAILURE_STREAK && !monitor.failedNotified;
@@ -183,7 +173,7 @@ async function failed(monitor: Monitor, check: Check, error: AppError, now: numb
 
 /** Pauses a monitor whose account's balance cannot pay for its check; monitor.paused says so. */
 async function pauseUnpaid(monitor: Monitor, check: Check, error: AppError): Promise<void> {
-  await finishCheck(monitor.id, check.id, { outcome: "failed", charged: 0, error: { code: error.code, message: error.message } });
+  await finishCheck(monitor.id, check.id, failure(error));
   if (!(await changeMonitor(monitor, { paused: true, pausedReason: "insufficient_balance", nextDueAt: undefined }))) return;
   await sendOwnEvent(hooksOf(monitor), `${monitor.id}.paused.${check.id}`, "monitor.paused", {
     monitor_id: monitor.id,
@@ -199,8 +189,8 @@ async function pauseUnpaid(monitor: Monitor, check: Check, error: AppError): Pro
  * message again, up to JOB_MAX_RECEIVES times; at the last, the check fails instead.
  */
 export async function runCheck(message: CheckMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
-  const deadlineAt = now + config.PAGE_LOAD_TIMEOUT_MS + CHECK_RESERVE_MS;
-  const endBy = now + WORKER_LIMIT_MS - WORKER_MARGIN_MS;
+  // Everything the check does ends by then, inside the worker's own limit.
+  const until = Math.min(now + config.PAGE_LOAD_TIMEOUT_MS + WORK_RESERVE_MS, now + WORKER_LIMIT_MS - WORKER_MARGIN_MS);
   const done = async () => {
     await itemDone(message, message.accountId);
     return "done" as const;
@@ -213,7 +203,7 @@ export async function runCheck(message: CheckMessage, receiveCount: number, now 
     await dropCheck(monitor.id, queued.id);
     return done();
   }
-  const check = await startCheck(monitor.id, queued.id, Math.min(deadlineAt, endBy) + LEASE_MARGIN_MS, now);
+  const check = await startCheck(monitor.id, queued.id, until + LEASE_MARGIN_MS, now);
   if (!check) {
     const again = await getCheck(monitor.id, queued.id);
     return again?.status === "running" && (again.leaseUntil ?? 0) >= now ? "busy" : done();
@@ -232,13 +222,13 @@ export async function runCheck(message: CheckMessage, receiveCount: number, now 
     await pauseUnpaid(monitor, check, error);
     return done();
   }
-  const budget = whenAborted(Math.min(deadlineAt, endBy), renderTimeout("The check did not finish within the page-load limit and the time to capture it."));
+  const budget = whenAborted(until, renderTimeout("The check did not finish within the page-load limit and the time to capture it."));
   try {
-    const seen = await observe(monitor, { at: Math.min(deadlineAt, endBy), signal: budget.signal });
+    const seen = await observe(monitor, { at: until, signal: budget.signal });
     const comparison = await compare(monitor, seen);
     const kept = await keep(monitor, check.id, seen, comparison);
     await markDelivered(charge);
-    const { diff: _, ...result } = comparison;
+    const { pixelBoxes: _, ...result } = comparison;
     const finished = { ...result, charged: price, page: seen.page, ...(kept.images ? { images: kept.images } : {}) };
     await finishCheck(monitor.id, check.id, finished);
     const summary = {

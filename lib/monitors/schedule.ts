@@ -1,15 +1,15 @@
-import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { documents, transactIf } from "../billing/dynamodb.js";
-import { DUE_PARTITION, dueKey, monitorKey } from "../billing/keys.js";
+import { DUE_PARTITION, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { feed } from "../jobs/feed.js";
 import { describeError, log } from "../log.js";
-import { queuedCheckItems } from "./store.js";
+import { dueMoves, queuedCheckItems } from "./store.js";
 
 // The monitors' schedule (docs/api.md, "Monitors"): a function run each minute (lib/routes.ts,
 // schedules) reads the DUE partition up to now, oldest first, and claims each due monitor in one
-// transaction (its due row deleted, its next one written `every` later, a check queued): a row is
-// claimed once however many runs meet it. Each account's checks then go to the jobs' workers
+// transaction (its next due moved `every` later, on condition that it is still the one read, with
+// its due row; a check queued): a monitor is claimed once however many runs meet it. Each account's checks then go to the jobs' workers
 // through its feed, as its share of them allows (lib/jobs/feed.ts). One function for every
 // monitor: thousands of monitors are thousands of rows, not thousands of schedules.
 
@@ -18,41 +18,36 @@ type DueRow = { pk: string; sk: string; accountId: string; monitorId: string; du
 /** Claims at once, per run. */
 const PARALLEL = 16;
 
-/** Claims due monitor `row`: false when another run did, or the monitor changed (its row is then stale, or gone with it). */
+/** Claims due monitor `row`: its check's id, or null when another run did, or the monitor changed (paused, rescheduled, gone). */
 async function claim(row: DueRow, now: number): Promise<string | null> {
   const { monitorId, accountId, dueAt } = row;
   const key = monitorKey(accountId, monitorId);
   const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: key, ProjectionExpression: "every", ConsistentRead: true }));
   // A due row whose monitor is gone: dropped.
   if (!Item) {
-    await transactIf({
-      TransactItems: [{ Delete: { TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" } }],
-    });
+    await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk } }));
     return null;
   }
   // The next one after now, on the monitor's cadence (a schedule that fell behind does not queue the missed ones).
   const every = Number(Item.every) * 1000;
   const next = dueAt + Math.max(1, Math.ceil((now + 1 - dueAt) / every)) * every;
   const queued = queuedCheckItems({ id: monitorId, accountId }, "scheduled", now);
-  const claimed = await transactIf(
-    {
-      TransactItems: [
-        { Delete: { TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" } },
-        {
-          Update: {
-            TableName: config.TABLE_NAME,
-            Key: key,
-            UpdateExpression: "SET nextDueAt = :next",
-            ConditionExpression: "nextDueAt = :due AND paused = :no",
-            ExpressionAttributeValues: { ":next": next, ":due": dueAt, ":no": false },
-          },
+  // The monitor's own condition claims it: once its next due has moved, no other run's holds.
+  const claimed = await transactIf({
+    TransactItems: [
+      {
+        Update: {
+          TableName: config.TABLE_NAME,
+          Key: key,
+          UpdateExpression: "SET nextDueAt = :next",
+          ConditionExpression: "nextDueAt = :due AND paused = :no",
+          ExpressionAttributeValues: { ":next": next, ":due": dueAt, ":no": false },
         },
-        { Put: { TableName: config.TABLE_NAME, Item: { ...dueKey(next, accountId, monitorId), accountId, monitorId, dueAt: next } } },
-        ...queued.items,
-      ],
-    },
-    [0, 1],
-  );
+      },
+      ...dueMoves({ id: monitorId, accountId }, dueAt, next),
+      ...queued.items,
+    ],
+  });
   return claimed ? queued.id : null;
 }
 

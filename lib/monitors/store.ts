@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { documents, ignoreFailedCondition, queryAll, transactIf } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll, setClause, transactIf } from "../billing/dynamodb.js";
 import { dueKey, feedCheckKey, MONITOR_CHECK_PREFIX, MONITOR_PREFIX, monitorCheckKey, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
@@ -125,7 +125,7 @@ export async function createMonitor(accountId: string, spec: MonitorSpec, now = 
   await transactIf({
     TransactItems: [
       { Put: { TableName: config.TABLE_NAME, Item: { ...monitorKey(accountId, id), ...monitor }, ConditionExpression: "attribute_not_exists(pk)" } },
-      { Put: { TableName: config.TABLE_NAME, Item: { ...dueKey(nextDueAt, accountId, id), accountId, monitorId: id, dueAt: nextDueAt } } },
+      ...dueMoves(monitor, undefined, nextDueAt),
       ...first.items,
     ],
   });
@@ -172,8 +172,8 @@ export async function countMonitors(accountId: string): Promise<number> {
   return count;
 }
 
-/** The write that moves a monitor's DUE row from `from` to `to` (either absent: none to delete, none to write). */
-const dueMoves = (monitor: Pick<Monitor, "id" | "accountId">, from: number | undefined, to: number | undefined) => [
+/** The writes that move a monitor's DUE row from `from` to `to` (either absent: none to delete, none to write). */
+export const dueMoves = (monitor: Pick<Monitor, "id" | "accountId">, from: number | undefined, to: number | undefined) => [
   ...(from === undefined ? [] : [{ Delete: { TableName: config.TABLE_NAME, Key: dueKey(from, monitor.accountId, monitor.id) } }]),
   ...(to === undefined
     ? []
@@ -194,34 +194,24 @@ type Fields = Record<string, unknown>;
  * (undefined: none, paused), in one transaction that holds only while nobody changed its schedule
  * meanwhile. False when someone did (read it again).
  */
-export async function changeMonitor(monitor: Monitor, set: Fields, remove: readonly string[] = [], extra: readonly object[] = []): Promise<boolean> {
-  const nextDueAt = "nextDueAt" in set ? (set.nextDueAt as number | undefined) : monitor.nextDueAt;
-  const fields = Object.entries(set).filter(([, value]) => value !== undefined);
-  const removed = [...remove, ...("nextDueAt" in set && set.nextDueAt === undefined ? ["nextDueAt"] : [])];
-  const names = Object.fromEntries([...fields.map(([name]) => name), ...removed].map((name) => [`#${name}`, name]));
-  const expression = [
-    fields.length ? `SET ${fields.map(([name]) => `#${name} = :${name}`).join(", ")}` : "",
-    removed.length ? `REMOVE ${removed.map((name) => `#${name}`).join(", ")}` : "",
-  ].join(" ");
-  const moved = nextDueAt !== monitor.nextDueAt;
+export async function changeMonitor(monitor: Monitor, fields: Fields, remove: readonly string[] = []): Promise<boolean> {
+  const nextDueAt = "nextDueAt" in fields ? (fields.nextDueAt as number | undefined) : monitor.nextDueAt;
+  const removed = [...remove, ...("nextDueAt" in fields && fields.nextDueAt === undefined ? ["nextDueAt"] : [])];
+  const { set, names, values } = setClause(fields);
+  const was = monitor.nextDueAt;
   return transactIf({
     TransactItems: [
       {
         Update: {
           TableName: config.TABLE_NAME,
           Key: monitorKey(monitor.accountId, monitor.id),
-          UpdateExpression: expression,
-          ConditionExpression:
-            monitor.nextDueAt === undefined ? "attribute_exists(pk) AND attribute_not_exists(nextDueAt)" : "attribute_exists(pk) AND nextDueAt = :was",
-          ExpressionAttributeNames: { ...names },
-          ExpressionAttributeValues: {
-            ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])),
-            ...(monitor.nextDueAt === undefined ? {} : { ":was": monitor.nextDueAt }),
-          },
+          UpdateExpression: `${set}${removed.length ? ` REMOVE ${removed.map((name) => `#${name}`).join(", ")}` : ""}`,
+          ConditionExpression: was === undefined ? "attribute_exists(pk) AND attribute_not_exists(nextDueAt)" : "attribute_exists(pk) AND nextDueAt = :was",
+          ExpressionAttributeNames: { ...names, ...Object.fromEntries(removed.map((name) => [`#${name}`, name])) },
+          ExpressionAttributeValues: { ...values, ...(was === undefined ? {} : { ":was": was }) },
         },
       },
-      ...(moved ? dueMoves(monitor, monitor.nextDueAt, nextDueAt) : []),
-      ...extra,
+      ...(nextDueAt !== was ? dueMoves(monitor, was, nextDueAt) : []),
     ],
   });
 }
@@ -229,26 +219,22 @@ export async function changeMonitor(monitor: Monitor, set: Fields, remove: reado
 /** Updates fields of a monitor that its schedule does not depend on (a check's results); nothing when it is gone. */
 export async function noteOnMonitor(
   monitor: Pick<Monitor, "id" | "accountId">,
-  set: Fields,
+  fields: Fields,
   condition?: { expression: string; values: Fields },
 ): Promise<boolean> {
-  const fields = Object.entries(set).filter(([, value]) => value !== undefined);
-  try {
-    await documents.send(
+  const { set, names, values } = setClause(fields);
+  return conditionHeld(
+    documents.send(
       new UpdateCommand({
         TableName: config.TABLE_NAME,
         Key: monitorKey(monitor.accountId, monitor.id),
-        UpdateExpression: `SET ${fields.map(([name]) => `#${name} = :${name}`).join(", ")}`,
+        UpdateExpression: set,
         ConditionExpression: `attribute_exists(pk)${condition ? ` AND ${condition.expression}` : ""}`,
-        ExpressionAttributeNames: Object.fromEntries(fields.map(([name]) => [`#${name}`, name])),
-        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])), ...condition?.values },
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ...values, ...condition?.values },
       }),
-    );
-    return true;
-  } catch (error) {
-    ignoreFailedCondition(error);
-    return false;
-  }
+    ),
+  );
 }
 
 /** Deletes a monitor and its due row (its checks and events expire with their history). */
@@ -332,21 +318,19 @@ export async function finishCheck(
   outcome: Omit<Check, "id" | "monitorId" | "status" | "trigger" | "queuedAt">,
   now = Date.now(),
 ) {
-  const fields = Object.entries({ ...outcome, status: "done", finishedAt: new Date(now).toISOString() }).filter(([, value]) => value !== undefined);
-  try {
-    await documents.send(
+  const { set, names, values } = setClause({ ...outcome, status: "done", finishedAt: new Date(now).toISOString() });
+  await conditionHeld(
+    documents.send(
       new UpdateCommand({
         TableName: config.TABLE_NAME,
         Key: monitorCheckKey(monitorId, checkId),
-        UpdateExpression: `SET ${fields.map(([name]) => `#${name} = :${name}`).join(", ")} REMOVE leaseUntil`,
+        UpdateExpression: `${set} REMOVE leaseUntil`,
         ConditionExpression: "#status = :running",
-        ExpressionAttributeNames: Object.fromEntries(fields.map(([name]) => [`#${name}`, name])),
-        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([name, value]) => [`:${name}`, value])), ":running": "running" },
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ...values, ":running": "running" },
       }),
-    );
-  } catch (error) {
-    ignoreFailedCondition(error);
-  }
+    ),
+  );
 }
 
 /** Drops a check that will not run (its monitor paused or gone before it started). */

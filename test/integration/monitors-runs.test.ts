@@ -2,21 +2,11 @@
 // a local SQS of this file's own (so that the stack's worker does not take these messages): a
 // paused monitor runs nothing, an account that cannot pay pauses its monitor charged nothing, and a
 // check whose message comes twice runs and is charged once. The schedule: monitors-tick.test.ts.
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { admin, signUp } from "../../dev/harness/dev-process.js";
-import { createQueues } from "../../dev/jobs-local.js";
-import { startSqsLocal } from "../../dev/sqs-local.js";
-import { useSharedStackInProcess } from "../helpers/in-process.js";
+import { ownQueues, useSharedStackInProcess } from "../helpers/in-process.js";
 
-const sqs = await startSqsLocal();
-const queues = await createQueues(sqs.endpoint, 60);
-afterAll(() => sqs.stop());
-useSharedStackInProcess({
-  ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host,
-  SQS_ENDPOINT: sqs.endpoint,
-  JOBS_QUEUE_URL: queues.jobs.queueUrl,
-  WEBHOOKS_QUEUE_URL: queues.webhooks.queueUrl,
-});
+useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host, ...(await ownQueues()).environment });
 const { GetCommand } = await import("@aws-sdk/lib-dynamodb");
 const { chargeForRequest, markDelivered } = await import("../../lib/billing/ledger.js");
 const { documents, queryAll } = await import("../../lib/billing/dynamodb.js");

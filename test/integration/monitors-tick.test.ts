@@ -3,20 +3,12 @@
 // stack's schedule) and a local SQS of its own: 1,000 monitors due in one run are queued each once,
 // however many runs meet them, each account's share of the workers sent and the rest left in its feed.
 import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { afterAll, describe, expect, it } from "vitest";
-import { createQueues } from "../../dev/jobs-local.js";
+import { describe, expect, it } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
-import { startSqsLocal } from "../../dev/sqs-local.js";
-import { useSharedStackInProcess } from "../helpers/in-process.js";
+import { ownQueues, useSharedStackInProcess } from "../helpers/in-process.js";
 
-const sqs = await startSqsLocal();
-const queues = await createQueues(sqs.endpoint, 60);
-afterAll(() => sqs.stop());
-useSharedStackInProcess({
-  TABLE_NAME: `shotline-monitors-tick-${process.pid}`,
-  SQS_ENDPOINT: sqs.endpoint,
-  JOBS_QUEUE_URL: queues.jobs.queueUrl,
-});
+const { sqs, queues, environment } = await ownQueues();
+useSharedStackInProcess({ TABLE_NAME: `shotline-monitors-tick-${process.pid}`, ...environment });
 const { BatchWriteCommand } = await import("@aws-sdk/lib-dynamodb");
 const { ensureTable } = await import("../../dev/stack.js");
 const { documents, queryAll } = await import("../../lib/billing/dynamodb.js");
