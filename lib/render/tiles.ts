@@ -23,10 +23,11 @@ export const needsTiles = (area: Clip, scale: number): boolean =>
 /**
  * Time allowed for our own work on a capture in tiles (tiles, stitching, encoding), per Mpx of
  * output. A whole tiled request measured 144-161 ms per Mpx on two slow cores (`npm run bench`,
- * 32 Mpx), and twice that when two renders share the cores. This is a bound for a page that wedges
- * the capture, not an estimate, so it errs long: the request's deadline still caps it.
+ * 32 Mpx), twice that when two renders share the cores, and 264 ms per Mpx for a 25.6 Mpx capture
+ * of a page that grows while it is captured, with both cores busy elsewhere. This is a bound for a
+ * page that wedges the capture, not an estimate, so it errs long: the request's deadline still caps it.
  */
-const TILED_MS_PER_MPX = 250;
+const TILED_MS_PER_MPX = 400;
 
 /** The time a capture of `area` at `scale` may take past the capture's usual reserve: only a capture in tiles (a mockup's twice) needs it. */
 export const tiledCaptureMs = (area: Clip, scale: number, mockup: boolean): number =>
