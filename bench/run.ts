@@ -29,6 +29,7 @@ import { benchJobs } from "./jobs.js";
 import { benchMcp } from "./mcp.js";
 import { benchMetadata } from "./metadata.js";
 import { benchOutputs } from "./outputs.js";
+import { benchCaptureLogs } from "./page-logs.js";
 import { benchRealPages } from "./real-pages.js";
 import { type Sample, stats, writeResults } from "./stats.js";
 import { benchThroughput } from "./throughput.js";
@@ -174,6 +175,8 @@ async function main() {
   const diff = await benchDiff({ serviceUrl: baseUrl, apiKey });
   const monitorCheck = await benchMonitorCheck({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, monitorCheck.ratios);
+  const captureLogs = await benchCaptureLogs({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
+  Object.assign(results.ratios, captureLogs.ratios);
   const mcp = await benchMcp({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, mcp.ratios);
   const throughput = await benchThroughput({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, servicePid: dev.child.pid!, browser });
@@ -194,6 +197,7 @@ async function main() {
     animate: animate.results,
     monitor_diff: diff.results,
     monitor_check: monitorCheck.results,
+    capture_logs: captureLogs.results,
     throughput: throughput.results,
     lambda_cold_start: cold.results,
   });
@@ -235,6 +239,7 @@ async function main() {
   animate.print();
   diff.print();
   monitorCheck.print();
+  captureLogs.print();
   mcp.print();
   throughput.print();
   cold.print();

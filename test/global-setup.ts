@@ -21,6 +21,8 @@ declare module "vitest" {
     accountEmail: string;
     /** An S3 of "the customer's" (another s3rver), that job items upload to through presigned URLs. */
     customerS3: string;
+    /** The customer's proxies on loopback (dev/harness/proxies.ts). */
+    proxyPorts: { http: number; socks: number; silent: number };
   }
 }
 
@@ -52,6 +54,7 @@ export async function setup(project: TestProject) {
   project.provide("canaryUrl", fixtures.canaryUrl);
   project.provide("canaryPort", fixtures.canaryPort);
   project.provide("closedPort", closedPort);
+  project.provide("proxyPorts", { http: fixtures.proxies.http, socks: fixtures.proxies.socks, silent: fixtures.proxies.silent });
 }
 
 export async function teardown() {
@@ -72,7 +75,14 @@ async function startShared(): Promise<Shared> {
   const customerS3 = await startS3Local({ directory: await mkdtemp(path.join(tmpdir(), "shotline-customer-s3-")) });
   const dev = await startDev({
     // localhost:<fixtures port> is the same server as another origin (request controls' third party).
-    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},localhost:${new URL(fixtures.baseUrl).port},127.0.0.1:${closedPort},${new URL(customerS3.endpoint).host}`,
+    ALLOWED_PRIVATE_HOSTS: [
+      new URL(fixtures.baseUrl).host,
+      `localhost:${new URL(fixtures.baseUrl).port}`,
+      `127.0.0.1:${closedPort}`,
+      new URL(customerS3.endpoint).host,
+      // The customer's proxies (test/integration/proxy.test.ts).
+      ...[fixtures.proxies.http, fixtures.proxies.socks, fixtures.proxies.silent].map((port) => `127.0.0.1:${port}`),
+    ].join(","),
     PAGE_LOAD_TIMEOUT_MS: String(TEST_PAGE_LOAD_MS),
     // Many test files share 127.0.0.1; per-account limits are tested with an account set to 10/s.
     RATE_LIMIT_PER_SECOND: "100",

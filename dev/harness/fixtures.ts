@@ -5,8 +5,10 @@ import { animatePage } from "./animate-pages.js";
 import { antiFlickerPage } from "./anti-flicker-pages.js";
 import { contentPage } from "./content-pages.js";
 import { serveZoo, startZoo, stopZoo } from "./hostile-pages.js";
+import { serveLogPage } from "./log-pages.js";
 import { metadataPage, serveHugePage } from "./metadata-pages.js";
 import { monitorPage } from "./monitor-pages.js";
+import { startProxies, type TestProxies } from "./proxies.js";
 import { realPage } from "./real-pages.js";
 
 // Pages served on 127.0.0.1 for render tests, and a "canary" server that the network guard must
@@ -275,6 +277,8 @@ export interface Fixtures {
   readonly canaryUrl: string;
   readonly canaryPort: number;
   canaryHits(): readonly string[];
+  /** The customer's proxies in front of the fixtures (dev/harness/proxies.ts). */
+  readonly proxies: TestProxies;
   close(): Promise<void>;
 }
 
@@ -316,6 +320,7 @@ export async function startFixtures(): Promise<Fixtures> {
   }
   const canaryUrl = `http://127.0.0.1:${canaryPort}`;
 
+  const proxies = await startProxies();
   const hanging = new Set<http.ServerResponse>();
   // Things fixture pages report back (e.g. which consent button was clicked).
   const events: string[] = [];
@@ -352,6 +357,10 @@ export async function startFixtures(): Promise<Fixtures> {
     }
     if (url.pathname === "/hooks/seen") {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hooks.get(url.searchParams.get("id") ?? "") ?? []));
+      return;
+    }
+    if (url.pathname === "/__proxied") {
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(proxies.proxied()));
       return;
     }
     if (url.pathname === "/__events") {
@@ -404,6 +413,7 @@ export async function startFixtures(): Promise<Fixtures> {
       return;
     }
     if (url.pathname.startsWith("/zoo/") && serveZoo(url.pathname, url.searchParams, request, response)) return;
+    if (url.pathname.startsWith("/logs/") && serveLogPage(url.pathname.slice(6), url.searchParams, request, response)) return;
     if (url.pathname === "/__canary") {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(hits));
       return;
@@ -456,7 +466,9 @@ export async function startFixtures(): Promise<Fixtures> {
     canaryUrl,
     canaryPort,
     canaryHits: () => [...hits],
+    proxies,
     close: async () => {
+      proxies.close();
       for (const response of hanging) response.destroy();
       server.closeAllConnections();
       await stopZoo();

@@ -3,6 +3,7 @@ import { scriptsDrawn } from "../metadata/rendered.js";
 import { type Capture, captureSettled, type SettledPage, withSettledPage } from "../render/capture.js";
 import type { CaptureOptions, RenderSource } from "../render/options.js";
 import type { Incomplete } from "../render/page-load.js";
+import type { PageLogs } from "../render/page-log.js";
 import { MIN_CONTRAST } from "./styles.js";
 import { HIDDEN_MARK, TEXT_HIDDEN_MARK } from "./visible.js";
 
@@ -163,6 +164,8 @@ export interface BrowserRead {
   readonly capture: Capture | null;
   /** Set when the page was read as it stood at the page-load limit. */
   readonly incomplete: Incomplete | null;
+  /** What the page did, when `capture` asked for it. */
+  readonly logs?: PageLogs | undefined;
 }
 
 /** The DOM of a settled page as HTML, what a reader cannot see marked (its scripts must have drawn: `scriptsDrawn`). */

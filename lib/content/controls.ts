@@ -17,6 +17,10 @@ export function browserControls(options: CaptureOptions): string[] {
     hideSelectors: options.hideSelectors.length > 0,
     removeSelectors: options.removeSelectors.length > 0,
     blockCookieBanners: options.blockCookieBanners,
+    // What the page did is recorded in the browser only.
+    capture: options.capture !== undefined,
+    // The static path fetches without the browser's guard session, which is what speaks to a proxy.
+    proxy: options.proxy !== undefined,
   };
   return Object.entries(set).flatMap(([field, on]) => (on ? [field] : []));
 }

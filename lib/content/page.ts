@@ -6,6 +6,7 @@ import { invalidUrl } from "../render/errors.js";
 import { fetchHeadersFor } from "../render/guard/requests.js";
 import type { CaptureOptions } from "../render/options.js";
 import type { Incomplete } from "../render/page-load.js";
+import type { PageLogs } from "../render/page-log.js";
 import { readInBrowser } from "./browser.js";
 import { browserControls } from "./controls.js";
 import { parseHtml } from "./dom.js";
@@ -49,6 +50,8 @@ export interface PageRead {
   readonly capture: Capture | null;
   /** Set when the browser read the page as it stood at the page-load limit. */
   readonly incomplete: Incomplete | null;
+  /** What the page did in the browser, when `capture` asked for it. */
+  readonly logs?: PageLogs | undefined;
 }
 
 /** Where the metadata of a document sent as HTML is read as being (its relative addresses are not used). */
@@ -59,6 +62,7 @@ export async function readContent(request: ContentRequest, deadline: Deadline): 
   let html = request.html ?? null;
   let capture: Capture | null = null;
   let incomplete: Incomplete | null = null;
+  let logs: PageLogs | undefined;
   // The static HTML is read unless the browser must run (asked, a snapshot, or a control that acts only there).
   const staticRead = request.render === "never" || (request.render === "auto" && !request.screenshot && browserControls(request.page).length === 0);
   if (url !== null && staticRead) {
@@ -73,12 +77,12 @@ export async function readContent(request: ContentRequest, deadline: Deadline): 
   let content = readStatically ? extractContent(html!, url, request.scope, "static") : null;
   if (content === null) {
     const read = await readInBrowser(url !== null ? { kind: "url", url } : { kind: "html", html: html! }, request.page, request.screenshot, deadline);
-    ({ html, url, capture, incomplete } = read);
+    ({ html, url, capture, incomplete, logs } = read);
     content = extractContent(read.html, url, request.scope, "rendered");
   }
   if (html === null || content === null) throw new AppError("INTERNAL_ERROR", "The page could not be read.");
   // A document sent as HTML has no address: no favicon is guessed for it.
   const metadata = url === null ? { ...metadataOf(html, NO_BASE), favicon: "" } : metadataOf(html, url);
   const data = request.extract ? extractFields(visible(html, readStatically ? "static" : "rendered"), request.extract) : null;
-  return { content, url, title: metadata.title, metadata, rendered: !readStatically, data, capture, incomplete };
+  return { content, url, title: metadata.title, metadata, rendered: !readStatically, data, capture, incomplete, logs };
 }

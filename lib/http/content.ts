@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { readContent } from "../content/page.js";
 import type { Deadline } from "../deadline.js";
 import type { Capture } from "../render/capture.js";
-import { deliverSnapshot, incompleteHeader } from "./deliver.js";
+import { deliverSnapshot, incompleteHeader, linkLogs, presignedLog } from "./deliver.js";
 import { type HttpResponse, json } from "./responses.js";
 import { contentPageOptions, type contentRequest } from "./schemas.js";
 
@@ -19,7 +19,7 @@ export async function contentBody<T>(
 ) {
   const page = await readContent({ ...body, page: contentPageOptions(body), screenshot: body.screenshot !== undefined && body.screenshot !== false }, deadline);
   const content = page.content[body.format];
-  return {
+  const answer = {
     url: page.url,
     title: page.title,
     [body.format]: content,
@@ -32,10 +32,13 @@ export async function contentBody<T>(
     // About four characters a token in English prose: an agent's budget, not a bill.
     tokens: Math.ceil(content.length / 4),
   };
+  // The logs are the caller's to keep (linked in an answer, or with a job).
+  return { answer, logs: page.logs };
 }
 
 /** The answer of POST /api/v1/content (and the MCP tools read_page and scrape) for a validated body. */
 export async function contentAnswer(body: Parameters<typeof contentBody>[0], deadline: Deadline): Promise<HttpResponse> {
-  const answer = await contentBody(body, deadline, deliverSnapshot);
-  return json(answer, 200, incompleteHeader({ incomplete: answer.incomplete ?? null }));
+  const { answer, logs } = await contentBody(body, deadline, deliverSnapshot);
+  const linked = await linkLogs(logs, presignedLog);
+  return json({ ...answer, ...linked.fields }, 200, { ...incompleteHeader({ incomplete: answer.incomplete ?? null }), ...linked.headers });
 }

@@ -3,8 +3,9 @@ import { OUTPUT_RETENTION_DAYS } from "../packaging.js";
 import type { Animation } from "../render/animate/animate.js";
 import type { Capture } from "../render/capture.js";
 import { previewOf } from "../render/encode.js";
+import type { PageLogs } from "../render/page-log.js";
 import { routeById } from "../routes.js";
-import { downloadLink, OUTPUT_KEY, storeOutput } from "../storage/outputs.js";
+import { downloadLink, OUTPUT_KEY, type OutputLink, storeOutput } from "../storage/outputs.js";
 import { binary, type HttpResponse, json, seeOther } from "./responses.js";
 
 export const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf", gif: "gif", mp4: "mp4", webm: "webm" } as const;
@@ -51,8 +52,8 @@ async function deliverOutput(output: Output, responseFormat: "binary" | "json", 
   return json({ downloadUrl: stored.url, expiresAt: stored.expiresAt, ...envelope }, 200, caching(true));
 }
 
-/** The response for a finished capture (deliverOutput), with what its headers say of it. */
-export function deliverCapture(
+/** The response for a finished capture (deliverOutput), with what its headers say of it, and links to its logs. */
+export async function deliverCapture(
   capture: Capture,
   responseFormat: "binary" | "json",
   extraHeaders: Record<string, string> = {},
@@ -61,18 +62,68 @@ export function deliverCapture(
   const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs), ...extraHeaders };
   if (capture.truncated) headers["X-Truncated"] = "true";
   Object.assign(headers, incompleteHeader(capture));
-  return deliverOutput({ ...capture, headers, envelope: envelopeOf(capture) }, responseFormat, publicFor);
+  const logs = await linkLogs(capture.logs, presignedLog);
+  return deliverOutput(
+    { ...capture, headers: { ...headers, ...logs.headers }, envelope: { ...envelopeOf(capture), ...logs.fields } },
+    responseFormat,
+    publicFor,
+  );
 }
 
 /** The response for a finished animation (deliverOutput): its frames and length in headers too. */
-export function deliverAnimation(animation: Animation, responseFormat: "binary" | "json"): Promise<HttpResponse> {
+export async function deliverAnimation(animation: Animation, responseFormat: "binary" | "json"): Promise<HttpResponse> {
+  const logs = await linkLogs(animation.logs, presignedLog);
   const headers = {
     "X-Render-Ms": String(animation.renderMs),
     "X-Frames": String(animation.frames),
     "X-Duration-Ms": String(animation.durationMs),
     ...incompleteHeader(animation),
+    ...logs.headers,
   };
-  return deliverOutput({ ...animation, headers, envelope: animationEnvelopeOf(animation) }, responseFormat, undefined);
+  return deliverOutput({ ...animation, headers, envelope: { ...animationEnvelopeOf(animation), ...logs.fields } }, responseFormat, undefined);
+}
+
+/** A render's logs (docs/api.md, "What the page did"). */
+export type LogKind = "har" | "console" | "network";
+
+/** How each log is stored and named: its file, the header that links it, and what the envelope says of it besides the link. */
+const LOG_FILES: Record<LogKind, { name: string; extension: string; header: string; summary: (logs: Required<PageLogs>) => Record<string, number> }> = {
+  har: { name: "page", extension: "har", header: "X-Har-Url", summary: (logs) => ({ entries: logs.har.log.entries.length }) },
+  console: {
+    name: "console",
+    extension: "json",
+    header: "X-Console-Url",
+    summary: (logs) => ({ messages: logs.console.messages.length, errors: logs.console.messages.filter((m) => m.type === "error").length }),
+  },
+  network: { name: "network", extension: "json", header: "X-Network-Url", summary: (logs) => ({ failures: logs.network.failures.length }) },
+};
+
+/** Each log a render recorded: its kind, its bytes, how its file is named, and what an answer says of it. */
+export function logFiles(logs: PageLogs | undefined) {
+  return (Object.keys(LOG_FILES) as LogKind[])
+    .filter((kind) => logs?.[kind] !== undefined)
+    .map((kind) => {
+      const { name, extension, summary } = LOG_FILES[kind];
+      return { kind, body: Buffer.from(JSON.stringify(logs![kind])), file: { name, extension, kind }, summary: summary(logs as Required<PageLogs>) };
+    });
+}
+
+/** A log stored: its link, and until when it works. */
+export type StoreLog = (body: Buffer, file: { name: string; extension: string; kind: LogKind }) => Promise<OutputLink>;
+
+/** Stores a log as an output (kept a day), linked by a presigned link. */
+export const presignedLog: StoreLog = async (body, { name, extension }) => downloadLink(await storeOutput(body, "application/json", extension, name));
+
+/**
+ * Stores each log a render recorded with `store`: the headers that link them (X-Har-Url...) and the
+ * envelope's fields (`har: { url, expiresAt, entries }`, ...). Nothing when none was asked.
+ */
+export async function linkLogs(logs: PageLogs | undefined, store: StoreLog): Promise<{ headers: Record<string, string>; fields: Record<string, object> }> {
+  const linked = await Promise.all(logFiles(logs).map(async ({ kind, body, file, summary }) => ({ kind, summary, link: await store(body, file) })));
+  return {
+    headers: Object.fromEntries(linked.map(({ kind, link }) => [LOG_FILES[kind].header, link.url])),
+    fields: Object.fromEntries(linked.map(({ kind, link, summary }) => [kind, { url: link.url, expiresAt: link.expiresAt, ...summary }])),
+  };
 }
 
 /** What docs/api.md's JSON envelope says of an animation, besides its bytes. */
@@ -145,12 +196,13 @@ export function envelopeOf(capture: Capture) {
  * It works as long as the output is kept.
  */
 export async function deliverForTool(capture: Capture, origin: string, extraHeaders: Record<string, string> = {}): Promise<HttpResponse> {
-  const [link, preview] = await Promise.all([
+  const [link, preview, logs] = await Promise.all([
     toolLink(capture, origin),
     capture.format === "pdf" ? null : previewOf(capture.body, capture.width, capture.height),
+    linkLogs(capture.logs, toolLog(origin)),
   ]);
   const shown = preview && { mimeType: "image/jpeg", data: preview.data.toString("base64"), width: preview.width, height: preview.height };
-  return json({ ...link, ...envelopeOf(capture), preview: shown }, 200, {
+  return json({ ...link, ...envelopeOf(capture), ...logs.fields, preview: shown }, 200, {
     "X-Render-Ms": String(capture.renderMs),
     ...incompleteHeader(capture),
     ...extraHeaders,
@@ -159,7 +211,8 @@ export async function deliverForTool(capture: Capture, origin: string, extraHead
 
 /** The answer of the MCP animate tool: the envelope with a link to the file, as deliverForTool's (no preview: a model reads no video). */
 export async function deliverAnimationForTool(animation: Animation, origin: string): Promise<HttpResponse> {
-  return json({ ...(await toolLink(animation, origin)), ...animationEnvelopeOf(animation), preview: null }, 200, {
+  const [link, logs] = await Promise.all([toolLink(animation, origin), linkLogs(animation.logs, toolLog(origin))]);
+  return json({ ...link, ...animationEnvelopeOf(animation), ...logs.fields, preview: null }, 200, {
     "X-Render-Ms": String(animation.renderMs),
     ...incompleteHeader(animation),
   });
@@ -167,10 +220,21 @@ export async function deliverAnimationForTool(animation: Animation, origin: stri
 
 /** An output stored, and its link on the service's own `origin` (functions/output.ts), working as long as the output is kept. */
 async function toolLink(output: Pick<Output, "body" | "contentType" | "format">, origin: string) {
-  const key = await storeOutput(output.body, output.contentType, EXTENSIONS[output.format]);
+  const { url, expiresAt } = originLink(await storeOutput(output.body, output.contentType, EXTENSIONS[output.format]), origin);
+  return { downloadUrl: url, expiresAt };
+}
+
+/** A log stored as toolLink stores an output, for an MCP tool's answer. */
+const toolLog =
+  (origin: string): StoreLog =>
+  async (body, { name, extension }) =>
+    originLink(await storeOutput(body, "application/json", extension, name), origin);
+
+/** The link to stored output `key` on the service's own `origin`. */
+function originLink(key: string, origin: string): OutputLink {
   const [, day, file] = OUTPUT_KEY.exec(key)!;
-  const downloadUrl = `${origin}${routeById("output").path.replace("{day}", day!).replace("{file}", file!)}`;
-  return { downloadUrl, expiresAt: new Date(Date.now() + OUTPUT_RETENTION_DAYS * 86_400_000).toISOString() };
+  const url = `${origin}${routeById("output").path.replace("{day}", day!).replace("{file}", file!)}`;
+  return { url, expiresAt: new Date(Date.now() + OUTPUT_RETENTION_DAYS * 86_400_000).toISOString() };
 }
 
 /** A render request's capture options: everything but how its answer is delivered and cached. */

@@ -253,6 +253,7 @@ export const llmsTxt = (origin: string): string => `# Shotline
 - POST ${origin}/api/v1/monitors: {"url": "https://example.com/pricing", "every": "1h", "ignoreSelectors": [".clock"], "webhookUrl": "https://..."} -> a page checked every "5m" to "1d" and compared with its last change, visually (rows aligned, so an inserted block is that block) and by text lines; a signed monitor.changed webhook when it changes; each check $0.005 ($0.002 with "mode": "text"), charged when it runs (API key). GET .../monitors/{id}/checks lists the outcomes, changed regions, text added and removed, and before/after/diff images; POST .../monitors/{id}/check runs one now
 - GET ${origin}/api/v1/usage: balance and recent usage (API key)
 - Add "responseFormat": "json" to get {image (base64), format, width, height, url, title, ...} instead of bytes.
+- On screenshot, html-to-screenshot, content and animate: "capture": {"console": true, "network": true, "har": true} links what the page did (its console and uncaught errors, the requests that failed or were blocked, a HAR 1.2 file; free, secrets redacted): X-Console-Url... headers, or console/network/har fields in JSON; "proxy": "http://user:pass@host:port" (or https://, socks5://) loads the page through your own proxy (a proxy that fails is 502 PROXY_ERROR, free)
 
 ## Paying
 

@@ -16,8 +16,16 @@ export async function jobAnswer(job: Job, items: readonly JobItem[]) {
     items.map(async (item) => {
       const link = item.outputKey ? await downloadLink(item.outputKey) : null;
       const image = item.imageKey ? await downloadLink(item.imageKey) : null;
+      // Each log's summary in the result, with its link signed now.
+      const logs = await Promise.all(
+        Object.entries(item.logKeys ?? {}).map(async ([kind, key]) => {
+          const { url, expiresAt } = await downloadLink(key);
+          return [kind, { ...(item.result?.[kind] as object), url, expiresAt }] as const;
+        }),
+      );
       const result = item.result && {
         ...item.result,
+        ...Object.fromEntries(logs),
         ...(link ? { downloadUrl: link.url, expiresAt: link.expiresAt } : {}),
         ...(image && item.result.screenshot
           ? { screenshot: { ...(item.result.screenshot as object), downloadUrl: image.url, expiresAt: image.expiresAt } }

@@ -77,6 +77,15 @@ const renderResponses = {
       "X-Truncated": { description: "`true` when the page was cut at the capture limit", schema: { type: "string" } },
       "X-Cache": { description: "`HIT` or `MISS` when the request asked for the render cache (`cacheTtl`)", schema: { type: "string", enum: ["HIT", "MISS"] } },
       Age: { description: "On a cache hit: seconds since the output was stored", schema: { type: "integer" } },
+      "X-Har-Url": { description: "With `capture.har`: a link (1 hour) to the HAR 1.2 file of the page's requests", schema: { type: "string" } },
+      "X-Console-Url": {
+        description: "With `capture.console`: a link (1 hour) to the page's console messages and uncaught errors (JSON)",
+        schema: { type: "string" },
+      },
+      "X-Network-Url": {
+        description: "With `capture.network`: a link (1 hour) to the requests that failed, were blocked or still loaded (JSON)",
+        schema: { type: "string" },
+      },
       "PAYMENT-RESPONSE": { description: "x402 v2 settlement receipt (base64 JSON), when paid with x402", schema: { type: "string" } },
       ...STEERING,
     },
@@ -99,6 +108,7 @@ const renderResponses = {
   ),
   "429": error("Too many requests (`Retry-After`)"),
   "500": error("The browser crashed (RENDER_ERROR) or another failure (INTERNAL_ERROR)"),
+  "502": error("The request's `proxy` failed (PROXY_ERROR): refused, authentication failed, timed out or unreachable; nothing was charged"),
   "504": error("The page took too long (RENDER_TIMEOUT)"),
 };
 

@@ -32,6 +32,7 @@ const ERROR_CODES = [
   "DAILY_LIMIT_REACHED",
   "RENDER_ERROR",
   "INTERNAL_ERROR",
+  "PROXY_ERROR",
   "RENDER_TIMEOUT",
   "TIMEOUT",
 ] as const satisfies readonly ErrorCode[];
@@ -51,7 +52,20 @@ export const paymentRequiredBody = z.object({
 
 const clip = z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() });
 
+/** A render's logs (`capture`, docs/api.md "What the page did"): each a link (kept a day) and its counts. */
+const logLink = <T extends z.ZodRawShape>(counts: T, what: string) =>
+  z
+    .object({ url: z.string(), expiresAt: z.string(), ...counts })
+    .optional()
+    .describe(what);
+const logFields = {
+  har: logLink({ entries: z.number().int() }, "with capture.har: the HAR 1.2 file of the page's requests"),
+  console: logLink({ messages: z.number().int(), errors: z.number().int() }, "with capture.console: the console messages and uncaught errors (JSON)"),
+  network: logLink({ failures: z.number().int() }, "with capture.network: the requests that failed, were blocked or still loaded (JSON)"),
+};
+
 const envelope = {
+  ...logFields,
   format: z.enum(["png", "jpeg", "webp", "avif", "pdf"]),
   contentType: z.string(),
   width: z.number().int().describe("Output pixels (for a PDF, CSS px of one page)"),
@@ -109,6 +123,7 @@ export const ANIMATION_EXAMPLE = {
 };
 
 const animationFields = {
+  ...logFields,
   format: z.enum(["mp4", "webm", "gif", "webp"]),
   contentType: z.string(),
   width: z.number().int().describe("Frame width, device px"),
@@ -338,6 +353,7 @@ export const contentResponse = z.object({
   rendered: z.boolean().describe("whether a browser ran the page's scripts"),
   incomplete: envelope.incomplete,
   tokens: z.number().int().describe("an estimate of the content's tokens (about 4 characters each)"),
+  ...logFields,
 });
 
 const box = z.object({ x: z.number().int(), y: z.number().int(), width: z.number().int(), height: z.number().int() });

@@ -1,10 +1,14 @@
 import { compile } from "css-select";
 import { z } from "zod";
 import { imitatesLatinDomain } from "../billing/emails.js";
+import { config } from "../config.js";
 import { browserControls } from "../content/controls.js";
 import { compilePattern, MAX_IGNORE_PATTERNS, MAX_PATTERN_CHARS } from "../monitors/observe.js";
 import type { MonitorSpec } from "../monitors/store.js";
 import { type AnimationOptions, animationRefusal } from "../render/animate/animate.js";
+import { countryDefaults } from "../render/geo.js";
+import { targetKey } from "../render/guard/network-guard.js";
+import { literalRefusal, parseProxy } from "../render/guard/upstream-proxy.js";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
 import { BACKGROUND_PRESETS, isBackgroundPreset } from "../render/mockup/backgrounds.js";
 import type { CaptureOptions, RenderSource } from "../render/options.js";
@@ -268,6 +272,11 @@ const renderFields = {
     .refine(isLocale, { error: 'must be a locale like "fr-FR"' })
     .meta({ pattern: LOCALE.source, examples: ["fr-FR", "en", "zh-Hant-TW", "es-419"] })
     .optional(),
+  country: z
+    .string({ error: 'must be a country code like "DE" (ISO 3166-1 alpha-2, upper case)' })
+    .refine((v) => countryDefaults(v) !== null, { error: 'must be a country code like "DE" (ISO 3166-1 alpha-2, upper case)' })
+    .meta({ pattern: "^[A-Z]{2}$", description: "The page's locale and time zone as a visitor in this country has them (locale and timezone win)." })
+    .optional(),
   geolocation: z
     .strictObject(
       { latitude: number(-90, 90), longitude: number(-180, 180), accuracy: number(0, 100_000).optional() },
@@ -315,6 +324,34 @@ const renderFields = {
     .default([]),
   blockAds: boolean().default(false),
   blockTrackers: boolean().default(false),
+  // The customer's own proxy (docs/api.md, "Proxy"): every request of the page goes through it.
+  proxy: z
+    .string({ error: "must be a string" })
+    .max(2048, { error: "must be at most 2048 characters" })
+    .superRefine((value, ctx) => {
+      const proxy = parseProxy(value);
+      if (typeof proxy === "string") return ctx.addIssue({ code: "custom", message: proxy });
+      const refused = config.privateHosts.allowed.has(targetKey(proxy.hostname, proxy.port)) ? null : literalRefusal(proxy);
+      if (refused) ctx.addIssue({ code: "custom", message: `is refused: ${refused} (a proxy must be on a public address)` });
+    })
+    .meta({ description: 'The proxy the page is seen through: "http://user:pass@host:port", https:// or socks5://.' })
+    .optional(),
+  // What the page did (docs/api.md, "What the page did"): kept as outputs are, linked from the answer.
+  capture: z
+    .strictObject(
+      {
+        har: boolean().default(false).meta({ description: "A HAR 1.2 file of the page's requests." }),
+        harBodies: boolean().default(false).meta({ description: "Response bodies in the HAR (each up to 1 MB, 10 MB in all); needs har." }),
+        console: boolean().default(false).meta({ description: "The console messages and uncaught errors, in order." }),
+        network: boolean().default(false).meta({ description: "The requests that failed, were blocked, answered >= 400 or were still loading." }),
+      },
+      { error: "must be {har?, harBodies?, console?, network?}" },
+    )
+    .superRefine((capture, ctx) => {
+      if (capture.harBodies && !capture.har) ctx.addIssue({ code: "custom", path: ["harBodies"], message: "needs har: true" });
+    })
+    .meta({ dependentRequired: { harBodies: ["har"] } })
+    .optional(),
   responseFormat: oneOf(["binary", "json"]).default("binary"),
   // The render cache (docs/api.md, "Render cache"): seconds an output is kept for the same request.
   cacheTtl: integer(0, MAX_CACHE_TTL_SECONDS).default(0),
@@ -336,6 +373,7 @@ const PAGE_CONTROLS = [
   "userAgent",
   "locale",
   "timezone",
+  "country",
   "geolocation",
   "waitForSelector",
   "waitUntil",
@@ -350,6 +388,8 @@ const PAGE_CONTROLS = [
   "blockTrackers",
   "blockRequests",
   "blockResources",
+  "capture",
+  "proxy",
 ] as const satisfies readonly (keyof typeof renderFields)[];
 type PageControl = (typeof PAGE_CONTROLS)[number];
 type ImageField = Exclude<keyof typeof renderFields, PageControl | DeliveryFields>;
@@ -420,6 +460,12 @@ const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
   }
 };
 
+/** A log describes one page load: an answer that carries one is not kept for the next request. */
+const cacheRule = (body: { cacheTtl: number; capture?: unknown }, ctx: z.RefinementCtx) => {
+  if (body.cacheTtl > 0 && body.capture !== undefined)
+    ctx.addIssue({ code: "custom", path: ["cacheTtl"], message: "cannot be combined with capture (its logs describe one page load)" });
+};
+
 /** A cookie goes to the target or a domain above it, never to a third party's. */
 const cookieRule = (body: { url: string; cookies: readonly { domain?: string | undefined }[] }, ctx: z.RefinementCtx) => {
   const host = URL.canParse(body.url) ? new URL(body.url).hostname.toLowerCase() : "";
@@ -460,6 +506,8 @@ const RENDER_RULES_SCHEMA = [
   implies({ required: ["fit"] }, present("imageWidth", "imageHeight")),
   implies({ required: ["pdf"] }, equals("format", "pdf")),
 ];
+/** cacheRule as JSON Schema. */
+const CACHE_RULE_SCHEMA = implies({ required: ["capture"] }, { properties: { cacheTtl: { const: 0 } } });
 const PIXEL_CAP_PROSE = `Also: width x deviceScaleFactor x height x deviceScaleFactor at most ${MAX_OUTPUT_PIXELS / 1e6} Mpx (a mockup counts twice; without height, 10/16 of the width).`;
 const COOKIE_PROSE = "A cookie's domain must be the URL's host or a domain above it.";
 /** An HTML document has no origin: what needs one is absent or empty. */
@@ -481,7 +529,8 @@ const screenshotFields = z.strictObject({ url: httpUrl, ...renderFields });
 export const screenshotRequest = screenshotFields
   .superRefine(renderRules)
   .superRefine(cookieRule)
-  .meta({ allOf: RENDER_RULES_SCHEMA, description: `${PIXEL_CAP_PROSE} ${COOKIE_PROSE}` });
+  .superRefine(cacheRule)
+  .meta({ allOf: [...RENDER_RULES_SCHEMA, CACHE_RULE_SCHEMA], description: `${PIXEL_CAP_PROSE} ${COOKIE_PROSE}` });
 type ScreenshotRequest = z.output<typeof screenshotRequest>;
 
 const htmlScreenshotFields = z.strictObject({
@@ -493,7 +542,8 @@ const htmlScreenshotFields = z.strictObject({
 export const htmlScreenshotRequest = htmlScreenshotFields
   .superRefine(renderRules)
   .superRefine(documentRule)
-  .meta({ allOf: [...RENDER_RULES_SCHEMA, DOCUMENT_RULE_SCHEMA], description: PIXEL_CAP_PROSE });
+  .superRefine(cacheRule)
+  .meta({ allOf: [...RENDER_RULES_SCHEMA, DOCUMENT_RULE_SCHEMA, CACHE_RULE_SCHEMA], description: PIXEL_CAP_PROSE });
 type HtmlScreenshotRequest = z.output<typeof htmlScreenshotRequest>;
 
 // Render owns its options (lib/render/options.ts); the schemas must produce exactly what it takes.
@@ -596,7 +646,7 @@ const CONTENT_RULES_SCHEMA = {
         removeSelectors: { maxItems: 0 },
         blockCookieBanners: { const: false },
       },
-      not: present("timezone", "geolocation", "waitForSelector", "click", "js", "css"),
+      not: present("timezone", "geolocation", "waitForSelector", "click", "js", "css", "capture", "proxy"),
     }),
   ],
   description: COOKIE_PROSE,
@@ -777,6 +827,9 @@ const ignorePattern = z
     }
   });
 
+// A monitor's checks keep their own history: no logs of each page load; and no proxy (its credentials would be kept with it).
+const { capture: _capture, proxy: _proxy, ...monitorPageControls } = pageControlFields;
+
 // What a monitor captures: a screenshot's viewport and part, and every page control; its output is
 // a PNG at 1x by default (a diff compares pixels: lossless, and four times fewer of them).
 const monitorFields = z.strictObject({
@@ -805,7 +858,7 @@ const monitorFields = z.strictObject({
   darkMode: renderFields.darkMode,
   reducedMotion: renderFields.reducedMotion,
   selector: renderFields.selector,
-  ...pageControlFields,
+  ...monitorPageControls,
 });
 type MonitorFields = z.output<typeof monitorFields>;
 

@@ -2,7 +2,7 @@ import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../b
 import { whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { contentBody } from "../http/content.js";
-import { animationEnvelopeOf, EXTENSIONS, envelopeOf } from "../http/deliver.js";
+import { animationEnvelopeOf, EXTENSIONS, envelopeOf, type LogKind, logFiles } from "../http/deliver.js";
 import { animationOf, type JobRequest, sourceOf } from "../http/schemas.js";
 import { describeError, log } from "../log.js";
 import { guardedStatus } from "../metadata/fetch.js";
@@ -12,6 +12,7 @@ import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
 import { JOB_CAPTURE_HEIGHT } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
+import type { PageLogs } from "../render/page-log.js";
 import { priceOf, routeById } from "../routes.js";
 import { itemDone } from "./feed.js";
 import type { ItemMessage } from "./queue.js";
@@ -28,7 +29,7 @@ import { CHARGE_HOLD_MS, LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORK
 // can no longer redeliver it.
 
 type Item = JobRequest["items"][number];
-type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey"> & { output: { body: Buffer; contentType: string } };
+type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey" | "logKeys"> & { output: { body: Buffer; contentType: string } };
 
 /** An upload gives up after this long, or sooner when the item's time runs out. */
 const UPLOAD_TIMEOUT_MS = 60_000;
@@ -59,14 +60,28 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
     await putObject(key, shot.body, shot.contentType);
     return { key, envelope: envelopeOf(shot) };
   };
+  // Logs are kept with the job, their summary in the result; the job's answer links them.
+  const logKeys: Partial<Record<LogKind, string>> = {};
+  const keptLogs = () => (Object.keys(logKeys).length ? { logKeys } : {});
+  const storeLogs = async (logs: PageLogs | undefined) => {
+    const files = logFiles(logs);
+    await Promise.all(
+      files.map(({ kind, body, file }) => {
+        logKeys[kind] = outputKeyOf(jobId, index, `${file.name}.${file.extension}`);
+        return putObject(logKeys[kind], body, "application/json");
+      }),
+    );
+    return Object.fromEntries(files.map(({ kind, summary }) => [kind, summary]));
+  };
   if (endpoint === "content") {
     const { timeout: _, ...body } = item as Extract<JobRequest, { endpoint: "content" }>["items"][number];
     let imageKey: string | undefined;
-    const answer = await contentBody(body, deadline, async (shot) => {
+    const { answer, logs } = await contentBody(body, deadline, async (shot) => {
       const stored = await storeCapture(shot, "snapshot.");
       imageKey = stored.key;
       return stored.envelope;
     });
+    const logged = await storeLogs(logs);
     const outputKey = outputKeyOf(jobId, index, "json");
     const json = Buffer.from(JSON.stringify(answer));
     await putObject(outputKey, json, "application/json");
@@ -81,8 +96,10 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
         tokens,
         format: body.format,
         ...(answer.screenshot ? { screenshot: answer.screenshot } : {}),
+        ...logged,
       },
       imageKey,
+      ...keptLogs(),
       output: { body: json, contentType: "application/json" },
     };
   }
@@ -92,13 +109,15 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
     const made = await animate(sourceOf(body), options, animation, deadline, { maxHeight: JOB_CAPTURE_HEIGHT });
     const key = outputKeyOf(jobId, index, EXTENSIONS[made.format]);
     await putObject(key, made.body, made.contentType);
-    return { outputKey: key, result: animationEnvelopeOf(made), output: { body: made.body, contentType: made.contentType } };
+    const logged = await storeLogs(made.logs);
+    return { outputKey: key, result: { ...animationEnvelopeOf(made), ...logged }, ...keptLogs(), output: { body: made.body, contentType: made.contentType } };
   }
   const { timeout: _, ...body } = item as Extract<JobRequest, { endpoint: "screenshot" | "html-to-screenshot" }>["items"][number];
   const { url: _url, html: _html, ...options } = body as typeof body & { url?: string; html?: string };
   const shot = await capture(sourceOf(body), options as CaptureOptions, deadline, { maxHeight: JOB_CAPTURE_HEIGHT });
   const stored = await storeCapture(shot);
-  return { outputKey: stored.key, result: stored.envelope, output: { body: shot.body, contentType: shot.contentType } };
+  const logged = await storeLogs(shot.logs);
+  return { outputKey: stored.key, result: { ...stored.envelope, ...logged }, ...keptLogs(), output: { body: shot.body, contentType: shot.contentType } };
 }
 
 /**

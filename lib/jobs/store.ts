@@ -38,6 +38,8 @@ export interface JobItem {
   readonly outputKey?: string;
   /** A content snapshot's image, linked when the job is read. */
   readonly imageKey?: string;
+  /** The logs its page recorded (`capture`), by kind, linked into the result when the job is read. */
+  readonly logKeys?: Readonly<Record<string, string>>;
   readonly error?: { code: string; message: string };
   /** Its output PUT to the customer's URL (`upload`): the status it got, or why it got none. */
   readonly upload?: { readonly status: "uploaded" | "failed"; readonly http_status?: number; readonly error?: string };
@@ -230,7 +232,7 @@ export async function startItem(jobId: string, index: number, leaseUntil: number
 export async function finishItem(
   jobId: string,
   index: number,
-  outcome: Pick<JobItem, "charged" | "result" | "outputKey" | "imageKey" | "error" | "upload"> & { status: "succeeded" | "failed" },
+  outcome: Pick<JobItem, "charged" | "result" | "outputKey" | "imageKey" | "logKeys" | "error" | "upload"> & { status: "succeeded" | "failed" },
   now = Date.now(),
 ): Promise<void> {
   const { set, names, values } = setClause({ ...outcome, finishedAt: new Date(now).toISOString() });

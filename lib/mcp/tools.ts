@@ -71,7 +71,7 @@ const PRICES =
 const screenshot: Tool = {
   name: "screenshot",
   title: "Screenshot a web page",
-  description: `Loads a public web page in Chromium and captures it as PNG, JPEG, WebP, AVIF or PDF. Set url; optionally width/height (viewport, default 1280x800), fullPage: true for the whole page, selector for one element, format, deviceScaleFactor (default 2), darkMode, delay or waitForSelector for pages that load late, blockAds and blockCookieBanners, or style: "mockup" with frame (browser, laptop, tablet, phone) to frame it on a background. ${PREVIEW} ${PRICES}`,
+  description: `Loads a public web page in Chromium and captures it as PNG, JPEG, WebP, AVIF or PDF. Set url; optionally width/height (viewport, default 1280x800), fullPage: true for the whole page, selector for one element, format, deviceScaleFactor (default 2), darkMode, delay or waitForSelector for pages that load late, blockAds and blockCookieBanners, or style: "mockup" with frame (browser, laptop, tablet, phone) to frame it on a background. To see why a page looks wrong, capture: {console: true, network: true} (or har: true) links its console messages, failed requests or a HAR; proxy ("http://user:pass@host:port", https or socks5) loads it through your own proxy. ${PREVIEW} ${PRICES}`,
   inputSchema: () => argumentsSchema(screenshotRequest, ["responseFormat"]),
   method: "POST",
   renders: true,

@@ -9,7 +9,7 @@ import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { onceUntilFailure } from "../once.js";
 import { semaphore } from "../semaphore.js";
-import { invalidUrl, renderError } from "./errors.js";
+import { invalidUrl, proxyError, renderError } from "./errors.js";
 import { type GuardSession, openGuardSession, openGuardSessions } from "./guard/network-guard.js";
 import { isPacked, localLayer, unpackChromium, unpackedDir } from "./packaging/chromium-pack.js";
 import { buildFonts, FONT_CACHE_DIR, linkFonts, writeFontconfig } from "./packaging/fonts.js";
@@ -279,6 +279,9 @@ function disposeContext(fresh: FreshContext): Promise<void> {
   return disposal;
 }
 
+/** The failures a proxy that failed explains: the page could not load, or not in time. */
+const PROXIED_FAILURES = new Set<string>(["INVALID_URL", "RENDER_TIMEOUT", "RENDER_ERROR"]);
+
 /** A capture of a blank page takes milliseconds; this long means the browser is stuck. */
 const PROBE_MS = 10_000;
 
@@ -353,6 +356,9 @@ export async function withPage<T>(signal: AbortSignal, fn: (session: PageSession
         aborted(fresh.guard.tripped).catch((reason: unknown) => Promise.reject(invalidUrl(`the page ${String(reason)}`))),
       ]);
     } catch (error) {
+      // A page that failed because the customer's proxy did is the proxy's failure (its own code, not charged).
+      const failed = fresh.guard.proxyFailure();
+      if (failed && !signal.aborted && (!(error instanceof AppError) || PROXIED_FAILURES.has(error.code))) throw proxyError(failed);
       if (signal.aborted || (error instanceof AppError && error.code === "RENDER_TIMEOUT")) await killIfStuck();
       throw error;
     } finally {

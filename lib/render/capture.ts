@@ -1,4 +1,5 @@
-import type { Deadline } from "../deadline.js";
+import { config } from "../config.js";
+import { type Deadline, pageLoadLimit } from "../deadline.js";
 import { cleanText, MAX_URL_CHARS } from "../text.js";
 import type { PageSession } from "./browser.js";
 import { assertValidSelectors, captureArea, emulate, selectorsOf } from "./controls.js";
@@ -6,9 +7,11 @@ import { prepareCookieBanners } from "./cookie-banners.js";
 import { encodingMs } from "./encode.js";
 import { guardFailure, invalidUrl } from "./errors.js";
 import { applyRequestControls } from "./guard/requests.js";
+import { parseProxy, type UpstreamProxy } from "./guard/upstream-proxy.js";
 import { maxCaptureHeight } from "./limits.js";
 import type { CaptureOptions, Clip, OutputFormat, RenderSource } from "./options.js";
 import { type Incomplete, type LoadedPage, withLoadedPage } from "./page-load.js";
+import { type PageLogs, recordPage, secretsOf } from "./page-log.js";
 import { isPaged } from "./pdf.js";
 import { type Settled, settle, trackRequests } from "./settle.js";
 import { CONTENT_TYPES, shoot } from "./shoot.js";
@@ -38,6 +41,8 @@ export interface Capture {
   readonly renderMs: number;
   /** Set when the page was captured as it stood at the page-load limit, its `load` never having come. */
   readonly incomplete: Incomplete | null;
+  /** What the page did, when `capture` asked for it. */
+  readonly logs?: PageLogs | undefined;
 }
 
 /** A page loaded and settled as `options` ask, ready to be captured or read. */
@@ -49,23 +54,36 @@ export interface SettledPage {
   readonly started: number;
 }
 
+/** The longest a proxy may take to open a connection (the page-load limit's half, if shorter). */
+const PROXY_HANDSHAKE_MS = 10_000;
+
+/** Whether `options` ask for any log of what the page did. */
+const recording = (options: CaptureOptions) => !!options.capture && (options.capture.har || options.capture.console || options.capture.network);
+
 /**
  * Loads `source` with `options` and settles it, in steps: the viewport (decided once), preparing
  * the page, loading it, settling it; then runs `fn` on it before the deadline (a capture, or a
- * reading of its DOM: lib/content).
+ * reading of its DOM: lib/content). With `capture`, what the page did until then comes back as `logs`.
  */
-export async function withSettledPage<T>(
+export async function withSettledPage<T extends object>(
   source: RenderSource,
   options: CaptureOptions,
   deadline: Deadline,
   fn: (page: SettledPage) => Promise<T>,
   limits: CaptureLimits = {},
-): Promise<T> {
+): Promise<T & { readonly logs?: PageLogs }> {
   const started = Date.now();
   const viewport = viewportFor(options);
   const paged = isPaged(options);
 
-  const prepare = async ({ page, userAgents }: PageSession) => {
+  const prepare = async ({ page, guard, userAgents }: PageSession) => {
+    // The customer's proxy carries every connection from the first; its credentials stay in the guard.
+    const proxy = options.proxy === undefined ? undefined : (parseProxy(options.proxy) as UpstreamProxy);
+    if (proxy) guard.useProxy(proxy, Math.min(PROXY_HANDSHAKE_MS, pageLoadLimit(deadline, config.PAGE_LOAD_TIMEOUT_MS) / 2));
+    // Recording starts before anything else reaches the page.
+    const recorder = recording(options)
+      ? await recordPage(page, guard, options.capture!, secretsOf(options, proxy ? [proxy.username, proxy.password] : []))
+      : undefined;
     // Independent settings, sent at once: their round trips to the browser overlap.
     await Promise.all([
       page.setUserAgent(userAgentFor(viewport, userAgents, options.userAgent)),
@@ -78,18 +96,18 @@ export async function withSettledPage<T>(
       }),
       emulate(page, options, source),
     ]);
-    await applyRequestControls(page, options, source);
+    await applyRequestControls(page, options, source, recorder?.blocked);
     const requests = trackRequests(page);
     await assertValidSelectors(page, selectorsOf(options));
     const consent = options.blockCookieBanners ? await prepareCookieBanners(page) : undefined;
-    return { requests, consent };
+    return { requests, consent, recorder };
   };
 
   return withLoadedPage(
     source,
     deadline,
     prepare,
-    async (loaded, { requests, consent }) => {
+    async (loaded, { requests, consent, recorder }) => {
       // A paged PDF holds the whole document: it is scrolled through like a full page, so lazy content loads.
       const settled = await settle(
         loaded,
@@ -104,7 +122,8 @@ export async function withSettledPage<T>(
         const last = loaded.lastDocument();
         throw invalidUrl((last && guardFailure(last, loaded.guard)) ?? "the page navigated to an address that could not be loaded");
       }
-      return fn({ loaded, settled, viewport, started });
+      const result = await fn({ loaded, settled, viewport, started });
+      return recorder ? { ...result, logs: await loaded.settled(() => recorder.finish()) } : result;
     },
     options.waitUntil,
   );

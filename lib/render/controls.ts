@@ -2,6 +2,7 @@ import type { Page } from "puppeteer-core";
 import { orTimeout } from "../deadline.js";
 import { AppError, invalidParams } from "../errors.js";
 import { renderTimeout } from "./errors.js";
+import { localeOf, timezoneOf } from "./geo.js";
 import type { CaptureOptions, Clip, RenderSource } from "./options.js";
 import type { LoadedPage } from "./page-load.js";
 import { mediaTypeOf } from "./pdf.js";
@@ -39,13 +40,15 @@ export async function assertValidSelectors(page: Page, selectors: [field: string
 
 /** Before the page loads: time zone, locale, position, media (the user agent is the viewport's, lib/render/viewport.ts). */
 export async function emulate(page: Page, options: CaptureOptions, source: RenderSource): Promise<void> {
-  if (options.timezone) await page.emulateTimezone(options.timezone);
-  if (options.locale) {
-    await page.emulateLocale(options.locale);
-    await page.setExtraHTTPHeaders({ "Accept-Language": options.locale });
+  const timezone = timezoneOf(options);
+  const locale = localeOf(options);
+  if (timezone) await page.emulateTimezone(timezone);
+  if (locale) {
+    await page.emulateLocale(locale);
+    await page.setExtraHTTPHeaders({ "Accept-Language": locale });
     await page.evaluateOnNewDocument(
-      `Object.defineProperty(navigator, "language", { get: () => ${JSON.stringify(options.locale)} });
-       Object.defineProperty(navigator, "languages", { get: () => [${JSON.stringify(options.locale)}] });`,
+      `Object.defineProperty(navigator, "language", { get: () => ${JSON.stringify(locale)} });
+       Object.defineProperty(navigator, "languages", { get: () => [${JSON.stringify(locale)}] });`,
     );
   }
   if (options.geolocation && source.kind === "url") {

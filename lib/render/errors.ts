@@ -2,6 +2,7 @@ import { TimeoutError } from "puppeteer-core";
 import { AppError } from "../errors.js";
 import type { GuardSession } from "./guard/network-guard.js";
 import { targetKey } from "./guard/network-guard.js";
+import type { ProxyFailure } from "./guard/upstream-proxy.js";
 
 // Where puppeteer/DevTools failures enter our code they become one of three domain errors.
 
@@ -10,6 +11,12 @@ export const invalidUrl = (reason: string, cause?: unknown) => new AppError("INV
 
 /** 504: the page (or a selector) took longer than allowed. */
 export const renderTimeout = (what: string, cause?: unknown) => new AppError("RENDER_TIMEOUT", what, { cause });
+
+/** 502: the customer's proxy failed: refused, would not take its credentials, did not answer in time, or could not be reached. */
+export const proxyError = (failure: ProxyFailure) => {
+  const which = { refused: "refused", auth: "authentication failed", timeout: "timed out", unreachable: "unreachable" }[failure.kind];
+  return new AppError("PROXY_ERROR", `The proxy failed (${which}): ${failure.message}. You were not charged for it.`, { cause: failure });
+};
 
 /** 500: the browser crashed or the capture failed. */
 export const renderError = (cause?: unknown) =>

@@ -63,6 +63,8 @@ export interface CaptureOptions {
   /** An IANA time zone, a BCP 47 locale, a position (with the permission granted). */
   readonly timezone?: string | undefined;
   readonly locale?: string | undefined;
+  /** ISO 3166-1 alpha-2: the locale and time zone a visitor there has, where `locale` and `timezone` are not given (lib/render/geo.ts). */
+  readonly country?: string | undefined;
   readonly geolocation?: Geolocation | undefined;
   readonly userAgent?: string | undefined;
   /** Absent: print for a paged PDF, screen otherwise. */
@@ -82,6 +84,18 @@ export interface CaptureOptions {
   /** Requests the shipped ad / tracker filter lists block (lib/render/guard/filter-lists.ts). */
   readonly blockAds: boolean;
   readonly blockTrackers: boolean;
+  /** The customer's proxy, "scheme://user:pass@host:port" (lib/render/guard/upstream-proxy.ts): every request of the page goes through it. */
+  readonly proxy?: string | undefined;
+  /** What the page did, recorded as it loads (lib/render/page-log.ts). */
+  readonly capture?: PageLogRequest | undefined;
+}
+
+/** The logs a render records: a HAR (with response bodies, capped), the console, the failed and blocked requests. */
+export interface PageLogRequest {
+  readonly har: boolean;
+  readonly harBodies: boolean;
+  readonly console: boolean;
+  readonly network: boolean;
 }
 
 type BlockableResource = "image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "eventsource" | "manifest" | "other";

@@ -14,13 +14,13 @@ export interface OutputLink {
 
 /** Stored outputs' keys: `outputs/<day>/<uuid>.<extension>`. */
 export const OUTPUT_KEY =
-  /^outputs\/(\d{4}-\d{2}-\d{2})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(?:png|jpg|webp|avif|pdf|gif|mp4|webm))$/;
+  /^outputs\/(\d{4}-\d{2}-\d{2})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(?:png|jpg|webp|avif|pdf|gif|mp4|webm|har|json))$/;
 
 /**
  * Stores an output too large to return inline (Lambda responses cap at 6 MB, base64 inflates by a
- * third), or one an MCP tool links to; returns its key. The bucket's lifecycle rule deletes it after a day.
+ * third), one an MCP tool links to, or a render's log (named `name`); returns its key. The bucket's lifecycle rule deletes it after a day.
  */
-export async function storeOutput(body: Buffer, contentType: string, extension: string): Promise<string> {
+export async function storeOutput(body: Buffer, contentType: string, extension: string, name = "screenshot"): Promise<string> {
   const key = `outputs/${new Date().toISOString().slice(0, 10)}/${randomUUID()}.${extension}`;
   await s3.send(
     new PutObjectCommand({
@@ -28,7 +28,7 @@ export async function storeOutput(body: Buffer, contentType: string, extension: 
       Key: key,
       Body: body,
       ContentType: contentType,
-      ContentDisposition: `inline; filename="screenshot.${extension}"`,
+      ContentDisposition: `inline; filename="${name}.${extension}"`,
     }),
   );
   return key;

@@ -29,4 +29,7 @@ it("the log of the whole suite carries no key, secret, signature, cookie, passwo
   expect(found(/(?:https?|wss?):\/\/[^\s"'\\]*\?[^\s"'\\]/i), "a URL with its query").toEqual([]);
   // Values the tests send as cookies and HTTP credentials (test/integration/controls.test.ts).
   expect(found(/abc123|s3cret/), "a cookie's or a password's value").toEqual([]);
+  // The logs' and the proxies' secrets (test/integration/page-logs.test.ts, proxy.test.ts).
+  expect(found(/SECRETCOOKIE123|SECRETHEADER456|SECRETPASS789/), "a value the page logs redact").toEqual([]);
+  expect(found(/proxy-secret-42|wrong-proxy-password/), "a proxy's password").toEqual([]);
 });

@@ -6,6 +6,7 @@ import { type CaptureLimits, pageIdentity, type SettledPage, withSettledPage } f
 import { assertValidSelectors } from "../controls.js";
 import type { CaptureOptions, RenderSource } from "../options.js";
 import type { Incomplete } from "../page-load.js";
+import type { PageLogs } from "../page-log.js";
 import { shoot } from "../shoot.js";
 import { type Viewport, viewportFor } from "../viewport.js";
 import { encodeVideo, type FrameImages, type VideoFormat } from "./encoder.js";
@@ -63,6 +64,8 @@ export interface Animation {
   readonly title: string;
   readonly renderMs: number;
   readonly incomplete: Incomplete | null;
+  /** What the page did, when `capture` asked for it. */
+  readonly logs?: PageLogs | undefined;
 }
 
 /**

@@ -2,6 +2,7 @@ import { lookup } from "node:dns/promises";
 import http from "node:http";
 import net from "node:net";
 import { refusalReason } from "./address-policy.js";
+import { connectToProxy, ProxyFailure, proxyAuthorization, TargetFailure, tunnelThrough, type UpstreamProxy } from "./upstream-proxy.js";
 
 // An in-process forward proxy through which the browser makes every request of one render:
 // documents, subresources, redirects, iframes, fetch/XHR and websockets. It resolves names itself,
@@ -16,6 +17,10 @@ export interface GuardSession {
   readonly failures: ReadonlyMap<string, string>;
   /** Fires when the page's traffic passed one of its limits; the reason says which ("it made more than 1500 requests"). */
   readonly tripped: AbortSignal;
+  /** Sends every connection from now on through the customer's proxy (lib/render/guard/upstream-proxy.ts), each within `handshakeMs`. */
+  useProxy(proxy: UpstreamProxy, handshakeMs: number): void;
+  /** The first failure of that proxy itself (refused, credentials, time), if any. */
+  proxyFailure(): ProxyFailure | null;
   close(): Promise<void>;
 }
 
@@ -154,6 +159,47 @@ export async function openGuardSession(privateHosts: PrivateHosts, limits: Guard
     }
     return false;
   };
+  let viaProxy: { proxy: UpstreamProxy; handshakeMs: number } | null = null;
+  let proxyFailed: ProxyFailure | null = null;
+
+  /**
+   * Through the customer's proxy: a socket to `host:port` (a tunnel), or with `direct` a connection
+   * to an HTTP(S) proxy itself for a request in absolute form. The target is not resolved here (the
+   * proxy resolves names) but a literal address must pass the policy; the proxy's own address is
+   * resolved and checked at every connection, and connected to as checked.
+   */
+  async function throughProxy(key: string, host: string, port: number, direct: boolean): Promise<net.Socket | null> {
+    const { proxy, handshakeMs } = viaProxy!;
+    const bare = host.toLowerCase().replace(/^\[|\]$/g, "");
+    if (net.isIP(bare) && !privateHosts.allowed.has(key) && refusalReason(bare)) {
+      fail(key, `refused ${key}: ${refusalReason(bare)}`);
+      return null;
+    }
+    const address = await resolveTarget(proxy.hostname, proxy.port, privateHosts);
+    try {
+      if (!address.ok) {
+        throw new ProxyFailure(
+          address.refused ? "refused" : "unreachable",
+          address.refused ? `the proxy's address is refused by the network guard (${address.reason})` : `the proxy's host could not be resolved`,
+        );
+      }
+      return direct ? await connectToProxy(proxy, address.address, handshakeMs) : await tunnelThrough(proxy, address.address, bare, port, handshakeMs);
+    } catch (error) {
+      if (error instanceof ProxyFailure) {
+        failedByProxy(key, error);
+      } else {
+        fail(key, error instanceof TargetFailure ? error.message : `could not connect to ${key} through the proxy: ${(error as Error).message}`);
+      }
+      return null;
+    }
+  }
+
+  /** The request to `key` failed because the proxy did: the first such failure is the render's. */
+  const failedByProxy = (key: string, failure: ProxyFailure) => {
+    proxyFailed ??= failure;
+    fail(key, `${failure.message} (proxy ${targetKey(viaProxy!.proxy.hostname, viaProxy!.proxy.port)})`);
+  };
+
   const received = (chunk: Buffer) => {
     bytes += chunk.length;
     if (bytes > limits.bytes && !trip.signal.aborted) trip.abort(`it downloaded more than ${Math.round(limits.bytes / 1024 / 1024)} MB`);
@@ -178,6 +224,26 @@ export async function openGuardSession(privateHosts: PrivateHosts, limits: Guard
     response.once("close", () => open--);
     const port = Number(url.port || 80);
     const key = targetKey(url.hostname, port);
+    if (viaProxy) {
+      const { proxy } = viaProxy;
+      const socket = await throughProxy(key, url.hostname, port, proxy.protocol !== "socks5:");
+      if (!socket) return failAnswer(response, 502, "proxy");
+      track(socket);
+      const headers: http.OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(request.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+      const authorization = proxyAuthorization(proxy);
+      // To an HTTP(S) proxy the request goes in absolute form with its credentials; through a SOCKS tunnel, as to the site.
+      const viaHttp = proxy.protocol !== "socks5:";
+      if (viaHttp && authorization) headers["proxy-authorization"] = authorization;
+      return forward(request, response, key, {
+        // The handshake left the socket paused; the site says nothing before it is asked.
+        createConnection: () => socket.resume(),
+        method: request.method,
+        path: viaHttp ? url.href : `${url.pathname}${url.search}`,
+        headers,
+        setHost: false,
+      });
+    }
     const target = await resolveTarget(url.hostname, port, privateHosts);
     if (!target.ok) {
       fail(key, target.reason);
@@ -185,9 +251,28 @@ export async function openGuardSession(privateHosts: PrivateHosts, limits: Guard
     }
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(request.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
-    const upstream = http.request({ host: target.address, port, method: request.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent });
+    forward(request, response, key, {
+      host: target.address,
+      port,
+      method: request.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      setHost: false,
+      agent,
+    });
+  }
+
+  /** Sends the page's plain-HTTP `request` upstream as `options` say, and its answer back to the page. */
+  function forward(request: http.IncomingMessage, response: http.ServerResponse, key: string, options: http.RequestOptions) {
+    const upstream = http.request(options);
     upstream.on("socket", track);
     upstream.on("response", (reply) => {
+      // An HTTP(S) proxy that refused the credentials of a request in absolute form.
+      if (reply.statusCode === 407 && viaProxy && options.path?.startsWith("http")) {
+        failedByProxy(key, new ProxyFailure("auth", "the proxy refused its credentials (407 Proxy Authentication Required)"));
+        reply.destroy();
+        return failAnswer(response, 502, "proxy");
+      }
       reply.on("error", () => response.destroy());
       reply.on("data", received);
       const answer = forwardable(reply);
@@ -233,6 +318,13 @@ export async function openGuardSession(privateHosts: PrivateHosts, limits: Guard
     client.once("close", () => open--);
     const port = Number(match[2]);
     const key = targetKey(match[1]!, port);
+    if (viaProxy) {
+      const socket = await throughProxy(key, match[1]!, port, false);
+      if (!socket) return void client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n");
+      track(socket);
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      return splice(client, socket, head, key);
+    }
     const target = await resolveTarget(match[1]!, port, privateHosts);
     if (!target.ok) {
       fail(key, target.reason);
@@ -241,16 +333,27 @@ export async function openGuardSession(privateHosts: PrivateHosts, limits: Guard
     const upstream = track(net.connect({ host: target.address, port }));
     upstream.once("connect", () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length) upstream.write(head);
-      upstream.on("data", received);
-      upstream.pipe(client);
-      client.pipe(upstream);
+      splice(client, upstream, head, key);
     });
     upstream.on("error", (error: NodeJS.ErrnoException) => {
       fail(key, `could not connect to ${key}: ${error.code ?? error.message}`);
       if (client.writable && !upstream.readable) client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n");
       client.destroy();
     });
+    client.once("close", () => upstream.destroy());
+  }
+
+  /** Joins a page's tunnel to its upstream connection, counting what comes back. */
+  function splice(client: net.Socket, upstream: net.Socket, head: Buffer, key: string) {
+    if (head.length) upstream.write(head);
+    upstream.on("data", received);
+    upstream.pipe(client);
+    client.pipe(upstream);
+    upstream.on("error", (error: NodeJS.ErrnoException) => {
+      fail(key, `the connection to ${key} failed: ${error.code ?? error.message}`);
+      client.destroy();
+    });
+    upstream.once("close", () => client.destroy());
     client.once("close", () => upstream.destroy());
   }
 
@@ -274,6 +377,10 @@ export async function openGuardSession(privateHosts: PrivateHosts, limits: Guard
     proxyServer: `http://127.0.0.1:${port}`,
     failures,
     tripped: trip.signal,
+    useProxy: (proxy, handshakeMs) => {
+      viaProxy = { proxy, handshakeMs };
+    },
+    proxyFailure: () => proxyFailed,
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         liveSessions--;

@@ -1,5 +1,6 @@
 import type { HTTPRequest, Page } from "puppeteer-core";
 import { describeError, log } from "../../log.js";
+import { localeOf } from "../geo.js";
 import type { CaptureOptions, RenderSource } from "../options.js";
 import type { FilterList } from "../packaging/filter-build.js";
 import { blockedByLists, loadFilterLists } from "./filter-lists.js";
@@ -40,15 +41,18 @@ export function matchesPattern(pattern: string, url: string): boolean {
   return i === p.length;
 }
 
+/** Told of each request the controls did not let out: its URL, resource type, and which control. */
+export type OnBlocked = (url: string, type: string, why: string) => void;
+
 /** Sets the request controls on a page before it loads; intercepts requests only when a control needs it. */
-export async function applyRequestControls(page: Page, options: CaptureOptions, source: RenderSource): Promise<void> {
+export async function applyRequestControls(page: Page, options: CaptureOptions, source: RenderSource, onBlocked?: OnBlocked): Promise<void> {
   // The schema refuses these with HTML (lib/http/schemas.ts): only a URL has an origin of its own.
-  if (source.kind !== "url") return intercept(page, options, null, {});
+  if (source.kind !== "url") return intercept(page, options, null, {}, onBlocked);
   const target = new URL(source.url);
   if (options.cookies.length) {
     await page.setCookie(...options.cookies.map(({ domain, path, ...cookie }) => ({ ...cookie, domain: domain ?? target.hostname, path: path ?? "/" })));
   }
-  return intercept(page, options, target.origin, credentialHeaders(options));
+  return intercept(page, options, target.origin, credentialHeaders(options), onBlocked);
 }
 
 /** The extra headers and basic auth a request sends to its target's origin. */
@@ -67,7 +71,7 @@ export function fetchHeadersFor(options: CaptureOptions, target: string): (hop: 
   const { origin } = new URL(target);
   const everywhere: Record<string, string> = {
     ...(options.userAgent ? { "user-agent": options.userAgent } : {}),
-    ...(options.locale ? { "accept-language": options.locale } : {}),
+    ...(localeOf(options) ? { "accept-language": localeOf(options)! } : {}),
   };
   const credentials = credentialHeaders(options);
   return (hop) => {
@@ -93,7 +97,7 @@ function standIn(request: HTTPRequest): Promise<void> {
 }
 
 /** Intercepts the page's requests when a control needs it: blocked ones aborted, `extra` headers added on `origin`. */
-async function intercept(page: Page, options: CaptureOptions, origin: string | null, extra: Record<string, string>): Promise<void> {
+async function intercept(page: Page, options: CaptureOptions, origin: string | null, extra: Record<string, string>, onBlocked?: OnBlocked): Promise<void> {
   const patterns = options.blockRequests;
   const types = new Set<string>(options.blockResources);
   const lists: FilterList[] = [...(options.blockAds ? ["ads" as const] : []), ...(options.blockTrackers ? ["trackers" as const] : [])];
@@ -108,8 +112,19 @@ async function intercept(page: Page, options: CaptureOptions, origin: string | n
     // The page itself is never blocked: only what it loads.
     const document = request.isNavigationRequest() && request.frame() === page.mainFrame();
     const type = request.resourceType();
-    const blocked = !document && (types.has(type) || patterns.some((pattern) => matchesPattern(pattern, url)) || blockedByLists(lists, url, type, page.url()));
-    if (blocked) return void settle(standIn(request));
+    const blocked = document
+      ? null
+      : types.has(type)
+        ? "blockResources"
+        : patterns.some((pattern) => matchesPattern(pattern, url))
+          ? "blockRequests"
+          : blockedByLists(lists, url, type, page.url())
+            ? "the ad and tracker lists"
+            : null;
+    if (blocked) {
+      onBlocked?.(url, type, `blocked by ${blocked}`);
+      return void settle(standIn(request));
+    }
     if (adds && origin !== null && URL.canParse(url) && new URL(url).origin === origin) {
       return void settle(request.continue({ headers: { ...request.headers(), ...extra } }));
     }
