@@ -221,6 +221,24 @@ const pdfOptions = z
   )
   .meta({ dependentRequired: { landscape: ["paper"], margin: ["paper"], scale: ["paper"], pageRanges: ["paper"] } });
 
+// (Percent-escapes of ASCII here: the service takes any escapes that decode to UTF-8.)
+const USERINFO = "(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[2-7][0-9A-Fa-f])*";
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+// A name's last label starts with a letter (all digits, a URL parser reads it as an IPv4 address).
+const TOP_LABEL = "[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+/**
+ * A proxy URL's shape, as the published schemas state it: by host name (the service takes a public
+ * IP address too, and any escapes that decode to UTF-8; lib/render/guard/upstream-proxy.ts checks it).
+ */
+const PROXY_URL = new RegExp(
+  `^(?:https?|socks5)://(?:${USERINFO}(?::${USERINFO})?@)?(?:${LABEL}\\.)*${TOP_LABEL}(?::(?:[1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5]))?/?$`,
+);
+
+/** Every code `country` takes (ISO 3166-1 alpha-2 the runtime's CLDR data knows). */
+const COUNTRIES = Array.from({ length: 26 * 26 }, (_, i) => String.fromCharCode(65 + Math.floor(i / 26), 65 + (i % 26))).filter(
+  (code) => countryDefaults(code) !== null,
+);
+
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
 const renderFields = {
   format: oneOf(["png", "jpeg", "webp", "avif", "pdf"]).default("png"),
@@ -275,7 +293,7 @@ const renderFields = {
   country: z
     .string({ error: 'must be a country code like "DE" (ISO 3166-1 alpha-2, upper case)' })
     .refine((v) => countryDefaults(v) !== null, { error: 'must be a country code like "DE" (ISO 3166-1 alpha-2, upper case)' })
-    .meta({ pattern: "^[A-Z]{2}$", description: "The page's locale and time zone as a visitor in this country has them (locale and timezone win)." })
+    .meta({ enum: COUNTRIES, description: "The page's locale and time zone as a visitor in this country has them (locale and timezone win)." })
     .optional(),
   geolocation: z
     .strictObject(
@@ -334,7 +352,10 @@ const renderFields = {
       const refused = config.privateHosts.allowed.has(targetKey(proxy.hostname, proxy.port)) ? null : literalRefusal(proxy);
       if (refused) ctx.addIssue({ code: "custom", message: `is refused: ${refused} (a proxy must be on a public address)` });
     })
-    .meta({ description: 'The proxy the page is seen through: "http://user:pass@host:port", https:// or socks5://.' })
+    .meta({
+      pattern: PROXY_URL.source,
+      description: 'The proxy the page is seen through: "http://user:pass@host:port", https:// or socks5:// (on a public address).',
+    })
     .optional(),
   // What the page did (docs/api.md, "What the page did"): kept as outputs are, linked from the answer.
   capture: z

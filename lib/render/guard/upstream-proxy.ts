@@ -41,8 +41,14 @@ export function parseProxy(value: string): UpstreamProxy | string {
   if (url.protocol !== "http:" && url.protocol !== "https:" && url.protocol !== "socks5:") return "must be an http://, https:// or socks5:// URL";
   if (!url.hostname) return "must name the proxy's host";
   if ((url.pathname !== "" && url.pathname !== "/") || url.search || url.hash) return "must be scheme://[user:pass@]host:port, nothing after the port";
-  const username = decodeURIComponent(url.username);
-  const password = decodeURIComponent(url.password);
+  let username: string;
+  let password: string;
+  try {
+    username = decodeURIComponent(url.username);
+    password = decodeURIComponent(url.password);
+  } catch {
+    return "must percent-encode its username and password as UTF-8";
+  }
   if (url.protocol === "socks5:" && (username.length > 255 || password.length > 255)) return "a SOCKS5 username and password are at most 255 bytes each";
   return { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ""), port: Number(url.port) || DEFAULT_PORTS[url.protocol], username, password };
 }

@@ -66,6 +66,8 @@ describe("parseProxy and literalRefusal", () => {
     expect(parseProxy("ftp://proxy.example:21")).toBe("must be an http://, https:// or socks5:// URL");
     expect(parseProxy("proxy.example:3128")).toMatch(/must be (a URL|an http)/);
     expect(parseProxy("http://proxy.example:3128/path?x=1")).toBe("must be scheme://[user:pass@]host:port, nothing after the port");
+    expect(parseProxy("http://a%zz:b@proxy.example:3128")).toBe("must percent-encode its username and password as UTF-8");
+    expect(parseProxy("http://a:%ff@proxy.example:3128")).toBe("must percent-encode its username and password as UTF-8");
   });
 
   it("refuses a private, loopback or metadata literal before any connection; a name is checked when connecting", () => {
