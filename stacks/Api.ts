@@ -11,7 +11,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { VERIFY_MAIL } from "../lib/billing/verify-mail.js";
 import { CHROMIUM_BOOT_FILE, COPIED_FILES, copiedDir, isDevelopmentStage, JOB_MAX_RECEIVES, LAYER_MOUNTS, packageVersion } from "../lib/packaging.js";
 import { type Cap, type Consumer, consumers, type FunctionRow, fallbackRoute, httpRoutes, schedules, type Use, workers } from "../lib/routes.js";
-import { awsActionsOf, leanDynamoDbDocuments } from "./bundles.js";
+import { awsActionsOf, chromeHarVersion, leanDynamoDbDocuments } from "./bundles.js";
 import { Layers } from "./Layers.js";
 import { Storage } from "./Storage.js";
 
@@ -210,7 +210,13 @@ export function Api({ stack, app }: StackContext) {
       // BiDi) is its own file, compiled only when used, not at every cold start (docs/design.md).
       // No source maps: nothing reads them at run time (no --enable-source-maps), and they were 12 MiB
       // of each rendering function's share of Lambda's 250 MiB.
-      nodejs: { format: "esm", minify: true, sourcemap: false, splitting: true, esbuild: { external: ["sharp"], plugins: [leanDynamoDbDocuments] } },
+      nodejs: {
+        format: "esm",
+        minify: true,
+        sourcemap: false,
+        splitting: true,
+        esbuild: { external: ["sharp"], plugins: [leanDynamoDbDocuments, chromeHarVersion] },
+      },
       hooks: { afterBuild: grantCalls(row) },
       environment: Object.assign(
         // The operator's domain (stacks/Cdn.ts) is a host the service answers on (PUBLIC_HOSTS: /mcp checks it).

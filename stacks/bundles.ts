@@ -125,3 +125,24 @@ export const leanDynamoDbDocuments: Plugin = {
     });
   },
 };
+
+/** What chrome-har 1.3.1 runs at load to read its own version: the package.json beside it, which a bundle has not. */
+const CHROME_HAR_VERSION_READ = "require('./package.json').version";
+
+/**
+ * chrome-har (lib/render/page-log.ts) reads its version from the package.json beside its module
+ * when it loads, which fails in a bundle ("Cannot find module './package.json'"): the version is
+ * written into the bundle instead. An upgrade that reads it otherwise fails the build, not a render.
+ */
+export const chromeHarVersion: Plugin = {
+  name: "chrome-har-version",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]chrome-har[\\/]index\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (!source.includes(CHROME_HAR_VERSION_READ))
+        throw new Error(`chrome-har no longer reads its version with ${CHROME_HAR_VERSION_READ}: check stacks/bundles.ts`);
+      const { version } = JSON.parse(readFileSync(path.join(path.dirname(args.path), "package.json"), "utf8")) as { version: string };
+      return { contents: source.replace(CHROME_HAR_VERSION_READ, JSON.stringify(version)), loader: "js" };
+    });
+  },
+};

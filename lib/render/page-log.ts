@@ -1,4 +1,4 @@
-import { harFromMessages } from "chrome-har";
+import type { harFromMessages } from "chrome-har";
 import type { CDPSession, Page } from "puppeteer-core";
 import { orTimeout } from "../deadline.js";
 import { type GuardSession, targetKey } from "./guard/network-guard.js";
@@ -360,7 +360,11 @@ export async function recordPage(page: Page, guard: GuardSession, asked: PageLog
       const redact = redactor([...secrets.values, ...cookies.map((c) => c.value)], secrets.headerNames);
       await session.detach().catch(() => undefined);
       const har = asked.har
-        ? (redactDeep(withoutAddresses(harFromMessages(messages, { includeTextFromResponseBody: asked.harBodies })), redact) as PageLogs["har"])
+        ? // chrome-har and its cookie parser (~160 KB minified) load only for a render that asks for a HAR.
+          (redactDeep(
+            withoutAddresses((await import("chrome-har")).harFromMessages(messages, { includeTextFromResponseBody: asked.harBodies })),
+            redact,
+          ) as PageLogs["har"])
         : undefined;
       return {
         ...(har ? { har } : {}),

@@ -667,11 +667,15 @@ describe("the bundled render function", () => {
       fullPage: true,
       blockCookieBanners: true,
       blockAds: true,
+      // chrome-har loads from the bundle too (its version written in: stacks/bundles.ts).
+      capture: { har: true },
     };
     const tmp = functionTmp();
     const { result } = await invokeBundle(dir, "html-to-screenshot", body, inject("apiKey"), lambdaEnvironment(dir, inject("devInfo"), tmp));
     expect(result.statusCode).toBe(200);
     expect(result.headers["Content-Type"]).toBe("image/png");
+    const har = (await (await fetch(result.headers["X-Har-Url"]!)).json()) as { log: { version: string; creator: { version: string } } };
+    expect(har.log).toMatchObject({ version: "1.2", creator: { version: "1.3.1" } });
     // The fonts layer's index was taken: fontconfig writes one of its own only after indexing the fonts itself.
     const written = path.join(tmp, "shotline-fonts", "cache");
     expect(existsSync(written) ? readdirSync(written).filter((f) => f.includes(".cache-")) : []).toEqual([]);
