@@ -1,8 +1,13 @@
 // The customer's proxy, in process: the loopback proxies of dev/harness/proxies.ts (an HTTP proxy,
 // a SOCKS5 proxy, one that never answers) in front of a loopback server, reached directly and
 // through a render's guard session.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import tls from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROXY_PASSWORD, PROXY_USER, startProxies, type TestProxies } from "../../../../dev/harness/proxies.js";
 import { type GuardSession, openGuardSession } from "../../../../lib/render/guard/network-guard.js";
@@ -113,6 +118,58 @@ describe("tunnelThrough", () => {
     const silent = await failure(tunnelThrough(proxy("socks5:", proxies.silent), "127.0.0.1", "127.0.0.1", sitePort, 300));
     expect(silent?.kind).toBe("timeout");
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe("an https:// proxy", () => {
+  it("speaks TLS to the proxy, its certificate verified against the trusted CAs: untrusted is the proxy's failure, trusted tunnels", async () => {
+    // A self-signed certificate for localhost, in front of the HTTP proxy.
+    const dir = mkdtempSync(path.join(tmpdir(), "shotline-proxy-tls-"));
+    const [keyFile, certFile] = ["key.pem", "cert.pem"].map((file) => path.join(dir, file));
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost",
+        "-keyout",
+        keyFile!,
+        "-out",
+        certFile!,
+      ],
+      { stdio: "ignore" },
+    );
+    const [key, cert] = [keyFile!, certFile!].map((file) => readFileSync(file, "utf8"));
+    const front = tls.createServer({ key, cert }, (socket) => {
+      const behind = net.connect(proxies.http, "127.0.0.1");
+      socket.on("error", () => behind.destroy());
+      behind.on("error", () => socket.destroy());
+      socket.pipe(behind).pipe(socket);
+    });
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    const port = (front.address() as net.AddressInfo).port;
+    const https: UpstreamProxy = { ...proxy("http:", port), protocol: "https:", hostname: "localhost" };
+    try {
+      const untrusted = await tunnelThrough(https, "127.0.0.1", "127.0.0.1", sitePort, 5_000).then(
+        () => null,
+        (error: unknown) => error as ProxyFailure,
+      );
+      expect(untrusted).toBeInstanceOf(ProxyFailure);
+      expect(untrusted?.message).toMatch(/the proxy could not be reached \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)\)/);
+      tls.setDefaultCACertificates([...tls.getCACertificates("default"), cert!]);
+      const socket = await tunnelThrough(https, "127.0.0.1", "127.0.0.1", sitePort, 5_000);
+      expect(await getOver(socket)).toBe("site saw /through");
+    } finally {
+      front.close();
+    }
   });
 });
 
