@@ -116,6 +116,21 @@ describe("tools/call with an API key", () => {
     expect(JSON.stringify(anonymousCheck.content)).toContain("UNAUTHORIZED");
   }, 120_000);
 
+  it("screenshot with capture: the console and failed requests linked on the service's own origin, for the model to read", async () => {
+    const result = (await keyed.callTool({
+      name: "screenshot",
+      arguments: { url: fixture("/logs/page?id=mcp"), width: 400, height: 300, capture: { console: true, network: true } },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const answer = result.structuredContent as Record<string, { url: string; messages?: number; failures?: number }>;
+    expect(answer.console!.url.startsWith(`${base}/api/v1/outputs/`)).toBe(true);
+    expect(answer.network!.url).toMatch(/\.json$/);
+    // The output link redirects to the stored log, as an image's does.
+    const log = (await (await fetch(answer.console!.url)).json()) as { messages: { text: string }[] };
+    expect(log.messages.map((m) => m.text)).toContain("bad thing");
+    expect(log.messages).toHaveLength(answer.console!.messages!);
+  });
+
   it("read_page: the page's main content as Markdown text for the model, the whole answer structured, charged $0.002; scrape answers its fields", async () => {
     const before = await balance();
     const result = (await keyed.callTool({ name: "read_page", arguments: { url: `${inject("fixtureUrl")}/content/article` } })) as CallToolResult;
