@@ -211,6 +211,26 @@ describe("a guard session through the customer's proxy", () => {
     }
   });
 
+  it("still refuses a private literal address in a URL: the proxy is never asked for it", async () => {
+    const guard = await openGuardSession(allowed());
+    try {
+      guard.useProxy(proxy("http:", proxies.http), 5_000);
+      const before = proxies.proxied().length;
+      const { port } = new URL(guard.proxyServer);
+      const status = await new Promise<number>((resolve, reject) => {
+        http
+          .get({ host: "127.0.0.1", port, path: "http://10.0.0.1/secret", agent: false }, (response) => resolve(response.statusCode ?? 0))
+          .on("error", reject);
+      });
+      expect(status).toBe(502);
+      expect(guard.failures.get("10.0.0.1:80")).toMatch(/^refused 10\.0\.0\.1:80: .*private/);
+      expect(guard.proxyFailure()).toBeNull();
+      expect(proxies.proxied().length).toBe(before);
+    } finally {
+      await guard.close();
+    }
+  });
+
   it("refuses a proxy whose address the guard does not allow, before connecting to it", async () => {
     const guard = await openGuardSession({ allowed: new Set([`127.0.0.1:${sitePort}`]), explain: false });
     try {
