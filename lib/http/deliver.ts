@@ -104,12 +104,12 @@ export function logFiles(logs: PageLogs | undefined) {
     .filter((kind) => logs?.[kind] !== undefined)
     .map((kind) => {
       const { name, extension, summary } = LOG_FILES[kind];
-      return { kind, body: Buffer.from(JSON.stringify(logs![kind])), file: { name, extension, kind }, summary: summary(logs as Required<PageLogs>) };
+      return { kind, body: Buffer.from(JSON.stringify(logs![kind])), file: { name, extension }, summary: summary(logs as Required<PageLogs>) };
     });
 }
 
 /** A log stored: its link, and until when it works. */
-export type StoreLog = (body: Buffer, file: { name: string; extension: string; kind: LogKind }) => Promise<OutputLink>;
+export type StoreLog = (body: Buffer, file: { name: string; extension: string }) => Promise<OutputLink>;
 
 /** Stores a log as an output (kept a day), linked by a presigned link. */
 export const presignedLog: StoreLog = async (body, { name, extension }) => downloadLink(await storeOutput(body, "application/json", extension, name));
