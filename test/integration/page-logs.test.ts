@@ -144,6 +144,57 @@ describe("capture: what the page did", () => {
     expect(plain.headers.get("x-console-url")).toBeNull();
   });
 
+  it("html-to-screenshot and animate record too: a document's console and refusals, an animation's failed requests", async () => {
+    const html = await postJson("/api/v1/html-to-screenshot", {
+      html: "<h1>Doc</h1><script>console.error('from the document')</script><img src='http://10.0.0.1/x.png'>",
+      width: 400,
+      height: 300,
+      deviceScaleFactor: 1,
+      capture: { console: true, network: true },
+    });
+    expect(html.status).toBe(200);
+    const messages = (JSON.parse(await text(html.headers.get("x-console-url") ?? "")) as Console).messages;
+    expect(messages).toContainEqual(expect.objectContaining({ source: "console", type: "error", text: "from the document" }));
+    const refused = (JSON.parse(await text(html.headers.get("x-network-url") ?? "")) as Network).failures;
+    expect(refused).toContainEqual(expect.objectContaining({ url: "http://10.0.0.1/x.png", reason: "guard" }));
+
+    const animation = await postJson("/api/v1/animate", {
+      url: fixture(`/logs/page?id=${runId()}`),
+      format: "gif",
+      width: 320,
+      height: 200,
+      duration: 1,
+      fps: 2,
+      capture: { network: true },
+      responseFormat: "json",
+    });
+    expect(animation.status, await animation.clone().text()).toBe(200);
+    const body = (await animation.json()) as { frames: number; network: { url: string; failures: number } };
+    expect(body.frames).toBe(2);
+    expect(animation.headers.get("x-network-url")).toBe(body.network.url);
+    const failures = (JSON.parse(await text(body.network.url)) as Network).failures;
+    expect(failures).toContainEqual(expect.objectContaining({ reason: "http", status: 404, url: expect.stringContaining("/logs/missing.js") }));
+  });
+
+  it("a page that floods its console: 1,000 messages kept, each at most 2,000 characters, the rest counted", async () => {
+    const res = await postJson("/api/v1/html-to-screenshot", {
+      html: "<script>console.log('x'.repeat(100000)); for (let i = 0; i < 5000; i++) console.log('line ' + i);</script><p>flood</p>",
+      width: 400,
+      height: 300,
+      deviceScaleFactor: 1,
+      capture: { console: true },
+      responseFormat: "json",
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { console: { url: string; messages: number } };
+    const log = JSON.parse(await text(body.console.url)) as Console;
+    expect(log.messages).toHaveLength(1_000);
+    expect(body.console.messages).toBe(1_000);
+    expect(log.dropped).toBe(4_001);
+    expect(log.messages[0]!.text).toHaveLength(2_001);
+    expect(log.messages[1]!.text).toBe("line 0");
+  });
+
   it("content reads the page in the browser with capture, and says so; render never refuses it", async () => {
     const res = await postJson("/api/v1/content", { url: fixture(`/logs/page?id=${runId()}`), format: "text", scope: "page", capture: { console: true } });
     expect(res.status).toBe(200);
