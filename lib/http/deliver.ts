@@ -84,7 +84,7 @@ export async function deliverAnimation(animation: Animation, responseFormat: "bi
 }
 
 /** A render's logs (docs/api.md, "What the page did"). */
-export type LogKind = "har" | "console" | "network";
+type LogKind = "har" | "console" | "network";
 
 /** How each log is stored and named: its file, the header that links it, and what the envelope says of it besides the link. */
 const LOG_FILES: Record<LogKind, { name: string; extension: string; header: string; summary: (logs: Required<PageLogs>) => Record<string, number> }> = {

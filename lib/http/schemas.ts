@@ -6,7 +6,7 @@ import { browserControls } from "../content/controls.js";
 import { compilePattern, MAX_IGNORE_PATTERNS, MAX_PATTERN_CHARS } from "../monitors/observe.js";
 import type { MonitorSpec } from "../monitors/store.js";
 import { type AnimationOptions, animationRefusal } from "../render/animate/animate.js";
-import { countryDefaults } from "../render/geo.js";
+import { COUNTRIES, countryDefaults } from "../render/geo.js";
 import { targetKey } from "../render/guard/network-guard.js";
 import { literalRefusal, parseProxy } from "../render/guard/upstream-proxy.js";
 import { MAX_OUTPUT_PIXELS, outputPixels } from "../render/limits.js";
@@ -232,11 +232,6 @@ const TOP_LABEL = "[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
  */
 const PROXY_URL = new RegExp(
   `^(?:https?|socks5)://(?:${USERINFO}(?::${USERINFO})?@)?(?:${LABEL}\\.)*${TOP_LABEL}(?::(?:[1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5]))?/?$`,
-);
-
-/** Every code `country` takes (ISO 3166-1 alpha-2 the runtime's CLDR data knows). */
-const COUNTRIES = Array.from({ length: 26 * 26 }, (_, i) => String.fromCharCode(65 + Math.floor(i / 26), 65 + (i % 26))).filter(
-  (code) => countryDefaults(code) !== null,
 );
 
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.

@@ -2,7 +2,7 @@ import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../b
 import { whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { contentBody } from "../http/content.js";
-import { animationEnvelopeOf, EXTENSIONS, envelopeOf, type LogKind, logFiles } from "../http/deliver.js";
+import { animationEnvelopeOf, EXTENSIONS, envelopeOf, logFiles } from "../http/deliver.js";
 import { animationOf, type JobRequest, sourceOf } from "../http/schemas.js";
 import { describeError, log } from "../log.js";
 import { guardedStatus } from "../metadata/fetch.js";
@@ -61,17 +61,11 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
     return { key, envelope: envelopeOf(shot) };
   };
   // Logs are kept with the job, their summary in the result; the job's answer links them.
-  const logKeys: Partial<Record<LogKind, string>> = {};
-  const keptLogs = () => (Object.keys(logKeys).length ? { logKeys } : {});
   const storeLogs = async (logs: PageLogs | undefined) => {
     const files = logFiles(logs);
-    await Promise.all(
-      files.map(({ kind, body, file }) => {
-        logKeys[kind] = outputKeyOf(jobId, index, `${file.name}.${file.extension}`);
-        return putObject(logKeys[kind], body, "application/json");
-      }),
-    );
-    return Object.fromEntries(files.map(({ kind, summary }) => [kind, summary]));
+    const logKeys = Object.fromEntries(files.map(({ kind, file }) => [kind, outputKeyOf(jobId, index, `${file.name}.${file.extension}`)]));
+    await Promise.all(files.map(({ kind, body }) => putObject(logKeys[kind]!, body, "application/json")));
+    return { summaries: Object.fromEntries(files.map(({ kind, summary }) => [kind, summary])), kept: files.length ? { logKeys } : {} };
   };
   if (endpoint === "content") {
     const { timeout: _, ...body } = item as Extract<JobRequest, { endpoint: "content" }>["items"][number];
@@ -96,10 +90,10 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
         tokens,
         format: body.format,
         ...(answer.screenshot ? { screenshot: answer.screenshot } : {}),
-        ...logged,
+        ...logged.summaries,
       },
       imageKey,
-      ...keptLogs(),
+      ...logged.kept,
       output: { body: json, contentType: "application/json" },
     };
   }
@@ -110,14 +104,24 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
     const key = outputKeyOf(jobId, index, EXTENSIONS[made.format]);
     await putObject(key, made.body, made.contentType);
     const logged = await storeLogs(made.logs);
-    return { outputKey: key, result: { ...animationEnvelopeOf(made), ...logged }, ...keptLogs(), output: { body: made.body, contentType: made.contentType } };
+    return {
+      outputKey: key,
+      result: { ...animationEnvelopeOf(made), ...logged.summaries },
+      ...logged.kept,
+      output: { body: made.body, contentType: made.contentType },
+    };
   }
   const { timeout: _, ...body } = item as Extract<JobRequest, { endpoint: "screenshot" | "html-to-screenshot" }>["items"][number];
   const { url: _url, html: _html, ...options } = body as typeof body & { url?: string; html?: string };
   const shot = await capture(sourceOf(body), options as CaptureOptions, deadline, { maxHeight: JOB_CAPTURE_HEIGHT });
   const stored = await storeCapture(shot);
   const logged = await storeLogs(shot.logs);
-  return { outputKey: stored.key, result: { ...stored.envelope, ...logged }, ...keptLogs(), output: { body: shot.body, contentType: shot.contentType } };
+  return {
+    outputKey: stored.key,
+    result: { ...stored.envelope, ...logged.summaries },
+    ...logged.kept,
+    output: { body: shot.body, contentType: shot.contentType },
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { harFromMessages } from "chrome-har";
 import type { CDPSession, Page } from "puppeteer-core";
 import { orTimeout } from "../deadline.js";
-import { type GuardSession, targetKey } from "./guard/network-guard.js";
+import { guardFailure } from "./errors.js";
+import type { GuardSession } from "./guard/network-guard.js";
 import type { CaptureOptions, PageLogRequest } from "./options.js";
 
 // What the page did while it loaded (docs/api.md, "What the page did"): a HAR of its requests, its
@@ -175,14 +176,6 @@ function netReason(errorText: string): FailureReason {
   return "failed";
 }
 
-/** The guard's failure for `url`'s target, if it recorded one. */
-function guardFailureOf(url: string, guard: GuardSession): string | undefined {
-  if (!URL.canParse(url)) return undefined;
-  const parsed = new URL(url);
-  const port = Number(parsed.port || (parsed.protocol === "https:" || parsed.protocol === "wss:" ? 443 : 80));
-  return guard.failures.get(targetKey(parsed.hostname, port));
-}
-
 /**
  * The HAR without the addresses the browser saw: it reaches every site through the render's guard
  * on loopback, so each entry's `serverIPAddress` and `connection` would name the guard, not the site.
@@ -263,7 +256,7 @@ export async function recordPage(page: Page, guard: GuardSession, asked: PageLog
     if (!request || status < 400 || blockedUrls.has(url)) return;
     // The guard answers a plain-HTTP request it refused or could not make with its own status.
     const guarded = Object.keys(params.response.headers).some((name) => name.toLowerCase() === "x-shotline-guard");
-    const detail = guarded ? guardFailureOf(url, guard) : undefined;
+    const detail = guarded ? guardFailure(url, guard) : undefined;
     request.failed = true;
     if (detail) fail({ url, method: request.method, type: request.type, reason: guardReason(detail), detail });
     else
@@ -285,7 +278,7 @@ export async function recordPage(page: Page, guard: GuardSession, asked: PageLog
     if (!request) return;
     request.done = true;
     if (request.failed || blockedUrls.has(request.url)) return;
-    const detail = guardFailureOf(request.url, guard);
+    const detail = guardFailure(request.url, guard);
     const reason = params.blockedReason ? "blocked" : params.canceled ? "aborted" : detail ? guardReason(detail) : netReason(params.errorText);
     fail({ url: request.url, method: request.method, type: request.type, reason, detail: detail ?? params.blockedReason ?? params.errorText });
   });

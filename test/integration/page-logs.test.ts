@@ -35,6 +35,8 @@ const controls = {
   blockRequests: ["*/logs/blocked.png*"],
 };
 const ALL = { har: true, console: true, network: true };
+/** A small capture at 1x: what it shows does not matter here. */
+const SMALL = { width: 400, height: 300, deviceScaleFactor: 1 };
 
 type Seen = { path: string; cookie: string; authorization: string; token: string }[];
 type Console = { messages: { source: string; type: string; text: string; url?: string; line?: number; column?: number }[]; dropped: number };
@@ -54,9 +56,7 @@ describe("capture: what the page did", () => {
     const id = runId();
     const res = await postJson("/api/v1/screenshot", {
       url: fixture(`/logs/page?id=${id}`),
-      width: 400,
-      height: 300,
-      deviceScaleFactor: 1,
+      ...SMALL,
       capture: { ...ALL, harBodies: true },
       ...controls,
     });
@@ -123,9 +123,7 @@ describe("capture: what the page did", () => {
   it("the JSON envelope carries each log's link and counts; without capture there are none", async () => {
     const res = await postJson("/api/v1/screenshot", {
       url: fixture(`/logs/page?id=${runId()}`),
-      width: 400,
-      height: 300,
-      deviceScaleFactor: 1,
+      ...SMALL,
       capture: { console: true, network: true },
       responseFormat: "json",
     });
@@ -147,9 +145,7 @@ describe("capture: what the page did", () => {
   it("html-to-screenshot and animate record too: a document's console and refusals, an animation's failed requests", async () => {
     const html = await postJson("/api/v1/html-to-screenshot", {
       html: "<h1>Doc</h1><script>console.error('from the document')</script><img src='http://10.0.0.1/x.png'>",
-      width: 400,
-      height: 300,
-      deviceScaleFactor: 1,
+      ...SMALL,
       capture: { console: true, network: true },
     });
     expect(html.status).toBe(200);
@@ -179,9 +175,7 @@ describe("capture: what the page did", () => {
   it("a page that floods its console: 1,000 messages kept, each at most 2,000 characters, the rest counted", async () => {
     const res = await postJson("/api/v1/html-to-screenshot", {
       html: "<script>console.log('x'.repeat(100000)); for (let i = 0; i < 5000; i++) console.log('line ' + i);</script><p>flood</p>",
-      width: 400,
-      height: 300,
-      deviceScaleFactor: 1,
+      ...SMALL,
       capture: { console: true },
       responseFormat: "json",
     });
@@ -217,7 +211,7 @@ describe("capture: what the page did", () => {
       "/api/v1/jobs",
       {
         endpoint: "screenshot",
-        items: [{ url: fixture(`/logs/page?id=${id}`), width: 400, height: 300, deviceScaleFactor: 1, capture: { console: true, network: true } }],
+        items: [{ url: fixture(`/logs/page?id=${id}`), ...SMALL, capture: { console: true, network: true } }],
       },
       auth,
     );

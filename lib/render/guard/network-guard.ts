@@ -224,13 +224,13 @@ export async function openGuardSession(privateHosts: PrivateHosts, limits: Guard
     response.once("close", () => open--);
     const port = Number(url.port || 80);
     const key = targetKey(url.hostname, port);
+    const headers: http.OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(request.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
     if (viaProxy) {
       const { proxy } = viaProxy;
       const socket = await throughProxy(key, url.hostname, port, proxy.protocol !== "socks5:");
       if (!socket) return failAnswer(response, 502, "proxy");
       track(socket);
-      const headers: http.OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(request.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
       const authorization = proxyAuthorization(proxy);
       // To an HTTP(S) proxy the request goes in absolute form with its credentials; through a SOCKS tunnel, as to the site.
       const viaHttp = proxy.protocol !== "socks5:";
@@ -249,8 +249,6 @@ export async function openGuardSession(privateHosts: PrivateHosts, limits: Guard
       fail(key, target.reason);
       return failAnswer(response, target.refused ? 403 : 502, "refused");
     }
-    const headers: http.OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(request.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
     forward(request, response, key, {
       host: target.address,
       port,

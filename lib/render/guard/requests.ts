@@ -69,9 +69,10 @@ function credentialHeaders(options: CaptureOptions): Record<string, string> {
  */
 export function fetchHeadersFor(options: CaptureOptions, target: string): (hop: URL) => Record<string, string> {
   const { origin } = new URL(target);
+  const locale = localeOf(options);
   const everywhere: Record<string, string> = {
     ...(options.userAgent ? { "user-agent": options.userAgent } : {}),
-    ...(localeOf(options) ? { "accept-language": localeOf(options)! } : {}),
+    ...(locale ? { "accept-language": locale } : {}),
   };
   const credentials = credentialHeaders(options);
   return (hop) => {
