@@ -23,7 +23,17 @@ export interface TestProxies {
   close(): void;
 }
 
-const GOOD = `Basic ${Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString("base64")}`;
+/**
+ * The credentials taken, as proxy providers take them: the account's user and password, with any
+ * targeting the provider reads after them ("-country-de" on the user, "_country-jp" on the password).
+ */
+const accepted = (user: string, pass: string) => user.split("-")[0] === PROXY_USER && pass.split("_")[0] === PROXY_PASSWORD;
+const acceptedBasic = (header: string | undefined) => {
+  const [scheme, token = ""] = (header ?? "").split(" ");
+  const decoded = Buffer.from(token, "base64").toString();
+  const colon = decoded.indexOf(":");
+  return scheme === "Basic" && colon > 0 && accepted(decoded.slice(0, colon), decoded.slice(colon + 1));
+};
 const loopback = (host: string) => host === "127.0.0.1" || host === "localhost" || host === "::1" || host === "[::1]";
 
 async function listen(server: net.Server): Promise<number> {
@@ -43,7 +53,7 @@ export async function startProxies(): Promise<TestProxies> {
   };
 
   const httpProxy = http.createServer((request, response) => {
-    if (request.headers["proxy-authorization"] !== GOOD) return void response.writeHead(407, { "proxy-authenticate": 'Basic realm="test"' }).end();
+    if (!acceptedBasic(request.headers["proxy-authorization"])) return void response.writeHead(407, { "proxy-authenticate": 'Basic realm="test"' }).end();
     const url = URL.canParse(request.url ?? "") ? new URL(request.url!) : null;
     if (!url || !loopback(url.hostname)) return void response.writeHead(403).end();
     seen.push({ via: "http", target: url.href });
@@ -58,7 +68,7 @@ export async function startProxies(): Promise<TestProxies> {
   httpProxy.on("connection", keep);
   httpProxy.on("connect", (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     keep(client);
-    if (request.headers["proxy-authorization"] !== GOOD) {
+    if (!acceptedBasic(request.headers["proxy-authorization"])) {
       return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\n\r\n');
     }
     const [, host = "", port = "0"] = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(request.url ?? "") ?? [];
@@ -96,7 +106,7 @@ export async function startProxies(): Promise<TestProxies> {
         const passLength = buffer[2 + userLength]!;
         const pass = buffer.subarray(3 + userLength, 3 + userLength + passLength).toString();
         buffer = buffer.subarray(3 + userLength + passLength);
-        if (user !== PROXY_USER || pass !== PROXY_PASSWORD) return void client.end(Buffer.from([1, 1]));
+        if (!accepted(user, pass)) return void client.end(Buffer.from([1, 1]));
         client.write(Buffer.from([1, 0]));
         stage = "request";
       }

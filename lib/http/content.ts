@@ -2,7 +2,8 @@ import type { z } from "zod";
 import { readContent } from "../content/page.js";
 import type { Deadline } from "../deadline.js";
 import type { Capture } from "../render/capture.js";
-import { deliverSnapshot, incompleteHeader, linkLogs, presignedLog } from "./deliver.js";
+import { geoField } from "../render/geo.js";
+import { deliverSnapshot, linkLogs, pageHeaders, presignedLog } from "./deliver.js";
 import { type HttpResponse, json } from "./responses.js";
 import { contentPageOptions, type contentRequest } from "./schemas.js";
 
@@ -29,6 +30,7 @@ export async function contentBody<T>(
     ...(page.capture ? { screenshot: await storeImage(page.capture) } : {}),
     rendered: page.rendered,
     ...(page.incomplete ? { incomplete: page.incomplete } : {}),
+    ...geoField(body),
     // About four characters a token in English prose: an agent's budget, not a bill.
     tokens: Math.ceil(content.length / 4),
   };
@@ -40,5 +42,5 @@ export async function contentBody<T>(
 export async function contentAnswer(body: Parameters<typeof contentBody>[0], deadline: Deadline): Promise<HttpResponse> {
   const { answer, logs } = await contentBody(body, deadline, deliverSnapshot);
   const linked = await linkLogs(logs, presignedLog);
-  return json({ ...answer, ...linked.fields }, 200, { ...incompleteHeader({ incomplete: answer.incomplete ?? null }), ...linked.headers });
+  return json({ ...answer, ...linked.fields }, 200, { ...pageHeaders({ incomplete: answer.incomplete ?? null, geo: answer.geo }), ...linked.headers });
 }

@@ -3,6 +3,7 @@ import { OUTPUT_RETENTION_DAYS } from "../packaging.js";
 import type { Animation } from "../render/animate/animate.js";
 import type { Capture } from "../render/capture.js";
 import { previewOf } from "../render/encode.js";
+import type { Geo } from "../render/geo.js";
 import type { PageLogs } from "../render/page-log.js";
 import { routeById } from "../routes.js";
 import { downloadLink, OUTPUT_KEY, type OutputLink, storeOutput } from "../storage/outputs.js";
@@ -61,7 +62,7 @@ export async function deliverCapture(
 ): Promise<HttpResponse> {
   const headers: Record<string, string> = { "X-Render-Ms": String(capture.renderMs), ...extraHeaders };
   if (capture.truncated) headers["X-Truncated"] = "true";
-  Object.assign(headers, incompleteHeader(capture));
+  Object.assign(headers, pageHeaders(capture));
   const logs = await linkLogs(capture.logs, presignedLog);
   return deliverOutput(
     { ...capture, headers: { ...headers, ...logs.headers }, envelope: { ...envelopeOf(capture), ...logs.fields } },
@@ -77,7 +78,7 @@ export async function deliverAnimation(animation: Animation, responseFormat: "bi
     "X-Render-Ms": String(animation.renderMs),
     "X-Frames": String(animation.frames),
     "X-Duration-Ms": String(animation.durationMs),
-    ...incompleteHeader(animation),
+    ...pageHeaders(animation),
     ...logs.headers,
   };
   return deliverOutput({ ...animation, headers, envelope: { ...animationEnvelopeOf(animation), ...logs.fields } }, responseFormat, undefined);
@@ -140,6 +141,7 @@ export function animationEnvelopeOf(animation: Animation) {
     url: animation.url,
     title: animation.title,
     ...(animation.incomplete ? { incomplete: animation.incomplete } : {}),
+    ...(animation.geo ? { geo: animation.geo } : {}),
     renderMs: animation.renderMs,
   };
 }
@@ -165,9 +167,14 @@ function cacheControl(publicFor: number, linked: boolean): string {
   return linked ? `public, max-age=${seconds}` : `public, max-age=${seconds}, immutable`;
 }
 
-/** The header that says a capture shows its page as it stood at the page-load limit. */
-export const incompleteHeader = ({ incomplete }: { incomplete: string | null }): Record<string, string> =>
-  incomplete ? { "X-Capture-Incomplete": incomplete } : {};
+/**
+ * The headers that say how the page was seen: as it stood at the page-load limit
+ * (X-Capture-Incomplete), and from where `geo: "auto"` found (X-Geo-Country, X-Geo-Source).
+ */
+export const pageHeaders = ({ incomplete, geo }: { incomplete: string | null; geo?: Geo | undefined }): Record<string, string> => ({
+  ...(incomplete ? { "X-Capture-Incomplete": incomplete } : {}),
+  ...(geo ? { "X-Geo-Country": geo.country ?? "unknown", "X-Geo-Source": geo.source } : {}),
+});
 
 /** What docs/api.md's JSON envelope says of a capture, besides its bytes. */
 export function envelopeOf(capture: Capture) {
@@ -183,6 +190,7 @@ export function envelopeOf(capture: Capture) {
     truncated: capture.truncated,
     ...(capture.clip ? { clip: capture.clip } : {}),
     ...(capture.incomplete ? { incomplete: capture.incomplete } : {}),
+    ...(capture.geo ? { geo: capture.geo } : {}),
     renderMs: capture.renderMs,
   };
 }
@@ -204,7 +212,7 @@ export async function deliverForTool(capture: Capture, origin: string, extraHead
   const shown = preview && { mimeType: "image/jpeg", data: preview.data.toString("base64"), width: preview.width, height: preview.height };
   return json({ ...link, ...envelopeOf(capture), ...logs.fields, preview: shown }, 200, {
     "X-Render-Ms": String(capture.renderMs),
-    ...incompleteHeader(capture),
+    ...pageHeaders(capture),
     ...extraHeaders,
   });
 }
@@ -214,7 +222,7 @@ export async function deliverAnimationForTool(animation: Animation, origin: stri
   const [link, logs] = await Promise.all([toolLink(animation, origin), linkLogs(animation.logs, toolLog(origin))]);
   return json({ ...link, ...animationEnvelopeOf(animation), ...logs.fields, preview: null }, 200, {
     "X-Render-Ms": String(animation.renderMs),
-    ...incompleteHeader(animation),
+    ...pageHeaders(animation),
   });
 }
 

@@ -77,6 +77,18 @@ const renderResponses = {
       "X-Truncated": { description: "`true` when the page was cut at the capture limit", schema: { type: "string" } },
       "X-Cache": { description: "`HIT` or `MISS` when the request asked for the render cache (`cacheTtl`)", schema: { type: "string", enum: ["HIT", "MISS"] } },
       Age: { description: "On a cache hit: seconds since the output was stored", schema: { type: "integer" } },
+      "X-Capture-Incomplete": {
+        description: "`load-timeout` when the page's load event never came: captured as it stood at the page-load limit",
+        schema: { type: "string" },
+      },
+      "X-Geo-Country": {
+        description: 'With `geo: "auto"`: the country whose locale and time zone the page got, or `unknown`',
+        schema: { type: "string" },
+      },
+      "X-Geo-Source": {
+        description: 'With `geo: "auto"`: where that country was found: `country`, `proxy-credentials` or `none`',
+        schema: { type: "string", enum: ["country", "proxy-credentials", "none"] },
+      },
       "X-Har-Url": { description: "With `capture.har`: a link (1 hour) to the HAR 1.2 file of the page's requests", schema: { type: "string" } },
       "X-Console-Url": {
         description: "With `capture.console`: a link (1 hour) to the page's console messages and uncaught errors (JSON)",

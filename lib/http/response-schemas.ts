@@ -80,6 +80,13 @@ const envelope = {
     .enum(["load-timeout"])
     .optional()
     .describe("present when the page's load event never came: the capture shows the page as it stood at the page-load limit (it had painted content)"),
+  geo: z
+    .object({
+      country: z.string().nullable().describe("ISO 3166-1 alpha-2; null where it cannot be known"),
+      source: z.enum(["country", "proxy-credentials", "none"]),
+    })
+    .optional()
+    .describe('with geo "auto": the country whose locale and time zone the page got, and where it was found'),
   renderMs: z.number().int(),
 };
 
@@ -135,6 +142,7 @@ const animationFields = {
   url: z.string().nullable().describe("The final URL after redirects; null for HTML"),
   title: z.string(),
   incomplete: envelope.incomplete,
+  geo: envelope.geo,
   renderMs: z.number().int(),
 };
 
@@ -352,6 +360,7 @@ export const contentResponse = z.object({
     .describe("with screenshot: the render's JSON envelope, its output behind a presigned link"),
   rendered: z.boolean().describe("whether a browser ran the page's scripts"),
   incomplete: envelope.incomplete,
+  geo: envelope.geo,
   tokens: z.number().int().describe("an estimate of the content's tokens (about 4 characters each)"),
   ...logFields,
 });

@@ -290,6 +290,12 @@ const renderFields = {
     .refine((v) => countryDefaults(v) !== null, { error: 'must be a country code like "DE" (ISO 3166-1 alpha-2, upper case)' })
     .meta({ enum: COUNTRIES, description: "The page's locale and time zone as a visitor in this country has them (locale and timezone win)." })
     .optional(),
+  geo: oneOf(["auto"])
+    .meta({
+      description:
+        'With proxy: the locale and time zone follow the proxy\'s exit country where it can be known (country, else the country its credentials name); the answer says which (X-Geo-Country, "geo").',
+    })
+    .optional(),
   geolocation: z
     .strictObject(
       { latitude: number(-90, 90), longitude: number(-180, 180), accuracy: number(0, 100_000).optional() },
@@ -390,6 +396,7 @@ const PAGE_CONTROLS = [
   "locale",
   "timezone",
   "country",
+  "geo",
   "geolocation",
   "waitForSelector",
   "waitUntil",
@@ -434,11 +441,14 @@ type RenderFieldsIn = Pick<
   | "imageHeight"
   | "fit"
   | "pdf"
+  | "geo"
+  | "proxy"
 >;
 
 // Refused before anybody pays: a mockup as PDF (a mockup is an image), and a viewport whose
 // capture alone would pass the output cap (lib/render/limits.ts); a full page is cut to fit it later.
 const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
+  geoRule(body, ctx);
   if (body.style === "mockup" && body.format === "pdf") {
     ctx.addIssue({ code: "custom", path: ["format"], message: 'must be an image format ("png", "jpeg", "webp" or "avif") when style is "mockup"' });
   }
@@ -475,6 +485,14 @@ const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
     });
   }
 };
+
+/** `geo: "auto"` follows a proxy's exit: without one there is nothing to follow (send `country`). */
+const geoRule = (body: Pick<CaptureOptions, "geo" | "proxy">, ctx: z.RefinementCtx) => {
+  if (body.geo !== undefined && body.proxy === undefined)
+    ctx.addIssue({ code: "custom", path: ["geo"], message: "needs proxy (it follows the proxy's exit country; without a proxy, send country)" });
+};
+/** geoRule as JSON Schema. */
+const GEO_RULE_SCHEMA = { dependentRequired: { geo: ["proxy"] } };
 
 /** A log describes one page load: an answer that carries one is not kept for the next request. */
 const cacheRule = (body: { cacheTtl: number; capture?: unknown }, ctx: z.RefinementCtx) => {
@@ -521,6 +539,7 @@ const RENDER_RULES_SCHEMA = [
   implies(present("imageWidth", "imageHeight"), { properties: { format: IMAGE_FORMAT } }),
   implies({ required: ["fit"] }, present("imageWidth", "imageHeight")),
   implies({ required: ["pdf"] }, equals("format", "pdf")),
+  GEO_RULE_SCHEMA,
 ];
 /** cacheRule as JSON Schema. */
 const CACHE_RULE_SCHEMA = implies({ required: ["capture"] }, { properties: { cacheTtl: { const: 0 } } });
@@ -642,6 +661,7 @@ const SOURCE_RULE_SCHEMA = [{ oneOf: [{ required: ["url"] }, { required: ["html"
 
 const contentRules = (body: ContentFields, ctx: z.RefinementCtx) => {
   sourceRule(body, ctx);
+  geoRule(body, ctx);
   if (body.render === "never") {
     if (body.screenshot !== false) ctx.addIssue({ code: "custom", path: ["screenshot"], message: 'needs the browser: render "auto" or "always"' });
     for (const field of browserControls(contentPageOptions(body)))
@@ -653,6 +673,7 @@ const contentRules = (body: ContentFields, ctx: z.RefinementCtx) => {
 const CONTENT_RULES_SCHEMA = {
   allOf: [
     ...SOURCE_RULE_SCHEMA,
+    GEO_RULE_SCHEMA,
     implies(equals("render", "never"), {
       properties: {
         screenshot: { const: false },
@@ -726,6 +747,7 @@ type AnimateFields = z.output<typeof animateFields>;
 /** An animation's rules, answered at once or as a job's item. */
 const animateRules = (where: "now" | "job") => (body: AnimateFields, ctx: z.RefinementCtx) => {
   sourceRule(body, ctx);
+  geoRule(body, ctx);
   if (body.scroll.holdStart + body.scroll.holdEnd >= body.duration * 1000)
     ctx.addIssue({
       code: "custom",
@@ -747,7 +769,7 @@ const ANIMATE_PROSE = `${COOKIE_PROSE} scroll.holdStart + scroll.holdEnd must be
 export const animateRequest = animateFields
   .extend({ responseFormat: renderFields.responseFormat })
   .superRefine(animateRules("now"))
-  .meta({ allOf: [...SOURCE_RULE_SCHEMA, { properties: { mode: { const: "synthetic" } } }], description: ANIMATE_PROSE });
+  .meta({ allOf: [...SOURCE_RULE_SCHEMA, GEO_RULE_SCHEMA, { properties: { mode: { const: "synthetic" } } }], description: ANIMATE_PROSE });
 
 /** What a request that takes a page or a document (sourceRule) renders. */
 export const sourceOf = (body: { url?: string | undefined; html?: string | undefined }): RenderSource =>
@@ -791,7 +813,10 @@ const htmlScreenshotItem = htmlScreenshotFields
   .superRefine(documentRule)
   .meta({ allOf: [...RENDER_RULES_SCHEMA, DOCUMENT_RULE_SCHEMA], description: PIXEL_CAP_PROSE });
 const contentItem = contentFields.extend(jobItemFields).superRefine(contentRules).meta(CONTENT_RULES_SCHEMA);
-const animateItem = animateFields.extend(jobItemFields).superRefine(animateRules("job")).meta({ allOf: SOURCE_RULE_SCHEMA, description: ANIMATE_PROSE });
+const animateItem = animateFields
+  .extend(jobItemFields)
+  .superRefine(animateRules("job"))
+  .meta({ allOf: [...SOURCE_RULE_SCHEMA, GEO_RULE_SCHEMA], description: ANIMATE_PROSE });
 
 const itemsOf = <T extends z.ZodType>(item: T) =>
   z
@@ -843,8 +868,8 @@ const ignorePattern = z
     }
   });
 
-// A monitor's checks keep their own history: no logs of each page load; and no proxy (its credentials would be kept with it).
-const { capture: _capture, proxy: _proxy, ...monitorPageControls } = pageControlFields;
+// A monitor's checks keep their own history: no logs of each page load; and no proxy (its credentials would be kept with it), so nothing for geo to follow.
+const { capture: _capture, proxy: _proxy, geo: _geo, ...monitorPageControls } = pageControlFields;
 
 // What a monitor captures: a screenshot's viewport and part, and every page control; its output is
 // a PNG at 1x by default (a diff compares pixels: lossless, and four times fewer of them).

@@ -79,7 +79,7 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
     const outputKey = outputKeyOf(jobId, index, "json");
     const json = Buffer.from(JSON.stringify(answer));
     await putObject(outputKey, json, "application/json");
-    const { url, title, rendered, tokens, incomplete } = answer;
+    const { url, title, rendered, tokens, incomplete, geo } = answer;
     return {
       outputKey,
       result: {
@@ -87,6 +87,7 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
         title,
         rendered,
         ...(incomplete ? { incomplete } : {}),
+        ...(geo ? { geo } : {}),
         tokens,
         format: body.format,
         ...(answer.screenshot ? { screenshot: answer.screenshot } : {}),

@@ -6,6 +6,7 @@ import { assertValidSelectors, captureArea, emulate, selectorsOf } from "./contr
 import { prepareCookieBanners } from "./cookie-banners.js";
 import { encodingMs } from "./encode.js";
 import { guardFailure, invalidUrl } from "./errors.js";
+import { type Geo, geoField } from "./geo.js";
 import { applyRequestControls } from "./guard/requests.js";
 import { parseProxy, type UpstreamProxy } from "./guard/upstream-proxy.js";
 import { maxCaptureHeight } from "./limits.js";
@@ -43,6 +44,8 @@ export interface Capture {
   readonly incomplete: Incomplete | null;
   /** What the page did, when `capture` asked for it. */
   readonly logs?: PageLogs | undefined;
+  /** Where `geo: "auto"` found the page's country, when it was asked. */
+  readonly geo?: Geo | undefined;
 }
 
 /** A page loaded and settled as `options` ask, ready to be captured or read. */
@@ -163,6 +166,7 @@ export async function captureSettled({ loaded, settled, viewport, started }: Set
     clip,
     renderMs: Date.now() - started,
     incomplete: loaded.incomplete,
+    ...geoField(options),
   };
 }
 

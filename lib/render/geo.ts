@@ -1,3 +1,4 @@
+import { parseProxy } from "./guard/upstream-proxy.js";
 import type { CaptureOptions } from "./options.js";
 
 // `country` (docs/api.md, "Proxy"): the page's locale and time zone as a visitor in that country
@@ -60,10 +61,52 @@ export function countryDefaults(country: string): { locale: string; timezone: st
   return { locale: `${likely.language}-${country}`, timezone: MAIN_ZONES[country] ?? zones[0]! };
 }
 
+/** Where `geo: "auto"` found the country a page is seen from, said in the answer (docs/api.md, "Proxy and country"). */
+export interface Geo {
+  /** ISO 3166-1 alpha-2, or null where it cannot be known. */
+  readonly country: string | null;
+  /** The caller's `country`, the country the proxy's credentials name, or neither. */
+  readonly source: "country" | "proxy-credentials" | "none";
+}
+
+/**
+ * The exit country proxy providers are told in the credentials, as their documents publish it:
+ * `-country-us` in the username (Bright Data, Decodo, SOAX, Geonode), `-cc-DE` (Oxylabs),
+ * `_country-us` in the password (IPRoyal, Evomi), `__cr.de` (DataImpulse). A list of countries
+ * (`_country-us,ca`) or a region (`-country-eu`) names none.
+ */
+const CREDENTIAL_COUNTRY = /(?:^|[-_])(?:country|cc)-([a-z]{2})(?![a-z0-9,])|__cr\.([a-z]{2})(?![a-z0-9,])/gi;
+
+/** The one country a proxy URL's credentials name, or null (none, several, or not a country). */
+export function proxyCountry(proxy: string): string | null {
+  const parsed = parseProxy(proxy);
+  if (typeof parsed === "string") return null;
+  const named = new Set([parsed.username, parsed.password].flatMap((part) => [...part.matchAll(CREDENTIAL_COUNTRY)].map((m) => (m[1] ?? m[2])!.toUpperCase())));
+  const [country] = named;
+  return named.size === 1 && KNOWN.has(country!) ? country! : null;
+}
+
+/** Where `geo: "auto"` finds the page's country: the caller's `country`, else the proxy's credentials; null when it was not asked. */
+export function geoOf(options: Pick<CaptureOptions, "geo" | "country" | "proxy">): Geo | null {
+  if (options.geo !== "auto") return null;
+  if (options.country) return { country: options.country, source: "country" };
+  const named = options.proxy ? proxyCountry(options.proxy) : null;
+  return named ? { country: named, source: "proxy-credentials" } : { country: null, source: "none" };
+}
+
+/** `{ geo }` for an answer, when `geo: "auto"` was asked; else nothing. */
+export function geoField(options: Pick<CaptureOptions, "geo" | "country" | "proxy">): { geo?: Geo } {
+  const geo = geoOf(options);
+  return geo ? { geo } : {};
+}
+
+/** The country whose locale and time zone the page gets: the request's, else the one `geo: "auto"` found. */
+const countryOf = (options: Pick<CaptureOptions, "geo" | "country" | "proxy">): string | undefined => options.country ?? geoOf(options)?.country ?? undefined;
+
+type GeoOptions = Pick<CaptureOptions, "locale" | "timezone" | "country" | "geo" | "proxy">;
+
 /** The page's locale: the request's, else its country's. */
-export const localeOf = (options: Pick<CaptureOptions, "locale" | "country">): string | undefined =>
-  options.locale ?? (options.country ? countryDefaults(options.country)?.locale : undefined);
+export const localeOf = (options: GeoOptions): string | undefined => options.locale ?? countryDefaults(countryOf(options) ?? "")?.locale;
 
 /** The page's time zone: the request's, else its country's. */
-export const timezoneOf = (options: Pick<CaptureOptions, "timezone" | "country">): string | undefined =>
-  options.timezone ?? (options.country ? countryDefaults(options.country)?.timezone : undefined);
+export const timezoneOf = (options: GeoOptions): string | undefined => options.timezone ?? countryDefaults(countryOf(options) ?? "")?.timezone;

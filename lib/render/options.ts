@@ -65,6 +65,8 @@ export interface CaptureOptions {
   readonly locale?: string | undefined;
   /** ISO 3166-1 alpha-2: the locale and time zone a visitor there has, where `locale` and `timezone` are not given (lib/render/geo.ts). */
   readonly country?: string | undefined;
+  /** "auto": the locale and time zone follow the proxy's exit country where it can be known (lib/render/geo.ts). */
+  readonly geo?: "auto" | undefined;
   readonly geolocation?: Geolocation | undefined;
   readonly userAgent?: string | undefined;
   /** Absent: print for a paged PDF, screen otherwise. */

@@ -123,6 +123,41 @@ describe("proxy: the page seen through the customer's proxy", () => {
     expect(((await bad.json()) as ErrorBody).error.message).toMatch(/country: must be a country code like "DE"/);
   });
 
+  it('geo "auto": the locale and time zone follow the country the proxy\'s credentials name, the answer says where it was found; unknown is said', async () => {
+    const { http: httpPort, socks: socksPort } = inject("proxyPorts");
+    // A provider's targeting after the user ("-country-de", Bright Data's way) or the password ("_country-jp", IPRoyal's).
+    const german = `http://${PROXY_USER}-country-de:${PROXY_PASSWORD}@127.0.0.1:${httpPort}`;
+    const echo = await postJson("/api/v1/content", { url: fixture("/content/echo"), format: "text", proxy: german, geo: "auto" });
+    expect(echo.status, await echo.clone().text()).toBe(200);
+    expect(echo.headers.get("x-geo-country")).toBe("DE");
+    expect(echo.headers.get("x-geo-source")).toBe("proxy-credentials");
+    const read = (await echo.json()) as { text: string; geo: unknown };
+    expect(read.text).toContain("accept-language=[de-DE]");
+    expect(read.geo).toEqual({ country: "DE", source: "proxy-credentials" });
+
+    const facts = async (proxy: string, fields: Record<string, unknown> = {}) => {
+      const res = await shoot({ url: fixture("/controls"), proxy, geo: "auto", responseFormat: "json", ...fields });
+      expect(res.status, await res.clone().text()).toBe(200);
+      const envelope = (await res.json()) as { title: string; geo: unknown };
+      const { lang, tz } = JSON.parse(envelope.title) as { lang: string; tz: string };
+      return { seen: `${lang} ${tz}`, geo: envelope.geo, header: `${res.headers.get("x-geo-country")} ${res.headers.get("x-geo-source")}` };
+    };
+    const japanese = `socks5://${PROXY_USER}:${PROXY_PASSWORD}_country-jp@127.0.0.1:${socksPort}`;
+    expect(await facts(japanese)).toEqual({ seen: "ja-JP Asia/Tokyo", geo: { country: "JP", source: "proxy-credentials" }, header: "JP proxy-credentials" });
+    // The caller's country wins over the credentials'; locale and timezone over both.
+    expect((await facts(japanese, { country: "BR" })).seen).toBe("pt-BR America/Sao_Paulo");
+    expect((await facts(japanese, { locale: "fr-FR", timezone: "Europe/Paris" })).seen).toBe("fr-FR Europe/Paris");
+    // Credentials that name no one country: nothing follows, and the answer says it is not known.
+    const unknown = await facts(proxyUrl("http", httpPort));
+    expect(unknown.geo).toEqual({ country: null, source: "none" });
+    expect(unknown.header).toBe("unknown none");
+    expect(unknown.seen).toBe((await facts(proxyUrl("http", httpPort), { geo: undefined })).seen);
+
+    const alone = await shoot({ url: fixture("/controls"), geo: "auto" });
+    expect(alone.status).toBe(400);
+    expect(((await alone.json()) as ErrorBody).error.message).toMatch(/geo: needs proxy/);
+  });
+
   it("content goes through the proxy in the browser; render never refuses a proxy", async () => {
     const id = runId();
     const before = (await proxied()).length;

@@ -4,6 +4,7 @@ import { AppError } from "../../errors.js";
 import { withEncoderPage } from "../browser.js";
 import { type CaptureLimits, pageIdentity, type SettledPage, withSettledPage } from "../capture.js";
 import { assertValidSelectors } from "../controls.js";
+import { type Geo, geoField } from "../geo.js";
 import type { CaptureOptions, RenderSource } from "../options.js";
 import type { Incomplete } from "../page-load.js";
 import type { PageLogs } from "../page-log.js";
@@ -66,6 +67,8 @@ export interface Animation {
   readonly incomplete: Incomplete | null;
   /** What the page did, when `capture` asked for it. */
   readonly logs?: PageLogs | undefined;
+  /** Where `geo: "auto"` found the page's country, when it was asked. */
+  readonly geo?: Geo | undefined;
 }
 
 /**
@@ -202,6 +205,7 @@ export function animate(
         ...(await pageIdentity(loaded, source)),
         renderMs: Date.now() - started,
         incomplete: loaded.incomplete,
+        ...geoField(options),
       };
     },
     limits,
