@@ -1,13 +1,15 @@
 // `npm run gallery`: the pictures of docs/api.md's "Mockups" (every frame, every background preset),
 // rendered through the local stack from the /showcase fixture, as thumbnails in docs/images/, of
 // its "Fonts": a line of real text in every writing system the service ships (docs/images/scripts.png),
-// and of its "Animate": the showcase scrolled and back, one clip per format (docs/images/animate.*).
+// of its "Animate": the showcase scrolled and back, one clip per format (docs/images/animate.*),
+// and of its "What the page did": a broken page's HAR opened in a HAR viewer (docs/images/har-viewer.png).
 // With GALLERY_LOOK=<dir>, also every frame at full size at 1x and 2x (PNG), to look at.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { BACKGROUND_PRESETS } from "../lib/render/mockup/backgrounds.js";
 import { fundedKey, startDev } from "./harness/dev-process.js";
 import { startFixtures } from "./harness/fixtures.js";
+import { harViewerPage } from "./harness/har-viewer.js";
 import { writingSystems } from "./harness/writing-systems.js";
 
 const FRAMES = ["browser", "phone", "tablet", "laptop", "none"] as const;
@@ -62,6 +64,17 @@ ${rows.join("")}<tr><th>Emoji</th><td>😀 🎉 👍🏽 🇯🇵 ❤️ 🚀 �
       path.join(DOCS_IMAGES, `animate.${format}`),
     );
   }
+  const logged = await fetch(`${dev.info.baseUrl}/api/v1/screenshot`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ url: `${fixtures.baseUrl}/logs/page?id=gallery`, capture: { har: true }, blockRequests: ["*/logs/blocked.png*"] }),
+  });
+  const har = await (await fetch(logged.headers.get("x-har-url") ?? "")).json();
+  await render(
+    "/api/v1/html-to-screenshot",
+    { html: harViewerPage(har), width: 1100, height: 400, deviceScaleFactor: 1, fullPage: true },
+    path.join(DOCS_IMAGES, "har-viewer.png"),
+  );
   const look = process.env.GALLERY_LOOK;
   if (look) {
     mkdirSync(look, { recursive: true });

@@ -188,6 +188,24 @@ function withoutAddresses(har: ReturnType<typeof harFromMessages>) {
   return har;
 }
 
+/**
+ * Entries of requests that never reached their site (blocked by a control, refused by the guard,
+ * failed on the way) answered as not sent (status 0, as browsers export them), with why in the
+ * entry's `comment`: the browser saw a stand-in (a blocked image's empty pixel) or our guard's own
+ * answer, which a HAR viewer would otherwise draw as the site's.
+ */
+function markUnsent(har: ReturnType<typeof harFromMessages>, failures: readonly NetworkFailure[]) {
+  const unsent = new Map(failures.filter((f) => f.reason !== "http" && f.reason !== "pending").map((f) => [f.url, f]));
+  for (const entry of har.log.entries as { request: { url: string }; response: { status: number; statusText: string }; comment?: string }[]) {
+    const failure = unsent.get(entry.request.url);
+    if (!failure) continue;
+    entry.response.status = 0;
+    entry.response.statusText = "";
+    entry.comment = `${failure.reason}: ${failure.detail}`;
+  }
+  return har;
+}
+
 /** A recording under way: `blocked` tells it of a request our controls did not let out; `finish` ends it with the logs asked. */
 export interface PageRecorder {
   blocked(url: string, type: string, why: string): void;
@@ -355,7 +373,7 @@ export async function recordPage(page: Page, guard: GuardSession, asked: PageLog
       const har = asked.har
         ? // chrome-har and its cookie parser (~160 KB minified) load only for a render that asks for a HAR.
           (redactDeep(
-            withoutAddresses((await import("chrome-har")).harFromMessages(messages, { includeTextFromResponseBody: asked.harBodies })),
+            markUnsent(withoutAddresses((await import("chrome-har")).harFromMessages(messages, { includeTextFromResponseBody: asked.harBodies })), failures),
             redact,
           ) as PageLogs["har"])
         : undefined;

@@ -2,13 +2,15 @@
 // against the fixture /logs/page (dev/harness/log-pages.ts), which logs to its console, throws from
 // a script, loads a script that is missing, an image from a private address, an image the request
 // blocks and one that is still loading at the capture, and keeps its own record of every request
-// it was sent. The HAR is validated against the HAR 1.2 schema (har-schema) and held against that record.
+// it was sent. The HAR is validated against the HAR 1.2 schema (har-schema), held against that
+// record, and opened in a HAR viewer (PerfCascade, dev/harness/har-viewer.ts).
 import { createRequire } from "node:module";
 import { isIPv4, isIPv6 } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Ajv } from "ajv";
 import { describe, expect, inject, it } from "vitest";
 import { fundedKey } from "../../dev/harness/dev-process.js";
+import { harViewerPage } from "../../dev/harness/har-viewer.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
 
 const require = createRequire(import.meta.url);
@@ -42,7 +44,13 @@ type Seen = { path: string; cookie: string; authorization: string; token: string
 type Console = { messages: { source: string; type: string; text: string; url?: string; line?: number; column?: number }[]; dropped: number };
 type Network = { failures: { url: string; type: string; reason: string; status?: number; detail: string }[]; dropped: number };
 type Har = {
-  log: { entries: { request: { url: string; headers: { name: string; value: string }[] }; response: { status: number; content: { text?: string } } }[] };
+  log: {
+    entries: {
+      request: { url: string; headers: { name: string; value: string }[] };
+      response: { status: number; content: { text?: string } };
+      comment?: string;
+    }[];
+  };
 };
 
 const text = async (url: string) => {
@@ -116,8 +124,21 @@ describe("capture: what the page did", () => {
     const pageEntry = har.log.entries.find((e) => e.request.url.includes("/logs/page"))!;
     expect(pageEntry.request.headers.find((h) => h.name.toLowerCase() === "x-api-token")?.value).toBe("[redacted]");
     expect(har.log.entries.find((e) => e.request.url.includes("/logs/missing.js"))!.response.status).toBe(404);
+    // Never sent: the blocked image (the browser got a stand-in pixel) and the one the guard refused.
+    for (const [url, why] of [
+      ["/logs/blocked.png", /^blocked: blocked by blockRequests/],
+      ["10.0.0.1", /^guard: refused 10\.0\.0\.1/],
+    ] as const) {
+      const entry = har.log.entries.find((e) => e.request.url.includes(url))!;
+      expect(entry.response.status, url).toBe(0);
+      expect(entry.comment, url).toMatch(why);
+    }
     // harBodies: the script's text is in its entry.
     expect(har.log.entries.find((e) => e.request.url.includes("/logs/app.js"))!.response.content.text).toContain("boom from app.js");
+    // A HAR viewer draws a row for every entry.
+    const viewed = await postJson("/api/v1/html-to-screenshot", { html: harViewerPage(har), ...SMALL, responseFormat: "json" });
+    expect(viewed.status, await viewed.clone().text()).toBe(200);
+    expect(((await viewed.json()) as { title: string }).title).toBe(String(har.log.entries.length));
   });
 
   it("the JSON envelope carries each log's link and counts; without capture there are none", async () => {
