@@ -1,6 +1,7 @@
 // The layering rules of docs/design.md ("Layers"), checked by `npm run check` in CI.
-// Folders under lib/ form a DAG, so no two folders can depend on each other (no folder cycles):
-//   lib/*.ts (neutral) <- storage, billing <- payments <- render <- metadata <- http <- mcp <- functions
+// Folders under lib/ form a DAG, so no two folders depend on each other, directly or through others
+// (no-folder-cycle): lib/*.ts (neutral) <- storage, billing <- render <- metadata <- content <- api
+// <- jobs <- payments, monitors <- http <- mcp <- functions. Every lib/ module ships (lib-ships).
 const domains = "^lib/(render|metadata|billing|payments|storage)/";
 const forbidOther = (name, comment, from, to) => ({ name, comment, severity: "error", from: { path: from }, to: { path: to } });
 
@@ -20,6 +21,12 @@ module.exports = {
       from: { path: "^(stacks/|sst\\.config\\.ts$)" },
       to: { path: "^lib/config\\.ts$", reachable: true },
     },
+    forbidOther(
+      "api-imports-above",
+      "lib/api (what a request is and what its answer says) is shared by the edge and the job runner: it imports neither, nor what sits on them.",
+      "^lib/api/",
+      "^lib/(http|mcp|jobs|monitors|payments)/",
+    ),
     forbidOther("below-mcp-imports-mcp", "lib/mcp sits on lib/http: nothing else in lib imports it.", "^lib/(?!mcp/)", "^lib/mcp/"),
     forbidOther(
       "lambda-imports-dev",
@@ -57,6 +64,23 @@ module.exports = {
       "^lib/(?!monitors/|http/|mcp/)",
       "^lib/monitors/",
     ),
+    {
+      name: "no-folder-cycle",
+      comment: "No two lib/ folders depend on each other, directly or through others: the layers are a DAG.",
+      severity: "error",
+      scope: "folder",
+      from: { path: "^lib/[^/]+$" },
+      to: { path: "^lib/[^/]+$", circular: true },
+    },
+    {
+      name: "lib-ships",
+      comment:
+        "Every lib/ module ships: a handler (functions/) or a stack (stacks/) reaches it. What only the local stack, a CLI or a test runs lives in dev/.",
+      severity: "error",
+      from: { path: "^(functions|stacks)/" },
+      // Type declarations, and the layer's preload, which stacks/Layers.ts builds by its path.
+      to: { path: "^lib/", pathNot: ["\\.d\\.ts$", "^lib/render/packaging/chromium-boot\\.ts$"], reachable: false },
+    },
     { name: "no-circular", comment: "No import cycles between modules.", severity: "error", from: {}, to: { circular: true } },
   ],
   options: {

@@ -3,7 +3,7 @@
 //   show <account>            balance, spending, settings and recent usage
 //   limit <account> <per-sec> this account's requests-per-second limit
 //   reconcile                 the reconciler's pass now: refund charges older than the grace period, confirm pending settlements
-//   reconcile --check         verify the ledger's invariants (lib/billing/invariants.ts); exit 1 if any fails
+//   reconcile --check         verify the ledger's invariants (dev/ledger-invariants.ts); exit 1 if any fails
 //   migrate-emails            rewrite bonus reservations made before addresses were canonical (run once after upgrading)
 //   revoke-key <key>          revoke an API key named whole, or as lists show it ("shl_live_AbCd…wxyz", or its start alone)
 // <account> is an account id, or an email address: the account that received that address's signup
@@ -52,7 +52,7 @@ async function reconcile(check: boolean) {
     );
     return;
   }
-  const { checkLedger } = await import("../lib/billing/invariants.js");
+  const { checkLedger } = await import("./ledger-invariants.js");
   const report = await checkLedger(Date.now(), graceMs);
   console.log(
     `ledger: ${report.accounts} accounts, ${report.entries} usage entries, ${report.settlements} settlements, ${report.pending} charges in flight, ${report.unconfirmed} settlements unconfirmed: ${report.problems.length ? `${report.problems.length} problems` : "sound"}`,
@@ -83,7 +83,7 @@ async function main() {
   }
   if (command === "migrate-emails") {
     useLocalStackUnlessConfigured();
-    const { canonicalizeBonusReservations } = await import("../lib/billing/migrations.js");
+    const { canonicalizeBonusReservations } = await import("./migrations.js");
     const { read, added } = await canonicalizeBonusReservations();
     return console.log(`read ${read} bonus reservations; added ${added} in the canonical form`);
   }

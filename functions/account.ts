@@ -1,9 +1,9 @@
+import { accountUpdateRequest } from "../lib/api/schemas.js";
 import { getAutoTopup, saveAutoTopup, turnOffAutoTopup } from "../lib/billing/auto-topup.js";
 import { usageReport } from "../lib/billing/usage.js";
 import { invalidParams } from "../lib/errors.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
-import { accountUpdateRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 
 // PATCH /api/v1/account: settings of the calling key's account; answers like GET /api/v1/usage.

@@ -1,6 +1,6 @@
+import { animateRequest, animationOf, sourceOf } from "../lib/api/schemas.js";
 import { deliverAnimation } from "../lib/http/deliver.js";
 import { paidAccess } from "../lib/http/paid-access.js";
-import { animateRequest, animationOf, sourceOf } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { animate } from "../lib/render/animate/animate.js";
 

@@ -1,8 +1,8 @@
+import { apiKeyRequest } from "../lib/api/schemas.js";
 import { createApiKey } from "../lib/billing/api-keys.js";
 import { apiKeyAnswer } from "../lib/http/api-keys.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
-import { apiKeyRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 
 // POST /api/v1/api-keys: another API key for the account (at most 10), optionally named; the key is

@@ -1,10 +1,10 @@
+import { autoTopupRequest } from "../lib/api/schemas.js";
 import { getAutoTopup, saveAutoTopup } from "../lib/billing/auto-topup.js";
 import { MICRO_PER_CENT } from "../lib/billing/money.js";
 import { AppError, invalidParams } from "../lib/errors.js";
 import { autoTopupAnswer } from "../lib/http/auto-topup.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
-import { autoTopupRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { allowanceOf, autoTopupOffer, provePayer } from "../lib/payments/auto-topup.js";
 import { launchAutoTopup } from "../lib/payments/auto-topup-launch.js";

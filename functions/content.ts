@@ -1,6 +1,6 @@
+import { contentRequest } from "../lib/api/schemas.js";
 import { contentAnswer } from "../lib/http/content.js";
 import { paidAccess } from "../lib/http/paid-access.js";
-import { contentRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 
 // POST /api/v1/content: a page (or an HTML document) as Markdown, text or cleaned HTML, its main

@@ -1,9 +1,9 @@
+import { jobRequest } from "../lib/api/schemas.js";
 import { placeHold } from "../lib/billing/holds.js";
 import { jobAnswer } from "../lib/http/jobs.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { assertReachable, assertWebhook } from "../lib/http/outbound.js";
 import { json } from "../lib/http/responses.js";
-import { jobRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { feed } from "../lib/jobs/feed.js";
 import { storeRequests } from "../lib/jobs/requests.js";

@@ -1,6 +1,6 @@
+import { metadataRequest } from "../lib/api/schemas.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
-import { metadataRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { extractMetadata } from "../lib/metadata/extract.js";
 

@@ -1,6 +1,6 @@
+import { emptyRequest } from "../lib/api/schemas.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
-import { emptyRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { checkNow } from "../lib/monitors/store.js";
 import { routeById } from "../lib/routes.js";

@@ -1,7 +1,7 @@
 import { keyAccess } from "../lib/http/key-access.js";
+import { monitorChecksQuery } from "../lib/http/monitor-schemas.js";
 import { checkAnswer, historyNote } from "../lib/http/monitors.js";
 import { json } from "../lib/http/responses.js";
-import { monitorChecksQuery } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { listChecks, ownMonitor } from "../lib/monitors/store.js";
 

@@ -1,6 +1,6 @@
 import { keyAccess } from "../lib/http/key-access.js";
+import { monitorRequest } from "../lib/http/monitor-schemas.js";
 import { createMonitorAnswer } from "../lib/http/monitors.js";
-import { monitorRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 
 // POST /api/v1/monitors: a page to check every `every` (docs/api.md, "Monitors"); its first check

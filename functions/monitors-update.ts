@@ -1,10 +1,10 @@
 import { AppError } from "../lib/errors.js";
 import { canonical } from "../lib/http/idempotency.js";
 import { keyAccess } from "../lib/http/key-access.js";
+import { monitorPatch, monitorRequest, monitorSpecOf } from "../lib/http/monitor-schemas.js";
 import { monitorAnswer } from "../lib/http/monitors.js";
 import { assertReachable, assertWebhook } from "../lib/http/outbound.js";
 import { json } from "../lib/http/responses.js";
-import { monitorPatch, monitorRequest, monitorSpecOf } from "../lib/http/schemas.js";
 import { validate } from "../lib/http/validate.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { deleteObjects } from "../lib/monitors/objects.js";

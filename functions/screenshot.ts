@@ -1,7 +1,7 @@
+import { screenshotRequest } from "../lib/api/schemas.js";
 import { captureOptionsOf, deliverCapture } from "../lib/http/deliver.js";
 import { paidAccess } from "../lib/http/paid-access.js";
 import { renderThrough } from "../lib/http/render-cache.js";
-import { screenshotRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { capture } from "../lib/render/capture.js";
 

@@ -1,7 +1,7 @@
+import { signingKeyRequest } from "../lib/api/schemas.js";
 import { createSigningKey } from "../lib/billing/signing-keys.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
-import { signingKeyRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 
 // POST /api/v1/signing-keys: a new signing key for signed links, with an optional daily limit; its

@@ -1,9 +1,9 @@
+import { signupRequest } from "../lib/api/schemas.js";
 import { createAccount } from "../lib/billing/accounts.js";
 import { toCents } from "../lib/billing/money.js";
 import { publicOrigin } from "../lib/http/hosts.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
-import { signupRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 
 // POST /api/v1/signup: a new account, whether or not the address has one (the answer is the same

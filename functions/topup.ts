@@ -1,7 +1,7 @@
+import { topupRequest } from "../lib/api/schemas.js";
 import { usageReport } from "../lib/billing/usage.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
-import { topupRequest } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { topUpWithX402 } from "../lib/payments/topup.js";
 

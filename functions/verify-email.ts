@@ -1,8 +1,8 @@
+import { verifyEmailQuery } from "../lib/api/schemas.js";
 import { verifyEmail } from "../lib/billing/accounts.js";
 import { formatUsd, SIGNUP_BONUS_MICRO_USD } from "../lib/billing/money.js";
 import { inlineHash, pageHeaders } from "../lib/http/headers.js";
 import { text } from "../lib/http/responses.js";
-import { verifyEmailQuery } from "../lib/http/schemas.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { PRICES } from "../lib/routes.js";
 

@@ -21,7 +21,7 @@ const fieldValue = (element: Parameters<typeof toText>[0] & { attribs?: Record<s
   return value === null ? null : value.slice(0, MAX_CHARS);
 };
 
-/** Each field of `fields` read from `document`. Selectors are checked when the request is validated (lib/http/schemas.ts). */
+/** Each field of `fields` read from `document`. Selectors are checked when the request is validated (lib/api/schemas.ts). */
 export function extractFields(document: Document, fields: Readonly<Record<string, FieldSpec>>): Record<string, FieldValue> {
   const data: Record<string, FieldValue> = {};
   for (const [name, spec] of Object.entries(fields)) {

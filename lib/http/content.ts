@@ -1,42 +1,7 @@
-import type { z } from "zod";
-import { readContent } from "../content/page.js";
+import { contentBody } from "../api/content.js";
 import type { Deadline } from "../deadline.js";
-import type { Capture } from "../render/capture.js";
-import { geoField } from "../render/geo.js";
 import { deliverSnapshot, linkLogs, pageHeaders, presignedLog } from "./deliver.js";
 import { type HttpResponse, json } from "./responses.js";
-import { contentPageOptions, type contentRequest } from "./schemas.js";
-
-type ContentBody = z.output<typeof contentRequest>;
-
-/**
- * What POST /api/v1/content answers for a validated body (the MCP tools read_page and scrape and a
- * job's content items too); a snapshot's capture is stored by `storeImage`.
- */
-export async function contentBody<T>(
-  body: Omit<ContentBody, "screenshot"> & Partial<Pick<ContentBody, "screenshot">>,
-  deadline: Deadline,
-  storeImage: (capture: Capture) => Promise<T>,
-) {
-  const page = await readContent({ ...body, page: contentPageOptions(body), screenshot: body.screenshot !== undefined && body.screenshot !== false }, deadline);
-  const content = page.content[body.format];
-  const answer = {
-    url: page.url,
-    title: page.title,
-    [body.format]: content,
-    metadata: page.metadata,
-    ...(body.links ? { links: page.content.links } : {}),
-    ...(page.data ? { data: page.data } : {}),
-    ...(page.capture ? { screenshot: await storeImage(page.capture) } : {}),
-    rendered: page.rendered,
-    ...(page.incomplete ? { incomplete: page.incomplete } : {}),
-    ...geoField(body),
-    // About four characters a token in English prose: an agent's budget, not a bill.
-    tokens: Math.ceil(content.length / 4),
-  };
-  // The logs are the caller's to keep (linked in an answer, or with a job).
-  return { answer, logs: page.logs };
-}
 
 /** The answer of POST /api/v1/content (and the MCP tools read_page and scrape) for a validated body. */
 export async function contentAnswer(body: Parameters<typeof contentBody>[0], deadline: Deadline): Promise<HttpResponse> {

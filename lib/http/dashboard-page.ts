@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { MAX_TOPUP_CENTS, MIN_TOPUP_CENTS } from "../api/schemas.js";
 import { SIGNUP_BONUS_MICRO_USD } from "../billing/money.js";
 import { config } from "../config.js";
 import { PRICES } from "../routes.js";
 import { inlineHash, pageHeaders } from "./headers.js";
-import { MAX_TOPUP_CENTS, MIN_TOPUP_CENTS } from "./schemas.js";
 
 // The dashboard is one HTML document with its stylesheet and script inlined (dashboard/ holds the
 // sources), assembled once per container. The Content-Security-Policy allows exactly those two

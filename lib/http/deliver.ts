@@ -1,3 +1,4 @@
+import { animationEnvelopeOf, EXTENSIONS, envelopeOf, logFiles } from "../api/envelopes.js";
 import { config } from "../config.js";
 import { OUTPUT_RETENTION_DAYS } from "../packaging.js";
 import type { Animation } from "../render/animate/animate.js";
@@ -8,8 +9,6 @@ import type { PageLogs } from "../render/page-log.js";
 import { routeById } from "../routes.js";
 import { downloadLink, OUTPUT_KEY, type OutputLink, storeOutput } from "../storage/outputs.js";
 import { binary, type HttpResponse, json, seeOther } from "./responses.js";
-
-export const EXTENSIONS = { png: "png", jpeg: "jpg", webp: "webp", avif: "avif", pdf: "pdf", gif: "gif", mp4: "mp4", webm: "webm" } as const;
 
 /**
  * The largest answer returned inline, measured as sent (binary bodies travel base64-encoded, a
@@ -84,31 +83,6 @@ export async function deliverAnimation(animation: Animation, responseFormat: "bi
   return deliverOutput({ ...animation, headers, envelope: { ...animationEnvelopeOf(animation), ...logs.fields } }, responseFormat, undefined);
 }
 
-/** A render's logs (docs/api.md, "What the page did"). */
-type LogKind = "har" | "console" | "network";
-
-/** How each log is stored and named: its file, the header that links it, and what the envelope says of it besides the link. */
-const LOG_FILES: Record<LogKind, { name: string; extension: string; header: string; summary: (logs: Required<PageLogs>) => Record<string, number> }> = {
-  har: { name: "page", extension: "har", header: "X-Har-Url", summary: (logs) => ({ entries: logs.har.log.entries.length }) },
-  console: {
-    name: "console",
-    extension: "json",
-    header: "X-Console-Url",
-    summary: (logs) => ({ messages: logs.console.messages.length, errors: logs.console.messages.filter((m) => m.type === "error").length }),
-  },
-  network: { name: "network", extension: "json", header: "X-Network-Url", summary: (logs) => ({ failures: logs.network.failures.length }) },
-};
-
-/** Each log a render recorded: its kind, its bytes, how its file is named, and what an answer says of it. */
-export function logFiles(logs: PageLogs | undefined) {
-  return (Object.keys(LOG_FILES) as LogKind[])
-    .filter((kind) => logs?.[kind] !== undefined)
-    .map((kind) => {
-      const { name, extension, summary } = LOG_FILES[kind];
-      return { kind, body: Buffer.from(JSON.stringify(logs![kind])), file: { name, extension }, summary: summary(logs as Required<PageLogs>) };
-    });
-}
-
 /** A log stored: its link, and until when it works. */
 export type StoreLog = (body: Buffer, file: { name: string; extension: string }) => Promise<OutputLink>;
 
@@ -120,29 +94,12 @@ export const presignedLog: StoreLog = async (body, { name, extension }) => downl
  * envelope's fields (`har: { url, expiresAt, entries }`, ...). Nothing when none was asked.
  */
 export async function linkLogs(logs: PageLogs | undefined, store: StoreLog): Promise<{ headers: Record<string, string>; fields: Record<string, object> }> {
-  const linked = await Promise.all(logFiles(logs).map(async ({ kind, body, file, summary }) => ({ kind, summary, link: await store(body, file) })));
+  const linked = await Promise.all(
+    logFiles(logs).map(async ({ kind, body, file, header, summary }) => ({ kind, header, summary, link: await store(body, file) })),
+  );
   return {
-    headers: Object.fromEntries(linked.map(({ kind, link }) => [LOG_FILES[kind].header, link.url])),
+    headers: Object.fromEntries(linked.map(({ header, link }) => [header, link.url])),
     fields: Object.fromEntries(linked.map(({ kind, link, summary }) => [kind, { url: link.url, expiresAt: link.expiresAt, ...summary }])),
-  };
-}
-
-/** What docs/api.md's JSON envelope says of an animation, besides its bytes. */
-export function animationEnvelopeOf(animation: Animation) {
-  return {
-    format: animation.format,
-    contentType: animation.contentType,
-    width: animation.width,
-    height: animation.height,
-    frames: animation.frames,
-    durationMs: animation.durationMs,
-    scrolledTo: animation.scrolledTo,
-    bytes: animation.body.length,
-    url: animation.url,
-    title: animation.title,
-    ...(animation.incomplete ? { incomplete: animation.incomplete } : {}),
-    ...(animation.geo ? { geo: animation.geo } : {}),
-    renderMs: animation.renderMs,
   };
 }
 
@@ -175,25 +132,6 @@ export const pageHeaders = ({ incomplete, geo }: { incomplete: string | null; ge
   ...(incomplete ? { "X-Capture-Incomplete": incomplete } : {}),
   ...(geo ? { "X-Geo-Country": geo.country ?? "unknown", "X-Geo-Source": geo.source } : {}),
 });
-
-/** What docs/api.md's JSON envelope says of a capture, besides its bytes. */
-export function envelopeOf(capture: Capture) {
-  return {
-    format: capture.format,
-    contentType: capture.contentType,
-    width: capture.width,
-    height: capture.height,
-    ...(capture.pages !== undefined ? { pages: capture.pages } : {}),
-    bytes: capture.body.length,
-    url: capture.url,
-    title: capture.title,
-    truncated: capture.truncated,
-    ...(capture.clip ? { clip: capture.clip } : {}),
-    ...(capture.incomplete ? { incomplete: capture.incomplete } : {}),
-    ...(capture.geo ? { geo: capture.geo } : {}),
-    renderMs: capture.renderMs,
-  };
-}
 
 /**
  * The answer of an MCP screenshot tool (lib/mcp): the envelope with a link to the full output, and,

@@ -1,12 +1,12 @@
 import { z } from "zod";
+import { animateRequest, contentRequest, htmlScreenshotRequest, screenshotRequest } from "../api/schemas.js";
 import type { Route } from "../routes.js";
 import { ANIMATION_EXAMPLE, RENDER_EXAMPLE } from "./response-schemas.js";
-import { animateRequest, contentRequest, htmlScreenshotRequest, screenshotRequest } from "./schemas.js";
 
 // How agents find and understand the paid routes (docs/agents.md): x402's `bazaar` discovery
 // extension in every 402 (v2, in the PAYMENT-REQUIRED header: kept compact), `outputSchema` with
 // every field in v1 bodies, and the well-known manifest. Everything comes from the request schemas
-// (lib/http/schemas.ts), so it cannot drift from what the routes accept.
+// (lib/api/schemas.ts), so it cannot drift from what the routes accept.
 
 /** Who we are, as x402 resources name a service (printable ASCII, at most 32 characters; at most 5 tags). */
 export const SERVICE = { serviceName: "Shotline", tags: ["screenshot", "pdf", "html-to-image", "mockup", "web-capture"] } as const;

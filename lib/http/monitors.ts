@@ -9,9 +9,9 @@ import { type Check, checkPrice, countMonitors, createMonitor, hooksOf, listMoni
 import { MONITOR_HISTORY_DAYS } from "../packaging.js";
 import { routeById } from "../routes.js";
 import { downloadLink } from "../storage/outputs.js";
+import { type monitorRequest, monitorSpecOf } from "./monitor-schemas.js";
 import { assertReachable, assertWebhook } from "./outbound.js";
 import { json } from "./responses.js";
-import { type monitorRequest, monitorSpecOf } from "./schemas.js";
 
 // Monitors as the API answers them (docs/api.md, "Monitors"): what it watches (its request as
 // given), its state and schedule, its last check and last change (a thumbnail link signed now), and

@@ -1,6 +1,21 @@
 import { z } from "zod";
+import {
+  accountUpdateRequest,
+  animateRequest,
+  apiKeyRequest,
+  autoTopupRequest,
+  contentRequest,
+  htmlScreenshotRequest,
+  jobRequest,
+  metadataRequest,
+  screenshotRequest,
+  signingKeyRequest,
+  signupRequest,
+  topupRequest,
+} from "../api/schemas.js";
 import { formatUsd } from "../billing/money.js";
 import { PRICES, type Route, routes } from "../routes.js";
+import { monitorPatch, monitorRequest } from "./monitor-schemas.js";
 import {
   animationEnvelope,
   apiKeyCreated,
@@ -23,25 +38,9 @@ import {
   topupResponse,
   usageReport,
 } from "./response-schemas.js";
-import {
-  accountUpdateRequest,
-  animateRequest,
-  apiKeyRequest,
-  autoTopupRequest,
-  contentRequest,
-  htmlScreenshotRequest,
-  jobRequest,
-  metadataRequest,
-  monitorPatch,
-  monitorRequest,
-  screenshotRequest,
-  signingKeyRequest,
-  signupRequest,
-  topupRequest,
-} from "./schemas.js";
 
 // The OpenAPI 3.1 document (GET /openapi.json), made from the route table and the zod schemas of
-// requests (lib/http/schemas.ts) and answers (lib/http/response-schemas.ts): one source of truth.
+// requests (lib/api/schemas.ts) and answers (lib/http/response-schemas.ts): one source of truth.
 // Made once per process, when first asked for.
 
 type Json = Record<string, unknown>;

@@ -1,9 +1,9 @@
+import { contentBody } from "../api/content.js";
+import { animationEnvelopeOf, EXTENSIONS, envelopeOf, logFiles } from "../api/envelopes.js";
+import { animationOf, type JobRequest, sourceOf } from "../api/schemas.js";
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { whenAborted } from "../deadline.js";
 import { AppError } from "../errors.js";
-import { contentBody } from "../http/content.js";
-import { animationEnvelopeOf, EXTENSIONS, envelopeOf, logFiles } from "../http/deliver.js";
-import { animationOf, type JobRequest, sourceOf } from "../http/schemas.js";
 import { describeError, log } from "../log.js";
 import { guardedStatus } from "../metadata/fetch.js";
 import { JOB_MAX_RECEIVES } from "../packaging.js";

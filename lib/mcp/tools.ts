@@ -1,25 +1,17 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
+import { animateRequest, animationOf, contentToolRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, sourceOf } from "../api/schemas.js";
 import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
 import { contentAnswer } from "../http/content.js";
 import { captureOptionsOf, deliverAnimationForTool, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
 import { keyAccess } from "../http/key-access.js";
+import { monitorRequest } from "../http/monitor-schemas.js";
 import { checkAnswer, createMonitorAnswer, monitorsAnswer } from "../http/monitors.js";
 import { paidAccess } from "../http/paid-access.js";
 import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
-import {
-  animateRequest,
-  animationOf,
-  contentToolRequest,
-  htmlScreenshotRequest,
-  metadataRequest,
-  monitorRequest,
-  screenshotRequest,
-  sourceOf,
-} from "../http/schemas.js";
 import { withHttp } from "../http/with-http.js";
 import { extractMetadata } from "../metadata/extract.js";
 import { checkNow, getCheck } from "../monitors/store.js";

@@ -1,4 +1,4 @@
-// What a render can be asked for. Render owns these types; the request schemas (lib/http/schemas.ts)
+// What a render can be asked for. Render owns these types; the request schemas (lib/api/schemas.ts)
 // are checked against them at compile time, so the API cannot offer what a render does not do.
 
 /** What to render: a URL, or a raw HTML document. */

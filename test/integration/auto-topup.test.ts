@@ -39,7 +39,7 @@ let lib: {
   pullFailed: typeof import("../../lib/billing/auto-topup.js").pullFailed;
   notePullSent: typeof import("../../lib/billing/auto-topup.js").notePullSent;
   settlePull: typeof import("../../lib/payments/auto-topup.js").settlePull;
-  checkLedger: typeof import("../../lib/billing/invariants.js").checkLedger;
+  checkLedger: typeof import("../../dev/ledger-invariants.js").checkLedger;
   AUTH_CACHE_MS: number;
 };
 
@@ -56,7 +56,7 @@ beforeAll(async () => {
     import("../../lib/payments/auto-topup.js"),
     import("../../lib/payments/auto-topup-reconcile.js"),
     import("../../lib/billing/auto-topup.js"),
-    import("../../lib/billing/invariants.js"),
+    import("../../dev/ledger-invariants.js"),
     import("../../lib/billing/api-keys.js"),
   ]);
   lib = { ...payments, ...reconciling, ...billing, checkLedger: invariants.checkLedger, AUTH_CACHE_MS: keys.AUTH_CACHE_MS };

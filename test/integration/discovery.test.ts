@@ -3,7 +3,7 @@
 // official @x402/extensions validators, and the advertised example is run against the stack.
 import { extractDiscoveryInfoV1, isDiscoverableV1, validateDiscoveryExtension, validateDiscoveryExtensionSpec } from "@x402/extensions/bazaar";
 import { describe, expect, inject, it } from "vitest";
-import { animateRequest, contentRequest, htmlScreenshotRequest, screenshotRequest } from "../../lib/http/schemas.js";
+import { animateRequest, contentRequest, htmlScreenshotRequest, screenshotRequest } from "../../lib/api/schemas.js";
 import { validate } from "../../lib/http/validate.js";
 import { PRICES } from "../../lib/routes.js";
 import { postJson } from "../helpers/api.js";

@@ -11,7 +11,7 @@ import sharp from "sharp";
 import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
-import { screenshotRequest } from "../../lib/http/schemas.js";
+import { screenshotRequest } from "../../lib/api/schemas.js";
 import { FREE_CALLS } from "../../lib/mcp/tools.js";
 import { PRICES } from "../../lib/routes.js";
 import { getItem, putItem } from "../helpers/ledger.js";

@@ -12,7 +12,7 @@ const { chargeForRequest, markDelivered } = await import("../../lib/billing/ledg
 const { documents, queryAll } = await import("../../lib/billing/dynamodb.js");
 const { accountKey } = await import("../../lib/billing/keys.js");
 const { config } = await import("../../lib/config.js");
-const { monitorRequest, monitorSpecOf } = await import("../../lib/http/schemas.js");
+const { monitorRequest, monitorSpecOf } = await import("../../lib/http/monitor-schemas.js");
 const { runCheck } = await import("../../lib/monitors/check.js");
 const { changeMonitor, createMonitor, getCheck, getMonitor } = await import("../../lib/monitors/store.js");
 

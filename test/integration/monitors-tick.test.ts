@@ -14,7 +14,7 @@ const { ensureTable } = await import("../../dev/stack.js");
 const { documents, queryAll } = await import("../../lib/billing/dynamodb.js");
 const { dueKey, monitorKey } = await import("../../lib/billing/keys.js");
 const { config } = await import("../../lib/config.js");
-const { monitorRequest, monitorSpecOf } = await import("../../lib/http/schemas.js");
+const { monitorRequest, monitorSpecOf } = await import("../../lib/http/monitor-schemas.js");
 const { scheduleChecks } = await import("../../lib/monitors/schedule.js");
 const { getMonitor, listChecks } = await import("../../lib/monitors/store.js");
 await ensureTable();

@@ -88,7 +88,7 @@ describe("the reconciler", () => {
 
 describe("the ledger check (npm run admin -- reconcile --check)", () => {
   it("names a stranded charge, and a balance that does not match its entries", async () => {
-    const { checkLedger } = await import("../../lib/billing/invariants.js");
+    const { checkLedger } = await import("../../dev/ledger-invariants.js");
     const { documents } = await import("../../lib/billing/dynamodb.js");
     const { UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
     const account = await newAccount();

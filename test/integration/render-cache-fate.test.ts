@@ -27,7 +27,7 @@ beforeAll(async () => {
   const { paidAccess } = await import("../../lib/http/paid-access.js");
   const { renderThrough } = await import("../../lib/http/render-cache.js");
   const { deliverCapture } = await import("../../lib/http/deliver.js");
-  const { screenshotRequest } = await import("../../lib/http/schemas.js");
+  const { screenshotRequest } = await import("../../lib/api/schemas.js");
   signup = (await import("../../functions/signup.js")).handler as Handler;
   png = await sharp({ create: { width: 320, height: 200, channels: 3, background: "#ff0000" } })
     .png()

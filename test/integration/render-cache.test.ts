@@ -4,8 +4,8 @@
 import { readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
+import { screenshotRequest } from "../../lib/api/schemas.js";
 import { cacheHashOf } from "../../lib/http/render-cache.js";
-import { screenshotRequest } from "../../lib/http/schemas.js";
 import { validate } from "../../lib/http/validate.js";
 import { postJson } from "../helpers/api.js";
 import { getItem, setAttribute } from "../helpers/ledger.js";

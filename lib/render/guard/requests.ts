@@ -46,7 +46,7 @@ export type OnBlocked = (url: string, type: string, why: string) => void;
 
 /** Sets the request controls on a page before it loads; intercepts requests only when a control needs it. */
 export async function applyRequestControls(page: Page, options: CaptureOptions, source: RenderSource, onBlocked?: OnBlocked): Promise<void> {
-  // The schema refuses these with HTML (lib/http/schemas.ts): only a URL has an origin of its own.
+  // The schema refuses these with HTML (lib/api/schemas.ts): only a URL has an origin of its own.
   if (source.kind !== "url") return intercept(page, options, null, {}, onBlocked);
   const target = new URL(source.url);
   if (options.cookies.length) {

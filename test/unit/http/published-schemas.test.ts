@@ -2,8 +2,6 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { discoveryOf } from "../../../lib/http/discovery.js";
-import { openApiDocument } from "../../../lib/http/openapi.js";
 import {
   animateRequest,
   contentRequest,
@@ -12,7 +10,9 @@ import {
   metadataRequest,
   screenshotRequest,
   signupRequest,
-} from "../../../lib/http/schemas.js";
+} from "../../../lib/api/schemas.js";
+import { discoveryOf } from "../../../lib/http/discovery.js";
+import { openApiDocument } from "../../../lib/http/openapi.js";
 import { tools } from "../../../lib/mcp/tools.js";
 import { routeById } from "../../../lib/routes.js";
 import { arbitraryOf } from "../../helpers/schema-bodies.js";

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "../../../lib/errors.js";
 import {
   accountUpdateRequest,
   htmlScreenshotRequest,
@@ -8,7 +7,8 @@ import {
   screenshotRequest,
   signupRequest,
   topupRequest,
-} from "../../../lib/http/schemas.js";
+} from "../../../lib/api/schemas.js";
+import { AppError } from "../../../lib/errors.js";
 import { validate } from "../../../lib/http/validate.js";
 
 const URL_OK = "https://example.com/page?q=1";

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { screenshotRequest } from "../../../lib/http/schemas.js";
+import { screenshotRequest } from "../../../lib/api/schemas.js";
 import { canonicalQuery, queryBody, queryParams, signatureOf } from "../../../lib/http/signed-links.js";
 
 // The signing rule of docs/api.md ("Signed links"); the keys and the whole flow run against

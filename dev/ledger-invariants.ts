@@ -1,8 +1,8 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { config } from "../config.js";
-import type { AutoTopup } from "./auto-topup.js";
-import { documents } from "./dynamodb.js";
-import { AUTO_TOPUP_PARTITION, HOLD_PARTITION, PENDING_PARTITION, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, USAGE_PREFIX } from "./keys.js";
+import type { AutoTopup } from "../lib/billing/auto-topup.js";
+import { documents } from "../lib/billing/dynamodb.js";
+import { AUTO_TOPUP_PARTITION, HOLD_PARTITION, PENDING_PARTITION, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, USAGE_PREFIX } from "../lib/billing/keys.js";
+import { config } from "../lib/config.js";
 
 /** A pull in flight longer than this is a problem for an operator (a stuck transaction: docs/deploy.md). */
 const PULL_STUCK_MS = 15 * 60_000;

@@ -3,8 +3,6 @@ import { z } from "zod";
 import { imitatesLatinDomain } from "../billing/emails.js";
 import { config } from "../config.js";
 import { browserControls } from "../content/controls.js";
-import { compilePattern, MAX_IGNORE_PATTERNS, MAX_PATTERN_CHARS } from "../monitors/observe.js";
-import type { MonitorSpec } from "../monitors/store.js";
 import { type AnimationOptions, animationRefusal } from "../render/animate/animate.js";
 import { COUNTRIES, countryDefaults } from "../render/geo.js";
 import { targetKey } from "../render/guard/network-guard.js";
@@ -24,14 +22,14 @@ const integer = (min: number, max: number) => {
   return z.number({ error: rule }).int({ error: rule }).min(min, { error: rule }).max(max, { error: rule });
 };
 
-const number = (min: number, max: number) => {
+export const number = (min: number, max: number) => {
   const rule = `must be a number from ${min} to ${max}`;
   return z.number({ error: rule }).min(min, { error: rule }).max(max, { error: rule });
 };
 
-const boolean = () => z.boolean({ error: "must be true or false" });
+export const boolean = () => z.boolean({ error: "must be true or false" });
 
-const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.map((v) => `"${v}"`).join(", ")}` });
 
 const HEX_COLOUR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
@@ -44,7 +42,7 @@ export const MAX_HTML_BYTES = 500 * 1024;
 /** The longest a render may be cached: 30 days. */
 const MAX_CACHE_TTL_SECONDS = 2_592_000;
 
-const httpUrl = z
+export const httpUrl = z
   .string({ error: "must be a string holding an http:// or https:// URL" })
   .max(MAX_URL_CHARS, { error: `must be at most ${MAX_URL_CHARS} characters` })
   .refine(
@@ -66,7 +64,7 @@ const cssSelector = () =>
     .meta({ pattern: "\\S", examples: ["h1", "#main", ".cookie-banner", "article p:first-of-type", "a[href^='/docs']"] });
 
 const MAX_SELECTORS = 50;
-const selectorList = () =>
+export const selectorList = () =>
   z.array(cssSelector(), { error: "must be a list of CSS selectors" }).max(MAX_SELECTORS, { error: `must hold at most ${MAX_SELECTORS} selectors` });
 
 /**
@@ -235,7 +233,7 @@ const PROXY_URL = new RegExp(
 );
 
 // Fields shared by the URL and the HTML screenshot requests; defaults from docs/api.md.
-const renderFields = {
+export const renderFields = {
   format: oneOf(["png", "jpeg", "webp", "avif", "pdf"]).default("png"),
   // No schema default (a `device` brings its own), but the documents state the usual one.
   width: integer(320, 3840).optional().meta({ default: 1280, description: "Viewport width in CSS px; a device preset brings its own." }),
@@ -419,7 +417,7 @@ type ImageField = Exclude<keyof typeof renderFields, PageControl | DeliveryField
 
 const fieldsOf = <K extends keyof typeof renderFields>(keep: (field: keyof typeof renderFields) => boolean) =>
   Object.fromEntries(Object.entries(renderFields).filter(([field]) => keep(field as keyof typeof renderFields))) as Pick<typeof renderFields, K>;
-const pageControlFields = fieldsOf<PageControl>((field) => (PAGE_CONTROLS as readonly string[]).includes(field));
+export const pageControlFields = fieldsOf<PageControl>((field) => (PAGE_CONTROLS as readonly string[]).includes(field));
 const imageFields = fieldsOf<ImageField>(
   (field) => !(PAGE_CONTROLS as readonly string[]).includes(field) && !(DELIVERY_FIELDS as readonly string[]).includes(field),
 );
@@ -447,7 +445,7 @@ type RenderFieldsIn = Pick<
 
 // Refused before anybody pays: a mockup as PDF (a mockup is an image), and a viewport whose
 // capture alone would pass the output cap (lib/render/limits.ts); a full page is cut to fit it later.
-const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
+export const renderRules = (body: RenderFieldsIn, ctx: z.RefinementCtx) => {
   geoRule(body, ctx);
   if (body.style === "mockup" && body.format === "pdf") {
     ctx.addIssue({ code: "custom", path: ["format"], message: 'must be an image format ("png", "jpeg", "webp" or "avif") when style is "mockup"' });
@@ -501,7 +499,7 @@ const cacheRule = (body: { cacheTtl: number; capture?: unknown }, ctx: z.Refinem
 };
 
 /** A cookie goes to the target or a domain above it, never to a third party's. */
-const cookieRule = (body: { url: string; cookies: readonly { domain?: string | undefined }[] }, ctx: z.RefinementCtx) => {
+export const cookieRule = (body: { url: string; cookies: readonly { domain?: string | undefined }[] }, ctx: z.RefinementCtx) => {
   const host = URL.canParse(body.url) ? new URL(body.url).hostname.toLowerCase() : "";
   body.cookies.forEach((c, i) => {
     const domain = c.domain?.replace(/^\./, "").toLowerCase();
@@ -531,7 +529,7 @@ const implies = (condition: object, consequence: object) => ({ if: condition, th
 const present = (...fields: string[]) => ({ anyOf: fields.map((field) => ({ required: [field] })) });
 const equals = (field: string, value: unknown) => ({ required: [field], properties: { [field]: { const: value } } });
 const IMAGE_FORMAT = { enum: ["png", "jpeg", "webp", "avif"] };
-const RENDER_RULES_SCHEMA = [
+export const RENDER_RULES_SCHEMA = [
   implies(equals("style", "mockup"), { properties: { format: IMAGE_FORMAT } }),
   { not: { required: ["selector", "clip"] } },
   implies(present("selector", "clip"), { properties: { fullPage: { const: false }, style: { not: { const: "mockup" } }, format: IMAGE_FORMAT } }),
@@ -543,8 +541,8 @@ const RENDER_RULES_SCHEMA = [
 ];
 /** cacheRule as JSON Schema. */
 const CACHE_RULE_SCHEMA = implies({ required: ["capture"] }, { properties: { cacheTtl: { const: 0 } } });
-const PIXEL_CAP_PROSE = `Also: width x deviceScaleFactor x height x deviceScaleFactor at most ${MAX_OUTPUT_PIXELS / 1e6} Mpx (a mockup counts twice; without height, 10/16 of the width).`;
-const COOKIE_PROSE = "A cookie's domain must be the URL's host or a domain above it.";
+export const PIXEL_CAP_PROSE = `Also: width x deviceScaleFactor x height x deviceScaleFactor at most ${MAX_OUTPUT_PIXELS / 1e6} Mpx (a mockup counts twice; without height, 10/16 of the width).`;
+export const COOKIE_PROSE = "A cookie's domain must be the URL's host or a domain above it.";
 /** An HTML document has no origin: what needs one is absent or empty. */
 const DOCUMENT_RULE_SCHEMA = { not: present("geolocation", "httpAuth"), properties: { headers: { maxProperties: 0 }, cookies: { maxItems: 0 } } };
 
@@ -614,7 +612,7 @@ const snapshotRequest = z
   .meta({ allOf: RENDER_RULES_SCHEMA, description: PIXEL_CAP_PROSE });
 
 /** The screenshot fields a snapshot takes by default (`screenshot: true`). */
-const SNAPSHOT_DEFAULTS = snapshotRequest.parse({});
+export const SNAPSHOT_DEFAULTS = snapshotRequest.parse({});
 
 const contentFields = z.strictObject({
   url: httpUrl.optional(),
@@ -845,107 +843,6 @@ export const jobRequest = z.discriminatedUnion(
   { error: 'must be one of "screenshot", "html-to-screenshot", "content", "animate"' },
 );
 export type JobRequest = z.output<typeof jobRequest>;
-
-/** A monitor's interval: minutes, hours or a day, from 5 minutes to a day (docs/api.md, "Monitors"). */
-const EVERY = /^([1-9]\d{0,4})([mhd])$/;
-const EVERY_UNITS = { m: 60, h: 3_600, d: 86_400 } as const;
-const everySeconds = (every: string) => {
-  const [, count, unit] = EVERY.exec(every) ?? [];
-  return count && unit ? Number(count) * EVERY_UNITS[unit as keyof typeof EVERY_UNITS] : Number.NaN;
-};
-const EVERY_RULE = 'must be an interval like "5m", "30m", "6h" or "1d", from 5 minutes to a day';
-
-/** An `ignoreText` pattern: RE2 syntax (linear time: no backreferences or lookarounds), compiled once here. */
-const ignorePattern = z
-  .string({ error: "must be a regular expression (RE2 syntax)" })
-  .min(1, { error: "must not be empty" })
-  .max(MAX_PATTERN_CHARS, { error: `must be at most ${MAX_PATTERN_CHARS} characters` })
-  .superRefine((pattern, ctx) => {
-    try {
-      compilePattern(pattern);
-    } catch (error) {
-      ctx.addIssue({ code: "custom", message: `is not a regular expression in RE2 syntax (no backreferences or lookarounds): ${(error as Error).message}` });
-    }
-  });
-
-// A monitor's checks keep their own history: no logs of each page load; and no proxy (its credentials would be kept with it), so nothing for geo to follow.
-const { capture: _capture, proxy: _proxy, geo: _geo, ...monitorPageControls } = pageControlFields;
-
-// What a monitor captures: a screenshot's viewport and part, and every page control; its output is
-// a PNG at 1x by default (a diff compares pixels: lossless, and four times fewer of them).
-const monitorFields = z.strictObject({
-  url: httpUrl,
-  name: z.string({ error: "must be a string" }).trim().min(1, { error: "must not be empty" }).max(100, { error: "must be at most 100 characters" }).optional(),
-  every: z
-    .string({ error: EVERY_RULE })
-    .refine((every) => everySeconds(every) >= 300 && everySeconds(every) <= 86_400, { error: EVERY_RULE })
-    .meta({ pattern: EVERY.source, examples: ["5m", "1h", "1d"] })
-    .default("1h"),
-  mode: oneOf(["visual", "text", "both"]).default("both"),
-  threshold: z
-    .strictObject({ percent: number(0, 100) }, { error: "must be {percent}: the changed share of the compared area, 0 to 100" })
-    .default({ percent: 0.1 }),
-  ignoreSelectors: selectorList().default([]),
-  ignoreText: z
-    .array(ignorePattern, { error: "must be a list of regular expressions" })
-    .max(MAX_IGNORE_PATTERNS, { error: `must hold at most ${MAX_IGNORE_PATTERNS} patterns` })
-    .default([]),
-  webhookUrl: httpUrl.optional(),
-  width: renderFields.width,
-  height: renderFields.height,
-  fullPage: renderFields.fullPage,
-  deviceScaleFactor: number(1, 3).default(1),
-  device: renderFields.device,
-  darkMode: renderFields.darkMode,
-  reducedMotion: renderFields.reducedMotion,
-  selector: renderFields.selector,
-  ...monitorPageControls,
-});
-type MonitorFields = z.output<typeof monitorFields>;
-
-const monitorRules = (body: MonitorFields, ctx: z.RefinementCtx) => {
-  renderRules({ ...body, format: "png", frame: "none", omitBackground: false }, ctx);
-  cookieRule(body, ctx);
-};
-
-/** Body of POST /api/v1/monitors (docs/api.md, "Monitors"). */
-export const monitorRequest = monitorFields
-  .superRefine(monitorRules)
-  .meta({ allOf: RENDER_RULES_SCHEMA.slice(1, 3), description: `${PIXEL_CAP_PROSE} ${COOKIE_PROSE}` });
-
-/** Body of PATCH /api/v1/monitors/{id}: `paused`, and any field of the monitor to change (null removes `name` or `webhookUrl`). */
-export const monitorPatch = z
-  .strictObject({
-    paused: boolean().optional(),
-    ...Object.fromEntries(Object.entries(monitorFields.shape).map(([field, schema]) => [field, schema.optional()])),
-    name: monitorFields.shape.name.nullable(),
-    webhookUrl: monitorFields.shape.webhookUrl.nullable(),
-  })
-  .refine((patch) => Object.keys(patch).length > 0, { error: "must change something: paused, or a field of the monitor" })
-  .meta({ minProperties: 1 });
-
-/** The query of GET /api/v1/monitors/{id}/checks: how many, and from before which check (the previous page's `next`). */
-export const monitorChecksQuery = z.strictObject({
-  limit: z.coerce.number({ error: "must be a whole number from 1 to 100" }).int({ error: "must be a whole number from 1 to 100" }).min(1).max(100).default(20),
-  before: z
-    .string()
-    .regex(/^chk_[0-9a-z]{9}[A-Za-z0-9_-]{12}$/, { error: "must be a check id (the previous page's next)" })
-    .optional(),
-});
-
-/** What a monitor runs, from its validated request. */
-export function monitorSpecOf(body: MonitorFields): MonitorSpec {
-  const { url: _u, name: _n, every, mode, threshold, ignoreSelectors, ignoreText, webhookUrl: _w, ...capture } = body;
-  return {
-    request: body,
-    every: everySeconds(every),
-    mode,
-    thresholdPercent: threshold.percent,
-    ignoreText,
-    // The ignored elements are hidden where they stand: their room is kept, so nothing else moves.
-    options: { ...SNAPSHOT_DEFAULTS, ...capture, format: "png", hideSelectors: [...capture.hideSelectors, ...ignoreSelectors] },
-  };
-}
 
 /** Body of POST /api/v1/signup. */
 export const signupRequest = z.strictObject({

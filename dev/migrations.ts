@@ -1,8 +1,8 @@
 import { PutCommand, paginateScan } from "@aws-sdk/lib-dynamodb";
-import { config } from "../config.js";
-import { conditionHeld, documents } from "./dynamodb.js";
-import { canonicalEmail } from "./emails.js";
-import { emailKey } from "./keys.js";
+import { conditionHeld, documents } from "../lib/billing/dynamodb.js";
+import { canonicalEmail } from "../lib/billing/emails.js";
+import { emailKey } from "../lib/billing/keys.js";
+import { config } from "../lib/config.js";
 
 // Changes to what the table holds that an operator runs once after upgrading (npm run admin), apart
 // from the request paths so that no function's bundle (and role) carries a table scan.
