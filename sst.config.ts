@@ -9,7 +9,10 @@ export default {
   config() {
     return { name: "shotline", region: process.env.AWS_REGION ?? "us-east-1" };
   },
-  stacks(app) {
-    app.stack(Storage).stack(Layers).stack(Api).stack(Cdn).stack(Monitoring);
+  // Layers is async (the fonts build decodes WOFF2 with the reference decoder): awaited before the stacks that use it.
+  async stacks(app) {
+    app.stack(Storage);
+    await app.stack(Layers);
+    app.stack(Api).stack(Cdn).stack(Monitoring);
   },
 } satisfies SSTConfig;

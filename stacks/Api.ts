@@ -206,6 +206,8 @@ export function Api({ stack, app }: StackContext) {
       memorySize: row.memoryMB,
       timeout: row.timeoutSeconds,
       // sharp is copied in (COPIED_FILES): left external, and not installed by SST (which would fetch an old sharp).
+      // woff2-encoder decodes fonts only where the fonts layer is not (a build, a local render): never
+      // loaded on Lambda, so left out of every bundle (its WebAssembly would add ~300 KB to each).
       // Split: code behind a dynamic import (x402's libraries, the filter engine, puppeteer's WebDriver
       // BiDi) is its own file, compiled only when used, not at every cold start (docs/design.md).
       // No source maps: nothing reads them at run time (no --enable-source-maps), and they were 12 MiB
@@ -215,7 +217,7 @@ export function Api({ stack, app }: StackContext) {
         minify: true,
         sourcemap: false,
         splitting: true,
-        esbuild: { external: ["sharp"], plugins: [leanDynamoDbDocuments, chromeHarVersion] },
+        esbuild: { external: ["sharp", "woff2-encoder"], plugins: [leanDynamoDbDocuments, chromeHarVersion] },
       },
       hooks: { afterBuild: grantCalls(row) },
       environment: Object.assign(

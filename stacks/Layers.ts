@@ -37,10 +37,10 @@ export function buildChromiumLayer(): string {
  * substitutes, emoji), as TrueType, in a layer folder, with fontconfig's index of them
  * and of the Chromium layer's Open Sans (made by that Chromium, so no cold start indexes them).
  */
-export function buildFontsLayer(chromiumLayer: string): string {
+export async function buildFontsLayer(chromiumLayer: string): Promise<string> {
   const root = path.join(buildDir, "fonts");
   const fonts = path.join(root, "fonts");
-  buildFonts(fonts);
+  await buildFonts(fonts);
   const cache = path.join(fonts, FONT_CACHE_DIR);
   const fontDirs = [path.join(chromiumLayer, "chromium", "fonts"), fonts];
   const source = path.join(chromiumSource(), "chromium.br");
@@ -69,7 +69,7 @@ export function buildFilterListsLayer(): string {
 }
 
 /** The Chromium binary, the fonts and the filter engines, as layers for the functions that render. */
-export function Layers({ stack }: StackContext) {
+export async function Layers({ stack }: StackContext) {
   const chromiumLayer = buildChromiumLayer();
   const chromium = new LayerVersion(stack, "Chromium", {
     code: Code.fromAsset(chromiumLayer),
@@ -77,7 +77,7 @@ export function Layers({ stack }: StackContext) {
     description: "@sparticuz/chromium bin/ (headless shell), packed for fast cold starts, at /opt/chromium",
   });
   const fonts = new LayerVersion(stack, "Fonts", {
-    code: Code.fromAsset(buildFontsLayer(chromiumLayer)),
+    code: Code.fromAsset(await buildFontsLayer(chromiumLayer)),
     compatibleArchitectures: [Architecture.X86_64],
     description: "Noto fonts for every major script, core web font substitutes and emoji, with fontconfig's index, at /opt/fonts",
   });

@@ -33,7 +33,7 @@ export async function synthesize(stage = "test"): Promise<string> {
   await initProject({ stage });
   const outdir = mkdtempSync(path.join(tmpdir(), "shotline-cdk-"));
   const app = new App({ mode: "deploy", stage, name: "shotline", region: "us-east-1", account: "123456789012" }, { outdir });
-  sstConfig.stacks(app);
+  await sstConfig.stacks(app);
   await app.finish();
   return outdir;
 }

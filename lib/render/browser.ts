@@ -114,7 +114,7 @@ export const ourFontsDir = () => config.FONTS_DIR ?? path.join(tmpdir(), "shotli
 async function prepareChromium(): Promise<ChromiumRuntime> {
   const fontsRoot = path.join(tmpdir(), "shotline-fonts");
   const ourFonts = ourFontsDir();
-  if (!config.FONTS_DIR) buildFonts(ourFonts);
+  if (!config.FONTS_DIR) await buildFonts(ourFonts);
   const configured = config.CHROMIUM_BIN_DIR;
   const layer = configured && isPacked(configured) ? configured : localLayer(configured);
   const unpacked = await unpackChromium(layer, unpackedDir(layer));

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { codepoints, renameFamily, sfntCollection, woff2ToSfnt, woffToSfnt } from "./woff.js";
+import { codepoints, renameFamily, sfntCollection, woffToSfnt } from "./woff.js";
 
 // Lambda has almost no fonts (@sparticuz/chromium brings Open Sans only): most of the world's text
 // would be blank. We ship, from npm, fonts for every major writing system, the core web fonts'
@@ -138,8 +138,13 @@ const filesUnder = (dir: string): string[] =>
     .filter((entry) => entry.isFile())
     .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join("/"));
 
-/** Converts (or copies) the shipped fonts into `outDir` as TrueType files and collections (skipped when already built for these packages). */
-export function buildFonts(outDir: string): void {
+/**
+ * Converts (or copies) the shipped fonts into `outDir` as TrueType files and collections (skipped
+ * when already built for these packages). WOFF2 is decoded by Google's reference decoder
+ * (woff2-encoder, WebAssembly, loaded only here: a build, or a first local render; never on Lambda,
+ * where the fonts layer is built already).
+ */
+export async function buildFonts(outDir: string): Promise<void> {
   const stamp = FONT_SOURCES.map(
     ({ pkg, files, drop, collection, rename, faces }) =>
       `${pkg}@${(require(`${pkg}/package.json`) as { version: string }).version} ${files.source} ${drop?.join(",") ?? ""} ${collection ?? ""} ${rename?.join(">") ?? ""} ${faces ? "faces" : ""}`,
@@ -159,18 +164,19 @@ export function buildFonts(outDir: string): void {
   for (const { pkg, files, drop, collection, rename, faces: named } of FONT_SOURCES) {
     const dir = packageDir(pkg);
     const family = familyName(pkg.replace(/^@fontsource\//, ""));
-    const fonts = filesUnder(dir)
+    const fonts: { name: string; font: Buffer }[] = [];
+    for (const [index, file] of filesUnder(dir)
       .filter((f) => files.test(f))
       .sort()
-      .map((file, index) => {
-        const source = readFileSync(path.join(dir, file));
-        const converted = file.endsWith(".woff") ? woffToSfnt(source, drop) : file.endsWith(".woff2") ? woff2ToSfnt(source) : source;
-        const [from, to] = rename ?? [family, family];
-        const face = named ? { full: `${family} Face ${index}`, postscript: `${family.replaceAll(" ", "")}-Face${index}` } : undefined;
-        if (face) faces[family] = [...(faces[family] ?? []), { postscript: face.postscript, ranges: unicodeRange(codepoints(converted)) }];
-        const font = rename || face ? renameFamily(converted, from, to, face) : converted;
-        return { name: path.basename(file).replace(/\.woff2?$/, ".ttf"), font };
-      });
+      .entries()) {
+      const source = readFileSync(path.join(dir, file));
+      const converted = file.endsWith(".woff") ? woffToSfnt(source, drop) : file.endsWith(".woff2") ? await woff2ToSfnt(source) : source;
+      const [from, to] = rename ?? [family, family];
+      const face = named ? { full: `${family} Face ${index}`, postscript: `${family.replaceAll(" ", "")}-Face${index}` } : undefined;
+      if (face) faces[family] = [...(faces[family] ?? []), { postscript: face.postscript, ranges: unicodeRange(codepoints(converted)) }];
+      const font = rename || face ? renameFamily(converted, from, to, face) : converted;
+      fonts.push({ name: path.basename(file).replace(/\.woff2?$/, ".ttf"), font });
+    }
     if (collection) write(collection, sfntCollection(fonts.map(({ font }) => font)));
     else for (const { name, font } of fonts) write(name, font);
   }
@@ -178,6 +184,12 @@ export function buildFonts(outDir: string): void {
   for (const name of readdirSync(outDir)) if (/\.tt[fc]$/.test(name) && !built.has(name)) rmSync(path.join(outDir, name), { force: true });
   write(HAN_FACES, Buffer.from(JSON.stringify(faces)));
   writeFileSync(stampFile, stamp);
+}
+
+/** A WOFF 2.0 font as the sfnt it was made from, by the reference decoder. */
+async function woff2ToSfnt(woff2: Buffer): Promise<Buffer> {
+  const { default: decompress } = await import("woff2-encoder/decompress");
+  return Buffer.from(await decompress(woff2));
 }
 
 // Fontconfig indexes every font file the first time a browser starts without a cache for their
