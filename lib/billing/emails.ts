@@ -1,16 +1,22 @@
 import { domainToASCII, domainToUnicode } from "node:url";
 import { disposableEmailBlocklist } from "disposable-email-domains-js";
+import validatorEmail from "validator/lib/normalizeEmail.js";
 
 // How accounts and signup bonuses tell email addresses apart (docs/api.md, "Keys and accounts"):
 // one bonus per person, however the address is spelt.
 
+// validator.js's module is CommonJS: its function is both the module and the module's `default`.
+const normalizeEmail = validatorEmail.default;
+
 /**
- * An address in the form it is compared in: Unicode-normalised (NFKC) and lower-cased; the domain
- * read as Unicode (an `xn--` spelling is its Unicode name), its Cyrillic and Greek look-alikes of
- * Latin letters read as those letters (`gmаil.com` with a Cyrillic "а" is gmail.com), and written
- * in its IDNA ASCII form; a `+tag` after the local part dropped (sub-addressing, RFC 5233, which
- * most providers deliver to the same inbox); and for Gmail, whose addresses ignore dots, the dots
- * dropped and googlemail.com read as gmail.com.
+ * An address in the form it is compared in. Providers' own rules are validator.js's
+ * (normalizeEmail): Gmail ignores dots and reads googlemail.com as gmail.com, Yahoo drops a
+ * `-keyword` (its disposable addresses), Yandex's domains are one, Outlook's and iCloud's domains
+ * are known. Ours: the address Unicode-normalised (NFKC) and lower-cased; the domain read as
+ * Unicode (an `xn--` spelling is its Unicode name), its Cyrillic and Greek look-alikes of Latin
+ * letters read as those letters (`gmаil.com` with a Cyrillic "а" is gmail.com), written in its
+ * IDNA ASCII form; and a `+tag` after the local part dropped at every domain, not only the ones
+ * validator.js knows (sub-addressing, RFC 5233, which most providers deliver to the same inbox).
  */
 export function canonicalEmail(email: string): string {
   const address = email.trim().normalize("NFKC").toLowerCase();
@@ -20,9 +26,8 @@ export function canonicalEmail(email: string): string {
   domain = domainToASCII([...(domainToUnicode(domain) || domain)].map((c) => LOOK_ALIKES[c] ?? c).join("")) || domain;
   const plus = local.indexOf("+");
   if (plus > 0) local = local.slice(0, plus);
-  if (domain === "googlemail.com") domain = "gmail.com";
-  if (domain === "gmail.com") local = local.replaceAll(".", "");
-  return `${local}@${domain}`;
+  // false when a provider's rule would leave no local part ("-x@yahoo.com"): the address as it is.
+  return normalizeEmail(`${local}@${domain}`) || `${local}@${domain}`;
 }
 
 /**

@@ -67,6 +67,11 @@ describe("signup and keys", () => {
       `${name.toUpperCase()}+bonus@GMAIL.COM`,
     ])
       expect(await signup(spelling), spelling).toMatchObject({ bonus: "none", balance_micro_usd: 0 });
+    // Yahoo's disposable "-keyword" addresses and Yandex's domains (validator.js's rules).
+    expect(await signup(`${compact}@yahoo.com`)).toMatchObject({ bonus: "credited" });
+    expect(await signup(`${compact}-shop@yahoo.com`)).toMatchObject({ bonus: "none" });
+    expect(await signup(`${compact}@ya.ru`)).toMatchObject({ bonus: "credited" });
+    expect(await signup(`${compact}@yandex.com`)).toMatchObject({ bonus: "none" });
   });
 
   it("a reservation made before addresses were canonical is rewritten by the operator's migration, and then holds", async () => {
@@ -74,11 +79,16 @@ describe("signup and keys", () => {
     const name = `old.timer.${Date.now()}`;
     const legacy = await signup(`${name}@example.com`);
     await putItem({ pk: `EMAIL#${name}@googlemail.com`, sk: "EMAIL", accountId: legacy.account_id });
+    // And one made before providers' rules were validator.js's: a Yahoo "-keyword" kept as it was.
+    const yahoo = name.replaceAll(".", "_");
+    await putItem({ pk: `EMAIL#${yahoo}-deals@yahoo.com`, sk: "EMAIL", accountId: legacy.account_id });
     const migrated = admin(localDirOfSharedStack(), "migrate-emails");
     expect(migrated).toMatch(/added [1-9]\d* in the canonical form/);
     expect(await getItem(`EMAIL#${name.replaceAll(".", "")}@gmail.com`, "EMAIL")).toMatchObject({ accountId: legacy.account_id });
     expect(await getItem(`EMAIL#${name}@googlemail.com`, "EMAIL")).toBeDefined();
     expect(await signup(`${name.replaceAll(".", "")}@gmail.com`)).toMatchObject({ bonus: "none" });
+    expect(await getItem(`EMAIL#${yahoo}@yahoo.com`, "EMAIL")).toMatchObject({ accountId: legacy.account_id });
+    expect(await signup(`${yahoo}@yahoo.com`)).toMatchObject({ bonus: "none" });
     // Run again: nothing more to add for it, nothing lost.
     expect(admin(localDirOfSharedStack(), "migrate-emails")).toMatch(/^read \d+ bonus reservations/);
   });

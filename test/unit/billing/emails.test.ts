@@ -17,6 +17,17 @@ describe("canonicalEmail", () => {
     ["victim@xn--gmil-63d.com", "victim@gmail.com"],
     ["victim@\u0440aypal.com", "victim@paypal.com"],
     ["+only@example.com", "+only@example.com"],
+    // Providers' rules, from validator.js: Yahoo's disposable "-keyword", Yandex's domains as one, Outlook's and iCloud's "+tag".
+    ["victim-shop@yahoo.com", "victim@yahoo.com"],
+    ["victim-a-b@ymail.com", "victim-a@ymail.com"],
+    ["-x@yahoo.com", "-x@yahoo.com"],
+    ["Victim@ya.ru", "victim@yandex.ru"],
+    ["victim@yandex.com", "victim@yandex.ru"],
+    ["victim+news@hotmail.co.uk", "victim@hotmail.co.uk"],
+    ["victim+news@icloud.com", "victim@icloud.com"],
+    // Elsewhere a hyphen is part of the name, and dots count.
+    ["first-last@example.com", "first-last@example.com"],
+    ["v.ictim@outlook.com", "v.ictim@outlook.com"],
   ])("%s is %s", (email, canonical) => {
     expect(canonicalEmail(email)).toBe(canonical);
   });
