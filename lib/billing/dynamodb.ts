@@ -1,6 +1,13 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  paginateQuery,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 
 // Created once per container and reused across warm invocations. The endpoint is set only for the
@@ -24,23 +31,19 @@ export const documents = DynamoDBDocumentClient.from(dynamodb, {
 if (config.AWS_LAMBDA_FUNCTION_NAME)
   documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "WARMUP", sk: "WARMUP" } })).catch(() => undefined);
 
+/** The pages of a query of the table, one after another (the SDK's paginator follows LastEvaluatedKey). */
+export const queryPages = (input: Omit<QueryCommandInput, "TableName" | "ExclusiveStartKey">, signal?: AbortSignal) =>
+  paginateQuery({ client: documents }, { TableName: config.TABLE_NAME, ...input }, { abortSignal: signal });
+
 /** Every item of partition `pk` (those whose sort key begins with `prefix`, when given), in key order, read consistently page by page. */
 export async function queryAll<T>(pk: string, prefix?: string): Promise<T[]> {
   const items: T[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: config.TABLE_NAME,
-        KeyConditionExpression: prefix === undefined ? "pk = :pk" : "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": pk, ...(prefix === undefined ? {} : { ":prefix": prefix }) },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
+  for await (const page of queryPages({
+    KeyConditionExpression: prefix === undefined ? "pk = :pk" : "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": pk, ...(prefix === undefined ? {} : { ":prefix": prefix }) },
+    ConsistentRead: true,
+  }))
     items.push(...((page.Items ?? []) as T[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
   return items;
 }
 

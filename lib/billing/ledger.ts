@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { QueryCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
-import { documents, transact, transactionConditionFailed } from "./dynamodb.js";
+import { documents, queryPages, transact, transactionConditionFailed } from "./dynamodb.js";
 import { dailyLimitReached, insufficientBalance } from "./errors.js";
 import { fromHold } from "./holds.js";
 import { accountKey, PENDING_PARTITION, pendingKey, settlementKey, signingKeySpendKey, type TableKey, USAGE_PREFIX, usageKey } from "./keys.js";
@@ -361,24 +361,16 @@ export async function recentUsage(accountId: string, signal?: AbortSignal, limit
 export async function reconcileCharges(now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
   const cutoff = new Date(now - graceMs).toISOString();
   let refunded = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: config.TABLE_NAME,
-        KeyConditionExpression: "pk = :pk AND sk < :cutoff",
-        ExpressionAttributeValues: { ":pk": PENDING_PARTITION, ":cutoff": cutoff },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-      { abortSignal: signal },
-    );
+  const pages = queryPages(
+    { KeyConditionExpression: "pk = :pk AND sk < :cutoff", ExpressionAttributeValues: { ":pk": PENDING_PARTITION, ":cutoff": cutoff }, ConsistentRead: true },
+    signal,
+  );
+  for await (const page of pages) {
     for (const item of (page.Items ?? []) as (TableKey & Omit<Charge, "pending"> & { holdUntil?: number })[]) {
       const { pk, sk, accountId, amount, entry, requestId, spend, holdUntil } = item;
       if (holdUntil !== undefined && holdUntil > now) continue;
       if (await refundCharge({ accountId, amount, entry, requestId, pending: { pk, sk }, ...(spend ? { spend } : {}) })) refunded++;
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return refunded;
 }

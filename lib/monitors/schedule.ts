@@ -1,5 +1,5 @@
-import { DeleteCommand, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { documents, transactIf } from "../billing/dynamodb.js";
+import { DeleteCommand, GetCommand } from "@aws-sdk/lib-dynamodb";
+import { documents, queryPages, transactIf } from "../billing/dynamodb.js";
 import { DUE_PARTITION, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { feed } from "../jobs/feed.js";
@@ -55,17 +55,12 @@ async function claim(row: DueRow, now: number): Promise<string | null> {
 export async function scheduleChecks(now = Date.now()): Promise<number> {
   const accounts = new Set<string>();
   let queued = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: config.TABLE_NAME,
-        KeyConditionExpression: "pk = :pk AND sk <= :now",
-        ExpressionAttributeValues: { ":pk": DUE_PARTITION, ":now": `${new Date(now).toISOString()}~` },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
+  const pages = queryPages({
+    KeyConditionExpression: "pk = :pk AND sk <= :now",
+    ExpressionAttributeValues: { ":pk": DUE_PARTITION, ":now": `${new Date(now).toISOString()}~` },
+    ConsistentRead: true,
+  });
+  for await (const page of pages) {
     const rows = (page.Items ?? []) as DueRow[];
     for (let i = 0; i < rows.length; i += PARALLEL) {
       const claims = await Promise.all(
@@ -83,8 +78,7 @@ export async function scheduleChecks(now = Date.now()): Promise<number> {
         }
       });
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   for (const accountId of accounts)
     await feed(accountId, now).catch((error: unknown) =>
       log.error("feeding an account's checks failed; the reconciler will", { accountId, error: describeError(error) }),

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition, queryAll, setClause, transactIf } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll, queryPages, setClause, transactIf } from "../billing/dynamodb.js";
 import { dueKey, feedCheckKey, MONITOR_CHECK_PREFIX, MONITOR_PREFIX, monitorCheckKey, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
@@ -155,20 +155,12 @@ export const listMonitors = async (accountId: string): Promise<Monitor[]> =>
 /** How many monitors `accountId` has. */
 export async function countMonitors(accountId: string): Promise<number> {
   let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: config.TABLE_NAME,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": monitorKey(accountId, "").pk, ":prefix": MONITOR_PREFIX },
-        Select: "COUNT",
-        ExclusiveStartKey: start,
-      }),
-    );
-    count += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const pages = queryPages({
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": monitorKey(accountId, "").pk, ":prefix": MONITOR_PREFIX },
+    Select: "COUNT",
+  });
+  for await (const page of pages) count += page.Count ?? 0;
   return count;
 }
 

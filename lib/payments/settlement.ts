@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { SettleResponse } from "@x402/core/types";
-import { documents, transact } from "../billing/dynamodb.js";
+import { documents, queryPages, transact } from "../billing/dynamodb.js";
 import { paymentKey, type TableKey, UNCONFIRMED_PARTITION, UNCONFIRMED_SKEW_SECONDS, unconfirmedKey } from "../billing/keys.js";
 import { recordTransfer, type TransactItem } from "../billing/ledger.js";
 import { config } from "../config.js";
@@ -226,18 +226,10 @@ export async function confirmSettlements(now: number, signal?: AbortSignal): Pro
   let confirmed = 0;
   let expired = 0;
   let seen = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new QueryCommand({
-        TableName: config.TABLE_NAME,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": UNCONFIRMED_PARTITION },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-      { abortSignal: signal },
-    );
+  for await (const page of queryPages(
+    { KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": UNCONFIRMED_PARTITION }, ConsistentRead: true },
+    signal,
+  )) {
     for (const marker of (page.Items ?? []) as Marker[]) {
       seen++;
       try {
@@ -255,7 +247,6 @@ export async function confirmSettlements(now: number, signal?: AbortSignal): Pro
         log.error("confirming a settlement failed", { requestId: marker.requestId, error: describeError(error) });
       }
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return { confirmed, expired, pending: seen - confirmed - expired };
 }
