@@ -80,7 +80,7 @@
   const plural = (n, word) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
 
   $("pricing-line").textContent =
-    `Pay per request: ${dollars(STANDARD_MICRO)} a screenshot, ${dollars(MOCKUP_MICRO)} a mockup. Metadata is free. New accounts start with ${plural(PRICING.signupBonusMicroUsd / STANDARD_MICRO, "screenshot")} on us.`;
+    `Pay per request: ${dollars(STANDARD_MICRO)} a screenshot, ${dollars(MOCKUP_MICRO)} a mockup, ${dollars(PRICING.contentMicroUsd)} a page as Markdown, ${dollars(PRICING.animateMicroUsd)} a scrolling video. Metadata is free. New accounts start with ${plural(PRICING.signupBonusMicroUsd / STANDARD_MICRO, "screenshot")} on us.`;
   $("topup-amount").min = String(MIN_TOPUP_DOLLARS);
   $("topup-amount").max = String(MAX_TOPUP_DOLLARS);
 

@@ -1,4 +1,4 @@
-// `npm run gallery`: the pictures of docs/api.md's "Mockups" (every frame, every background preset),
+// `npm run gallery`: the README's screenshot (docs/images/showcase.webp), the pictures of docs/api.md's "Mockups" (every frame, every background preset),
 // rendered through the local stack from the /showcase fixture, as thumbnails in docs/images/, of
 // its "Fonts": a line of real text in every writing system the service ships (docs/images/scripts.png),
 // of its "Animate": the showcase scrolled and back, one clip per format (docs/images/animate.*),
@@ -43,6 +43,12 @@ ${rows.join("")}<tr><th>Emoji</th><td>😀 🎉 👍🏽 🇯🇵 ❤️ 🚀 �
     "/api/v1/html-to-screenshot",
     { html: scripts, width: 1100, height: (systems.length + 1) * 38, deviceScaleFactor: 1, fullPage: true },
     path.join(DOCS_IMAGES, "scripts.png"),
+  );
+  // The README's picture: the page as a screenshot, beside it as a mockup (mockup-browser.webp).
+  await render(
+    "/api/v1/screenshot",
+    { url: `${fixtures.baseUrl}/showcase`, format: "webp", quality: 82, imageWidth: 560 },
+    path.join(DOCS_IMAGES, "showcase.webp"),
   );
   for (const frame of FRAMES) await mockup({ frame, format: "webp", quality: 82, imageWidth: 560 }, path.join(DOCS_IMAGES, `mockup-${frame}.webp`));
   for (const background of Object.keys(BACKGROUND_PRESETS)) {

@@ -28,6 +28,8 @@ export function dashboardPage(): { html: string; headers: Record<string, string>
   const pricing = {
     screenshotMicroUsd: PRICES.screenshot,
     mockupMicroUsd: PRICES.mockup,
+    contentMicroUsd: PRICES.content,
+    animateMicroUsd: PRICES.animate,
     signupBonusMicroUsd: SIGNUP_BONUS_MICRO_USD,
     minTopupCents: MIN_TOPUP_CENTS,
     maxTopupCents: MAX_TOPUP_CENTS,

@@ -132,8 +132,10 @@ describe("dashboard", () => {
 
     // Prices come from the route table (lib/routes.ts), written into the page by the server.
     expect(await textOf(page, "#pricing-line")).toBe(
-      "Pay per request: $0.005 a screenshot, $0.01 a mockup. Metadata is free. New accounts start with 50 screenshots on us.",
+      "Pay per request: $0.005 a screenshot, $0.01 a mockup, $0.002 a page as Markdown, $0.02 a scrolling video. Metadata is free. New accounts start with 50 screenshots on us.",
     );
+    // The welcome names what is sold now, not only screenshots.
+    expect(await textOf(page, "#signed-out h1")).toBe("Screenshots, mockups, pages as Markdown, scrolling videos and watched pages, by API.");
     const key = await signUpThroughPage(page, `dash-${Date.now()}@shotline.test`);
     await page.click("#continue");
     await visible(page, "#signed-in");

@@ -98,19 +98,4 @@ describe("the static reader's hidden text", () => {
     // Nothing can change this page: its text is black on black, as a browser draws it.
     expect(read(dark(""))).not.toContain("The article in the colour");
   });
-
-  it("bounds a hostile stylesheet: past its selector tests, the rest of the page is left out, and the verdict is unproven", () => {
-    // 20,000 rules all keyed on <p>, over 20,000 paragraphs: 100 million selector tests unbounded.
-    const rules = Array.from({ length: 20_000 }, (_, i) => `.c${i} .d${i} p{color:#${(i % 4096).toString(16).padStart(3, "0")}}`).join("");
-    const body = Array.from({ length: 20_000 }, (_, i) => `<div class="c${i % 50}"><p class="d${i}">text ${i}.</p></div>`).join("");
-    const html = page(rules, body);
-    const started = performance.now();
-    expect(unprovenStatically(parseHtml(html))).toBe("more than 5000 style rules");
-    const markdown = read(html);
-    expect(markdown).toContain("text 0.");
-    expect(markdown).not.toContain("text 19999.");
-    // The bound is the budget, proven by what is left out above; the clock only catches a blow-up
-    // (~3.5 s here when the machine is quiet), with room for a busy one.
-    expect(performance.now() - started).toBeLessThan(30_000);
-  }, 60_000);
 });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { brotliCompressSync, constants, zstdCompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isPacked, packChromium, type UnpackWay, unpackChromium } from "../../../../lib/render/packaging/chromium-pack.js";
+import { isPacked, packChromium, type UnpackWay, unpackChromium } from "../../lib/render/packaging/chromium-pack.js";
 
 const WAYS: readonly UnpackWay[] = ["reused-buffer", "streams"];
 const PIECES = { segment: 256 * 1024, rawGrowth: 32 * 1024 };
@@ -153,7 +153,7 @@ describe("unpackChromium", () => {
   it("packs and unpacks safely side by side: five fresh processes starting at once in one temp dir all get the whole binary", async () => {
     const shared = path.join(root, "side-by-side");
     mkdirSync(shared);
-    const module = new URL("../../../../lib/render/packaging/chromium-pack.ts", import.meta.url).pathname;
+    const module = new URL("../../lib/render/packaging/chromium-pack.ts", import.meta.url).pathname;
     const script = `import { localLayer, unpackChromium, unpackedDir } from ${JSON.stringify(module)};
 const layer = localLayer(${JSON.stringify(source)});
 const { executablePath } = await unpackChromium(layer, unpackedDir(layer));

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type AnyNode, type ChildNode, parseHtml } from "../../../lib/content/dom.js";
-import { extractContent } from "../../../lib/content/extract.js";
+import { type AnyNode, type ChildNode, parseHtml } from "../../lib/content/dom.js";
+import { extractContent, mainText } from "../../lib/content/extract.js";
+import { unprovenStatically } from "../../lib/content/visible.js";
 
-// Hostile markup the parser must survive in time linear in the page: nesting it caps (as Chromium
-// does, at 512), and lists too long to spread into a call.
+// Hostile markup the content reader must survive in time linear in the page: nesting it caps (as
+// Chromium does, at 512), lists too long to spread into a call, and a stylesheet of more selector
+// tests than its budget. Here, not in the unit loop: each takes seconds of CPU by design.
 
 /** The deepest element under `root`, counted without recursion. */
 function depthOf(root: AnyNode): number {
@@ -52,5 +54,32 @@ describe("parsing hostile markup", () => {
     const html = `<body><pre><code>${"`a".repeat(200_000)}\`\`\`\`</code></pre></body>`;
     const markdown = extractContent(html, null, "page", "static").markdown;
     expect(markdown.startsWith("`````\n")).toBe(true);
+  });
+});
+
+describe("reading hostile pages", () => {
+  const page = (styles: string, body: string) => `<!doctype html><html><head><style>${styles}</style></head><body>${body}</body></html>`;
+  const read = (html: string) => extractContent(html, null, "page", "static").markdown;
+
+  it("bounds a hostile stylesheet: past its selector tests, the rest of the page is left out, and the verdict is unproven", () => {
+    // 20,000 rules all keyed on <p>, over 20,000 paragraphs: 100 million selector tests unbounded.
+    const rules = Array.from({ length: 20_000 }, (_, i) => `.c${i} .d${i} p{color:#${(i % 4096).toString(16).padStart(3, "0")}}`).join("");
+    const body = Array.from({ length: 20_000 }, (_, i) => `<div class="c${i % 50}"><p class="d${i}">text ${i}.</p></div>`).join("");
+    const html = page(rules, body);
+    const started = performance.now();
+    expect(unprovenStatically(parseHtml(html))).toBe("more than 5000 style rules");
+    const markdown = read(html);
+    expect(markdown).toContain("text 0.");
+    expect(markdown).not.toContain("text 19999.");
+    // The bound is the budget, proven by what is left out above; the clock only catches a blow-up
+    // (~3.5 s here when the machine is quiet), with room for a busy one.
+    expect(performance.now() - started).toBeLessThan(30_000);
+  }, 60_000);
+
+  // 50,000 levels take a few seconds on a busy machine (each lenient pass parses again): linear, never quadratic.
+  it("the main text of 50,000 nested levels", { timeout: 60_000 }, () => {
+    const paragraph =
+      "<p>Paragraph 1 of the article goes on, with commas, clauses, and enough words to read as prose, the way a real story does, sentence after sentence.</p>";
+    expect(mainText(`${"<div>".repeat(50_000)}${paragraph}${"</div>".repeat(50_000)}`)).toContain("Paragraph 1 of the article");
   });
 });
