@@ -126,7 +126,8 @@ function cacheControl(publicFor: number, linked: boolean): string {
 
 /**
  * The headers that say how the page was seen: as it stood at the page-load limit
- * (X-Capture-Incomplete), and from where `geo: "auto"` found (X-Geo-Country, X-Geo-Source).
+ * (X-Capture-Incomplete), and as a visitor of the country `geo: "auto"` found, and where it found it
+ * (X-Geo-Country, X-Geo-Source).
  */
 export const pageHeaders = ({ incomplete, geo }: { incomplete: string | null; geo?: Geo | undefined }): Record<string, string> => ({
   ...(incomplete ? { "X-Capture-Incomplete": incomplete } : {}),

@@ -8,15 +8,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { decompress as referenceDecompress } from "woff2-encoder";
 import { buildFonts } from "../../lib/render/packaging/fonts.js";
-
-/** The tables of the sfnt font whose directory starts at `at` in `file`. */
-function tablesOf(file: Buffer, at: number) {
-  return Array.from({ length: file.readUInt16BE(at + 4) }, (_, t) => {
-    const record = at + 12 + t * 16;
-    const offset = file.readUInt32BE(record + 8);
-    return { tag: file.toString("latin1", record, record + 4), data: file.subarray(offset, offset + file.readUInt32BE(record + 12)) };
-  });
-}
+import { tablesOf } from "../helpers/sfnt.js";
 
 describe("the shipped CJK collections", () => {
   it("hold each of Google's WOFF2 slices table for table as its reference decoder gives them, renamed in name alone", async () => {

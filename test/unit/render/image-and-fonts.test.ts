@@ -6,6 +6,7 @@ import { decompress as referenceDecompress } from "woff2-encoder";
 import { solidPng } from "../../../dev/harness/fixtures.js";
 import { imageSize } from "../../../lib/render/image-size.js";
 import { renameFamily, sfntCollection, woffToSfnt } from "../../../lib/render/packaging/woff.js";
+import { tablesOf } from "../../helpers/sfnt.js";
 
 describe("imageSize", () => {
   it("reads a PNG's size from its header", () => {
@@ -41,15 +42,6 @@ describe("imageSize", () => {
     expect(imageSize(Buffer.from("%PDF-1.4"))).toBeNull();
   });
 });
-
-/** The tables of the sfnt font whose directory starts at `at` in `file`. */
-function tablesOf(file: Buffer, at: number) {
-  return Array.from({ length: file.readUInt16BE(at + 4) }, (_, t) => {
-    const record = at + 12 + t * 16;
-    const offset = file.readUInt32BE(record + 8);
-    return { tag: file.toString("latin1", record, record + 4), data: file.subarray(offset, offset + file.readUInt32BE(record + 12)) };
-  });
-}
 
 describe("woffToSfnt", () => {
   const dir = path.join(path.dirname(createRequire(import.meta.url).resolve("@fontsource/noto-color-emoji/package.json")), "files");
