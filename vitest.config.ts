@@ -19,7 +19,7 @@ export default defineConfig({
     projects: [
       // vmThreads: a file's modules load into a fresh VM context on a warm worker thread, not a fresh
       // process, so the inner loop stays under 30 s on a busy machine (15 s here when quiet, 26 s
-      // beside two CPU-bound processes); what takes seconds of CPU by design is in hostile and infra.
+      // beside two CPU-bound processes); what takes seconds of CPU by design is in infra.
       // Some wait on real timers (deadlines, long polls, visibility timeouts): 30 s, not vitest's 5,
       // for a machine busy with the other projects.
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], pool: "vmThreads", testTimeout: 30_000 } },
