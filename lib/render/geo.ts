@@ -61,6 +61,9 @@ export function countryDefaults(country: string): { locale: string; timezone: st
   return { locale: `${likely.language}-${country}`, timezone: MAIN_ZONES[country] ?? zones[0]! };
 }
 
+/** What says where a page is seen from: the caller's `country`, `geo`, and the proxy it goes through. */
+type SeenFrom = Pick<CaptureOptions, "geo" | "country" | "proxy">;
+
 /** Where `geo: "auto"` found the country a page is seen from, said in the answer (docs/api.md, "Proxy and country"). */
 export interface Geo {
   /** ISO 3166-1 alpha-2, or null where it cannot be known. */
@@ -87,7 +90,7 @@ export function proxyCountry(proxy: string): string | null {
 }
 
 /** Where `geo: "auto"` finds the page's country: the caller's `country`, else the proxy's credentials; null when it was not asked. */
-export function geoOf(options: Pick<CaptureOptions, "geo" | "country" | "proxy">): Geo | null {
+export function geoOf(options: SeenFrom): Geo | null {
   if (options.geo !== "auto") return null;
   if (options.country) return { country: options.country, source: "country" };
   const named = options.proxy ? proxyCountry(options.proxy) : null;
@@ -95,15 +98,15 @@ export function geoOf(options: Pick<CaptureOptions, "geo" | "country" | "proxy">
 }
 
 /** `{ geo }` for an answer, when `geo: "auto"` was asked; else nothing. */
-export function geoField(options: Pick<CaptureOptions, "geo" | "country" | "proxy">): { geo?: Geo } {
+export function geoField(options: SeenFrom): { geo?: Geo } {
   const geo = geoOf(options);
   return geo ? { geo } : {};
 }
 
 /** The country whose locale and time zone the page gets: the request's, else the one `geo: "auto"` found. */
-const countryOf = (options: Pick<CaptureOptions, "geo" | "country" | "proxy">): string | undefined => options.country ?? geoOf(options)?.country ?? undefined;
+const countryOf = (options: SeenFrom): string | undefined => options.country ?? geoOf(options)?.country ?? undefined;
 
-type GeoOptions = Pick<CaptureOptions, "locale" | "timezone" | "country" | "geo" | "proxy">;
+type GeoOptions = SeenFrom & Pick<CaptureOptions, "locale" | "timezone">;
 
 /** The page's locale: the request's, else its country's. */
 export const localeOf = (options: GeoOptions): string | undefined => options.locale ?? countryDefaults(countryOf(options) ?? "")?.locale;
