@@ -49,6 +49,12 @@ export function monitorPage(name: string, query: URLSearchParams): { status?: nu
           `${band("A page with a clock")}${band(`<span id="clock">${new Date().toISOString()}</span>`)}${band(`Updated ${load} minutes ago by the editors.`)}${band(`Paragraph: ${sentence(3)}.`)}<script>setInterval(() => { document.getElementById("clock").textContent = new Date().toISOString(); }, 10);</script>`,
         ),
       };
+    // New random lines on every load (20,000 by default, `lines=` to change): no two readings share a line.
+    case "noise": {
+      const count = Math.min(50_000, Number(query.get("lines") ?? 20_000));
+      const lines = Array.from({ length: count }, () => `<p>${Math.random().toString(36).slice(2)} ${Math.random().toString(36).slice(2)}</p>`);
+      return { body: page(lines.join("")) };
+    }
     default:
       return null;
   }

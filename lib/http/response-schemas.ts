@@ -414,7 +414,13 @@ export const monitorChecks = z.object({
       changedPercent: z.number().optional(),
       boxes: z.array(box).optional(),
       images: z.object({ beforeUrl: z.string(), afterUrl: z.string(), diffUrl: z.string() }).optional(),
-      text: z.object({ added: z.array(z.string()), removed: z.array(z.string()) }).optional(),
+      text: z
+        .object({
+          added: z.array(z.string()),
+          removed: z.array(z.string()),
+          tooLarge: z.literal(true).optional().describe("the texts differ by more lines than the diff's budget: compared whole, no lines listed"),
+        })
+        .optional(),
       page: z.object({ url: z.string().nullable(), title: z.string(), incomplete: z.string().optional() }).optional(),
       charged_micro_usd: z.number().int(),
       error: z.object({ code: z.string(), message: z.string() }).optional(),

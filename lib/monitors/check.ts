@@ -84,9 +84,9 @@ async function compare(monitor: Monitor, seen: Observation): Promise<Comparison>
   let textChange = false;
   if (seen.lines && monitor.baseline.textKey) {
     const before = JSON.parse((await loadStored(monitor.baseline.textKey)).toString("utf8")) as string[];
-    const { added, removed } = textDiff(before, seen.lines);
-    textChange = added.length + removed.length > 0;
-    result = { ...result, text: { added: added.slice(0, MAX_TEXT_LINES), removed: removed.slice(0, MAX_TEXT_LINES) } };
+    const { added, removed, tooLarge } = textDiff(before, seen.lines);
+    textChange = tooLarge === true || added.length + removed.length > 0;
+    result = { ...result, text: { added: added.slice(0, MAX_TEXT_LINES), removed: removed.slice(0, MAX_TEXT_LINES), ...(tooLarge ? { tooLarge } : {}) } };
   }
   return { outcome: visualChange || textChange ? "changed" : "unchanged", ...result };
 }

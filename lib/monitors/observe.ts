@@ -17,11 +17,17 @@ import type { MonitorSpec } from "./store.js";
 /** Most `ignoreText` patterns, and the longest. */
 export const MAX_IGNORE_PATTERNS = 20;
 export const MAX_PATTERN_CHARS = 200;
-/** Text nodes the page's masking reads at most, and characters of each (a hostile page may hold millions). */
+/**
+ * Characters of the page's text a check reads at most, for its masking and for its lines each (a
+ * hostile page may hold millions). It bounds the work of the patterns (at most 20 over 500,000
+ * characters: ~70 ms measured), the baseline kept, and the diff's input.
+ */
+export const MAX_TEXT_CHARS = 500_000;
+/** Text nodes the page's masking reads at most, and characters of each. */
 const MASK_NODES = 20_000;
 const MASK_NODE_CHARS = 2_000;
 /** Lines of text a check keeps at most, each cut to this many characters. */
-const MAX_LINES = 20_000;
+export const MAX_LINES = 20_000;
 const MAX_LINE_CHARS = 2_000;
 
 /** A pattern of `ignoreText`, compiled; a syntax error (a backreference, a lookaround: not RE2) is thrown with its reason. */
@@ -39,11 +45,13 @@ async function maskText(loaded: LoadedPage, patterns: readonly RE2JS[]): Promise
   const key = JSON.stringify(`__shotlineIgnored${Math.random().toString(36).slice(2)}`);
   const texts = await loaded.evaluate<string[]>(`(() => {
     const nodes = [], texts = [];
+    let chars = 0;
     const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node && nodes.length < ${MASK_NODES}; node = walker.nextNode()) {
+    for (let node = walker.nextNode(); node && nodes.length < ${MASK_NODES} && chars < ${MAX_TEXT_CHARS}; node = walker.nextNode()) {
       if (!node.data.trim() || !node.parentElement) continue;
       nodes.push(node);
       texts.push(node.data.slice(0, ${MASK_NODE_CHARS}));
+      chars += texts[texts.length - 1].length;
     }
     Object.defineProperty(window, ${key}, { value: nodes, configurable: true });
     return texts;
@@ -57,15 +65,19 @@ async function maskText(loaded: LoadedPage, patterns: readonly RE2JS[]): Promise
   return matched.length;
 }
 
-/** The page's text as a check compares it: its lines, `ignoreText` taken out of each, empty lines left out. */
-function linesOf(text: string, patterns: readonly RE2JS[]): string[] {
+/** The page's text as a check compares it: its lines, `ignoreText` taken out of each, empty lines left out; MAX_LINES and MAX_TEXT_CHARS at most. */
+export function linesOf(text: string, patterns: readonly RE2JS[]): string[] {
   const lines: string[] = [];
-  for (const raw of text.split("\n")) {
-    let line = raw.slice(0, MAX_LINE_CHARS);
+  let chars = 0;
+  for (let start = 0; start < text.length && lines.length < MAX_LINES && chars < MAX_TEXT_CHARS; ) {
+    const end = text.indexOf("\n", start);
+    const stop = end < 0 ? text.length : end;
+    let line = text.slice(start, Math.min(stop, start + MAX_LINE_CHARS, start + MAX_TEXT_CHARS - chars));
+    chars += line.length;
+    start = stop + 1;
     for (const pattern of patterns) if (pattern.test(line)) line = pattern.matcher(line).replaceAll("");
     line = line.replace(/\s+/g, " ").trim();
     if (line) lines.push(line);
-    if (lines.length >= MAX_LINES) break;
   }
   return lines;
 }

@@ -79,7 +79,7 @@ export interface Check {
   /** Changed regions, in the new capture's CSS px. */
   readonly boxes?: readonly { x: number; y: number; width: number; height: number }[];
   readonly images?: { readonly before?: string; readonly after?: string; readonly diff?: string };
-  readonly text?: { readonly added: readonly string[]; readonly removed: readonly string[] };
+  readonly text?: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly tooLarge?: true };
   readonly error?: { readonly code: string; readonly message: string };
   /** What was captured, as the answer of /screenshot says it (the final URL, the title, a capture at the load limit). */
   readonly page?: { readonly url: string | null; readonly title: string; readonly incomplete?: string };

@@ -334,4 +334,27 @@ describe("monitors: the API", () => {
     const first = await checkDone(key, monitor.id, monitor.first_check_id);
     expect(first).toMatchObject({ outcome: "baseline", charged_micro_usd: 2_000 });
   }, 60_000);
+
+  it("a page of 20,000 new random lines on every load: the check compares it whole within 45 s, and the API answers meanwhile", async () => {
+    const key = await account();
+    const monitor = await create(key, { url: fixture(`/monitor/noise?id=${pageId()}`), mode: "text" });
+    const first = await checkDone(key, monitor.id, monitor.first_check_id);
+    expect(first, JSON.stringify(first.error)).toMatchObject({ outcome: "baseline" });
+    // The second reading shares no line with the first: past the diff's budget, compared whole.
+    const { body: queued } = await call<{ check_id: string }>(key, "POST", `/api/v1/monitors/${monitor.id}/check`);
+    const started = Date.now();
+    let slowest = 0;
+    let done: Check | undefined;
+    while (!done && Date.now() - started < 45_000) {
+      const asked = performance.now();
+      expect((await fetch(`${base}/api/v1/health`)).status).toBe(200);
+      slowest = Math.max(slowest, performance.now() - asked);
+      const { body } = await call<{ checks: Check[] }>(key, "GET", `/api/v1/monitors/${monitor.id}/checks?limit=5`);
+      done = body.checks.find((c) => c.id === queued.check_id && c.status === "done");
+      await sleep(100);
+    }
+    expect(done, "the check did not end within 45 s").toBeDefined();
+    expect(done).toMatchObject({ outcome: "changed", text: { added: [], removed: [], tooLarge: true }, charged_micro_usd: 2_000 });
+    expect(slowest).toBeLessThan(1_000);
+  }, 120_000);
 });

@@ -5,6 +5,7 @@ import { withEncoderPage } from "../browser.js";
 import { type CaptureLimits, pageIdentity, type SettledPage, withSettledPage } from "../capture.js";
 import { assertValidSelectors } from "../controls.js";
 import { type Geo, geoField } from "../geo.js";
+import { MAX_CAPTURE_HEIGHT } from "../limits.js";
 import type { CaptureOptions, RenderSource } from "../options.js";
 import type { Incomplete } from "../page-load.js";
 import type { PageLogs } from "../page-log.js";
@@ -83,6 +84,42 @@ const MAX_WORK_MS = { now: 12_000, job: 90_000 } as const;
 /** The largest frame, device px: 4K UHD (H.264's and VP9's levels go no further in a browser). */
 const MAX_FRAME_PIXELS = 3840 * 2160;
 
+/**
+ * Memory, as a budget checked before the work starts (docs/api.md, "Animate"). What our encoding
+ * holds at its peak, fitted to peak RSS measured at 1280x720 on random noise (the worst case for a
+ * palette and for compression), from the bytes of RGBA it keeps: the sheet of every frame's rows
+ * (the tall capture, or each live frame stacked) and, for WebP, every frame again, laid end to end
+ * for libwebp (1.6 x both: 1,051 MB for a 20,000-row sheet and 150 frames); for GIF, the sheet, its
+ * quantised copy and its palette indices (2 x the sheet) and the file as it grows, up to 1.4 bytes a
+ * pixel a frame on noise (3.2 x that: 812 MB for the same). A video is encoded by the browser a
+ * frame at a time, from the sheet (2 x it).
+ */
+const memoryOf: Record<AnimationFormat, (sheetBytes: number, frameBytes: number, frames: number) => number> = {
+  gif: (sheet, frame, frames) => 2 * sheet + 3.2 * 1.4 * (frame / 4) * frames,
+  webp: (sheet, frame, frames) => 1.6 * (sheet + frame * frames),
+  mp4: (sheet) => 2 * sheet,
+  webm: (sheet) => 2 * sheet,
+};
+/**
+ * What an animation's encoding may hold: its function's 2,048 MB, less 768 MB for Chromium beside it
+ * (its browser, the page's renderer and the encoder's) and 256 MB for Node's own.
+ */
+export const ANIMATION_MEMORY_BYTES = (2048 - 768 - 256) * 1024 * 1024;
+
+/** The bytes an animation's encoding holds at its peak, with a sheet of `rows` (device px; a live GIF or WebP stacks every frame, a live video one). */
+function animationMemory(options: Pick<AnimationOptions, "format" | "mode">, frames: number, size: { width: number; height: number }, rows: number): number {
+  const frameBytes = size.width * size.height * 4;
+  const image = options.format === "gif" || options.format === "webp";
+  const sheet = options.mode === "live" ? (image ? frames * frameBytes : frameBytes) : rows * size.width * 4;
+  return memoryOf[options.format](sheet, frameBytes, frames);
+}
+
+/** The rows (device px) an animation's sheet may hold within ANIMATION_MEMORY_BYTES. */
+const sheetRowsWithin = (options: Pick<AnimationOptions, "format" | "mode">, frames: number, size: { width: number; height: number }) => {
+  const perRow = animationMemory(options, frames, size, 1) - animationMemory(options, frames, size, 0);
+  return perRow === 0 ? Number.POSITIVE_INFINITY : Math.floor((ANIMATION_MEMORY_BYTES - animationMemory(options, frames, size, 0)) / perRow);
+};
+
 /** The frame size of an animation at `viewport`, device px: H.264 codes only even sizes, so an MP4's odd side loses its last pixel. */
 function frameSize(viewport: Viewport, format: AnimationFormat): { width: number; height: number } {
   const even = (n: number) => (format === "mp4" ? n - (n % 2) : n);
@@ -110,6 +147,12 @@ export function animationRefusal(
   if (size.width * size.height > MAX_FRAME_PIXELS)
     return `frames of ${size.width}x${size.height} device px are larger than 3840x2160 (${MAX_FRAME_PIXELS / 1e6} Mpx): a smaller width, height or deviceScaleFactor`;
   const work = animationWork(options, size);
+  // At least a viewport's rows: the sheet of a scroll that does not move.
+  const needs = animationMemory(options, work.frames, size, size.height);
+  if (needs > ANIMATION_MEMORY_BYTES) {
+    const mb = (bytes: number) => Math.round(bytes / 1024 / 1024).toLocaleString("en-US");
+    return `${work.frames} frames of ${size.width}x${size.height} as ${options.format} need about ${mb(needs)} MB to encode, more than the ${mb(ANIMATION_MEMORY_BYTES)} MB an animation may hold: fewer frames (duration x fps), a smaller size, or MP4 or WebM (encoded a frame at a time)`;
+  }
   if (work.ms <= MAX_WORK_MS[where]) return null;
   const most = Math.floor((MAX_WORK_MS[where] / work.ms) * work.frames);
   return where === "now"
@@ -161,6 +204,9 @@ export function animate(
   const scale = viewport.deviceScaleFactor;
   const size = frameSize(viewport, animation.format);
   const work = animationWork(animation, size);
+  // The tall capture stops where the sheet would no longer fit the memory budget (the scroll's end with it).
+  const memoryRows = Math.floor(sheetRowsWithin(animation, work.frames, size) / scale);
+  limits = { ...limits, maxHeight: Math.min(limits.maxHeight ?? MAX_CAPTURE_HEIGHT, memoryRows) };
   const pageLoadMs = Math.min(pageLoadLimit(deadline, config.PAGE_LOAD_TIMEOUT_MS), deadline.at - Date.now() - work.ms - CAPTURE_MS);
   // Settled as a full page is: scrolled through once, so lazy content has loaded.
   const settle = { ...options, format: "png", fullPage: true } as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type RawImage, textDiff, visualDiff } from "../../../lib/monitors/diff.js";
+import { type RawImage, TEXT_MAX_EDITS, textDiff, visualDiff } from "../../../lib/monitors/diff.js";
 
 // Captures made here: a white page of "lines" of text (dark dots in a pattern of the line's own),
 // 20 px each, 400 px wide. A line is known by its seed, so a page is the list of its lines.
@@ -116,5 +116,25 @@ describe("text diff", () => {
     const after = ["Pricing", "Starter $12", "Team $29", "Enterprise: ask", "Contact us"];
     expect(textDiff(before, after)).toEqual({ added: ["Starter $12", "Enterprise: ask"], removed: ["Starter $9"] });
     expect(textDiff(before, before)).toEqual({ added: [], removed: [] });
+  });
+
+  it("texts that differ past the edit budget are compared whole, in bounded time: 20,000 new random lines a side", () => {
+    // Unbounded, this pair takes jsdiff 79 s here; bounded, 83 ms. Ten seconds is a wide margin both ways.
+    const next = random(7);
+    const lines = () => Array.from({ length: 20_000 }, () => next().toString(36).slice(2).repeat(8));
+    const [before, after] = [lines(), lines()];
+    const started = performance.now();
+    expect(textDiff(before, after)).toEqual({ added: [], removed: [], tooLarge: true });
+    expect(performance.now() - started).toBeLessThan(10_000);
+    // The same text, however long, is unchanged; a change within the budget is listed line by line.
+    expect(textDiff(before, [...before])).toEqual({ added: [], removed: [] });
+    const edited = before.map((line, i) => (i % 50 === 0 ? `${line}!` : line));
+    const diff = textDiff(before, edited);
+    expect(diff.tooLarge).toBeUndefined();
+    expect(diff.added).toHaveLength(400);
+    expect(diff.removed).toEqual(before.filter((_, i) => i % 50 === 0));
+    // One edit past the budget: compared whole.
+    const over = before.map((line, i) => (i < TEXT_MAX_EDITS / 2 + 1 ? `${line}!` : line));
+    expect(textDiff(before, over).tooLarge).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ANIMATION_MEMORY_BYTES, animationRefusal } from "../../../lib/render/animate/animate.js";
 import { frameDelays } from "../../../lib/render/animate/images.js";
 import { type Easing, eased, scrollPositions } from "../../../lib/render/animate/plan.js";
 
@@ -76,5 +77,38 @@ describe("frame delays", () => {
     const webp = frameDelays(60, 12, "webp");
     expect(webp.reduce((a, b) => a + b, 0)).toBe(5000);
     expect(Math.max(...webp) - Math.min(...webp)).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("an animation's memory, checked before it runs", () => {
+  const at720 = { width: 1280, height: 720, deviceScaleFactor: 1 };
+  const ask = (format: "gif" | "webp" | "mp4" | "webm", duration: number, fps: number, mode: "synthetic" | "live" = "synthetic") =>
+    animationRefusal({ format, duration, fps, mode }, at720, "job");
+
+  it("refuses a job's GIF or WebP whose frames would not fit the function beside Chromium, naming the memory and the limit", () => {
+    // 30 s at 50 fps, 1280x720: 5.5 GB of RGBA kept as frames, where the worker has 2,048 MB.
+    for (const format of ["gif", "webp"] as const) {
+      const refusal = ask(format, 30, 50);
+      expect(refusal).toMatch(new RegExp(`1500 frames of 1280x720 as ${format} need about [\\d,]+ MB to encode, more than the 1,024 MB`));
+      expect(ask(format, 30, 50, "live")).toMatch(/MB to encode/);
+    }
+    expect(ANIMATION_MEMORY_BYTES).toBe(1024 * 1024 * 1024);
+  });
+
+  it("takes what fits: the same as a video (a frame at a time), a short GIF or WebP, the README's 5 s at 30 fps", () => {
+    expect(ask("mp4", 30, 50)).toBeNull();
+    expect(ask("webm", 10, 30, "live")).toBeNull();
+    expect(ask("gif", 5, 30)).toBeNull();
+    expect(ask("webp", 5, 30)).toBeNull();
+    // The largest accepted at 720p, and one frame more refused.
+    const largest = (format: "gif" | "webp", mode: "synthetic" | "live") => {
+      let frames = 1;
+      while (animationRefusal({ format, duration: (frames + 1) / 10, fps: 10, mode }, at720, "job") === null) frames++;
+      return frames;
+    };
+    expect(largest("gif", "synthetic")).toBe(258);
+    expect(largest("webp", "synthetic")).toBe(181);
+    expect(largest("gif", "live")).toBe(93);
+    expect(largest("webp", "live")).toBe(91);
   });
 });
