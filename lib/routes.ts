@@ -51,6 +51,13 @@ export const PRICES = {
   animate: 20_000,
 } as const;
 
+/**
+ * Renders one caller (an account, or an x402 payer) may have in flight at once, across every route
+ * that holds a render slot (docs/api.md, "Limits"): eight of a pool of hundreds of render functions,
+ * so that no account can take the capacity every account shares.
+ */
+export const RENDERS_IN_FLIGHT = 8;
+
 /** How a priced route's price follows from its request body. */
 export interface PriceRule {
   readonly standard: number;
@@ -91,6 +98,12 @@ export interface Route {
   readonly timeoutCode: "RENDER_TIMEOUT" | "TIMEOUT";
   /** The route's cap (free routes), so that it can never take the capacity of paid renders; null: none (priced routes). */
   readonly cap: Cap | null;
+  /**
+   * The request holds one of its caller's render slots while it runs: an account (or an x402 payer)
+   * has at most RENDERS_IN_FLIGHT renders at once, whatever route (or MCP tool) they come through;
+   * past them, 429 before any work or charge.
+   */
+  readonly holds?: "render";
   /**
    * Its rate limits are counted while the work runs rather than before (a free route that only
    * reads: metadata). Over a limit the work is aborted and the answer is 429 all the same.
@@ -140,7 +153,7 @@ const RENDER_PRICE: PriceRule = { standard: PRICES.screenshot, mockup: PRICES.mo
 // gets our JSON error.
 const RENDER = { memoryMB: 2048, timeoutSeconds: 30, browser: true, noStore: false, timeoutCode: "RENDER_TIMEOUT" } as const;
 const LIGHT = { memoryMB: 256, timeoutSeconds: 10, browser: false, noStore: false, timeoutCode: "TIMEOUT" } as const;
-const PRICED = { access: "priced", price: RENDER_PRICE, limits: ["caller"], cap: null } as const;
+const PRICED = { access: "priced", price: RENDER_PRICE, limits: ["caller"], cap: null, holds: "render" } as const;
 const FREE = { price: null, limits: ["caller"], cap: LIGHT_CAP } as const;
 const OPEN = { access: "open", price: null, limits: [], cap: LIGHT_CAP } as const;
 /** An account's settings route: a key's, never cached, under MANAGE_CAP. */
@@ -168,6 +181,7 @@ const ROWS = [
     price: { standard: PRICES.content, mockup: PRICES.content, withScreenshot: RENDER_PRICE },
     limits: ["caller"],
     cap: null,
+    holds: "render",
     uses: ["table", "bucket", "x402", "auto-topup-launch"],
   },
   // A page as a moving picture (docs/api.md, "Animate"): encoded in the function's own browsers.
@@ -253,6 +267,7 @@ const ROWS = [
     price: RENDER_PRICE,
     limits: ["caller"],
     cap: null,
+    holds: "render",
     // Its errors are never stored by a CDN; its renders say themselves how long they may be.
     noStore: true,
     uses: ["table", "bucket", "auto-topup-launch"],

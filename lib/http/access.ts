@@ -11,7 +11,7 @@ import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/requirements.js";
 import type { Purpose, Settlement } from "../payments/settlement.js";
 import type { VerifiedPayment } from "../payments/x402.js";
-import { type Access, priceOf, type RateLimit, type Route } from "../routes.js";
+import { type Access, priceOf, type RateLimit, RENDERS_IN_FLIGHT, type Route } from "../routes.js";
 import { addressGroup } from "./client-address.js";
 import { fingerprint, idempotencyKeyOf } from "./idempotency.js";
 import type { CacheRequest, CacheSlot } from "./render-cache.js";
@@ -56,6 +56,9 @@ export interface AccessDependencies {
   closeCache(slot: CacheSlot): Promise<void>;
   /** The account a signed link (its raw query) is charged to, and its key's daily limit (lib/http/signed-links.ts); 403 when it is not validly signed. */
   signedAccount(query: string): Promise<{ readonly account: Account; readonly cap: SpendCap | null }>;
+  /** Takes a slot of `pool` (`size` slots) for `holder` until `leaseUntil`: its index, or null when all are held (lib/billing/slots.ts). */
+  takeSlot(pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null>;
+  releaseSlot(pool: string, index: number, holder: string): Promise<void>;
   /** Hands an auto-topup pull for the account off to run beside the request (lib/payments/auto-topup-launch.ts); never rejects. */
   launchAutoTopup(accountId: string): Promise<void>;
   /** The id of an x402 payment's payment-identifier extension, or null (lib/payments/x402.ts). */
@@ -105,6 +108,15 @@ export interface AccessGrant {
   readonly counting: Promise<void> | null;
   /** An auto-topup pull this request's charge launched, being handed off (awaited before the answer; it never rejects). */
   readonly topup?: Promise<void> | null;
+  /** The caller's render slot this request holds while it runs (routes that hold one), let go when it ends. */
+  slot?: HeldSlot | null;
+}
+
+/** A slot held by a request: its pool, its index, and the request holding it. */
+interface HeldSlot {
+  readonly pool: string;
+  readonly index: number;
+  readonly holder: string;
 }
 
 /** A limit as this request counted against it: its policy's name, quota and window, and what is left. */
@@ -222,10 +234,21 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
     if (typeof claimed === "string") return { ...grant, replay: claimed };
     return holding(claimed, request, deps, async () => {
       const verified = await deps.verifyPayment(request.headers, priceOf(route.price!, request.body), request.resource, request.requestId);
-      await count(rates, "payer", [`payer:${verified.payer.toLowerCase()}`, config.RATE_LIMIT_PER_SECOND, 1], deps);
-      // x402 pays the same for a cache hit: the price is quoted before the payer is known.
-      const cache = await deps.openCache(cacheRequest(route, request, verified.payer.toLowerCase()));
-      return { ...grant, payer: { kind: "x402", address: verified.payer }, payment: verified, idempotency: claimed, cache };
+      const payer = verified.payer.toLowerCase();
+      try {
+        await count(rates, "payer", [`payer:${payer}`, config.RATE_LIMIT_PER_SECOND, 1], deps);
+        const slot = await takeRenderSlot(route, `payer:${payer}`, request, deps);
+        // x402 pays the same for a cache hit: the price is quoted before the payer is known.
+        const cache = await deps.openCache(cacheRequest(route, request, payer)).catch(async (error: unknown) => {
+          await letGo(slot, deps);
+          throw error;
+        });
+        return { ...grant, payer: { kind: "x402", address: verified.payer }, payment: verified, idempotency: claimed, cache, slot };
+      } catch (error) {
+        // Refused before the work: the authorisation may pay again.
+        await deps.releasePayment(verified);
+        throw error;
+      }
     });
   }
   const signed = route.access === "signed";
@@ -251,17 +274,20 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   const claimed = key === null ? null : await claim(account.accountId, key, request.body, route, request, deps);
   if (typeof claimed === "string") return { ...grant, account, payer, replay: claimed };
   return holding(claimed, request, deps, async () => {
-    // A cache hit costs an API key nothing: looked up before the charge.
-    const cache = await deps.openCache(cacheRequest(route, request, account.accountId));
-    if (cache?.state === "hit") return { ...grant, account, payer, idempotency: claimed, cache };
-    const price = priceOf(route.price!, request.body);
-    // Auto-topup: a charge that leaves the balance under the account's threshold (as the key's read
-    // of it says; the pull reads it afresh) launches a pull, handed off while the work runs.
-    const low = account.autoTopupThreshold !== null && account.balance - price < account.autoTopupThreshold;
+    const slot = await takeRenderSlot(route, `acct:${account.accountId}`, request, deps);
+    let cache: CacheSlot | null = null;
     try {
+      // A cache hit costs an API key nothing: looked up before the charge.
+      cache = await deps.openCache(cacheRequest(route, request, account.accountId));
+      if (cache?.state === "hit") return { ...grant, account, payer, idempotency: claimed, cache, slot };
+      const price = priceOf(route.price!, request.body);
+      // Auto-topup: a charge that leaves the balance under the account's threshold (as the key's read
+      // of it says; the pull reads it afresh) launches a pull, handed off while the work runs.
+      const low = account.autoTopupThreshold !== null && account.balance - price < account.autoTopupThreshold;
       const charge = await deps.charge(account.accountId, price, { requestId: request.requestId, endpoint: route.id, at: request.at }, cap);
-      return { ...grant, account, payer, charge, idempotency: claimed, cache, topup: low ? deps.launchAutoTopup(account.accountId) : null };
+      return { ...grant, account, payer, charge, idempotency: claimed, cache, slot, topup: low ? deps.launchAutoTopup(account.accountId) : null };
     } catch (error) {
+      await letGo(slot, deps);
       if (cache) await deps.closeCache(cache);
       if (account.autoTopupThreshold !== null && error instanceof AppError && error.code === "INSUFFICIENT_BALANCE")
         await deps.launchAutoTopup(account.accountId);
@@ -269,6 +295,32 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
     }
   });
 }
+
+/**
+ * Takes one of the caller's RENDERS_IN_FLIGHT render slots for this request, on a route that holds
+ * one (null on the others); 429 when the caller has them all, before any work or charge. The slot's
+ * lease is the request's: a function that dies holding it frees it then.
+ */
+async function takeRenderSlot(route: Route, caller: string, request: AccessRequest, deps: AccessDependencies): Promise<HeldSlot | null> {
+  if (route.holds !== "render") return null;
+  const pool = `render:${caller}`;
+  const index = await deps.takeSlot(pool, RENDERS_IN_FLIGHT, request.requestId, request.leaseUntil);
+  if (index === null)
+    throw new AppError(
+      "RATE_LIMITED",
+      `This caller has ${RENDERS_IN_FLIGHT} renders in flight, the most one may have at once (whatever route or tool they came through): retry when one has answered.`,
+      { headers: { "Retry-After": "1" } },
+    );
+  return { pool, index, holder: request.requestId };
+}
+
+/** Lets a held render slot go (its lease ends it anyway, should this fail). Never throws. */
+const letGo = (slot: HeldSlot | null | undefined, deps: AccessDependencies): Promise<void> =>
+  slot ? deps.releaseSlot(slot.pool, slot.index, slot.holder).catch(() => undefined) : Promise.resolve();
+
+/** Once the request has ended, answered or failed: its render slot goes to the caller's next render. */
+export const endHolding = (grant: AccessGrant, deps: AccessDependencies): Promise<void> =>
+  afterWork(letGo(grant.slot, deps), "letting a render slot go", grant.slot?.holder ?? "");
 
 /** What the render cache needs of a request paid by `scope` (an account, or a payer's address). */
 const cacheRequest = (route: Route, request: AccessRequest, scope: string): CacheRequest => ({

@@ -3,6 +3,7 @@ import { claimIdempotency, completeIdempotency, releaseIdempotency } from "../bi
 import { chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { MICRO_PER_CENT } from "../billing/money.js";
 import { signingSecretOf } from "../billing/signing-keys.js";
+import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { AppError } from "../errors.js";
 import { launchAutoTopup } from "../payments/auto-topup-launch.js";
 import { settlePayment } from "../payments/settlement.js";
@@ -35,6 +36,8 @@ export const paidAccess: AccessDependencies = {
   publishCache,
   closeCache,
   launchAutoTopup,
+  takeSlot,
+  releaseSlot,
   signedAccount: async (query) => {
     const key = await linkKeyOf(query, signingSecretOf);
     const account = await getAccount(key.accountId);

@@ -14,6 +14,7 @@ import {
   type AccessGrant,
   authorize,
   type CallerOf,
+  endHolding,
   keepForRetries,
   rateLimitHeaders,
   settle,
@@ -309,6 +310,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       const [receipt, steering] = await Promise.all([
         settle(grant, accessRequest(request), request.internal.settleBy, deps),
         steeringHeaders(route, grant, charged, deps, request.internal.balance),
+        endHolding(grant, deps),
       ]);
       const headers = { ...receipt, ...steering };
       await grant.topup;
@@ -319,7 +321,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
     onError: async ({ internal }) => {
       if (!internal.grant) return;
       await internal.grant.topup;
-      await undo(internal.grant, deps);
+      await Promise.all([undo(internal.grant, deps), endHolding(internal.grant, deps)]);
       internal.errorHeaders = await steeringHeaders(route, internal.grant, 0, deps, internal.balance);
     },
   };

@@ -212,8 +212,7 @@ export interface TextDiff {
 }
 
 /** Whether two readings are the same text (a hash of each, so that equality costs one pass). */
-const sameText = (before: readonly string[], after: readonly string[]) =>
-  before.length === after.length && hashOf(before) === hashOf(after);
+const sameText = (before: readonly string[], after: readonly string[]) => before.length === after.length && hashOf(before) === hashOf(after);
 const hashOf = (lines: readonly string[]) => createHash("sha256").update(JSON.stringify(lines)).digest("hex");
 
 /** The lines of `after` that `before` lacks, and those of `before` that `after` lacks, in order; past TEXT_MAX_EDITS, only whether they differ. */

@@ -30,6 +30,8 @@ export const account = (over: Partial<Account> = {}): Account => ({
 export function fakeAccess(options: { account?: Account; limited?: string[]; paymentHeader?: string; cache?: CacheSlot } = {}) {
   const held = options.account ?? account();
   const calls: string[] = [];
+  /** The slots held, by pool: each slot's holder (kept apart from `calls`, which tests compare whole). */
+  const slots = new Map<string, (string | undefined)[]>();
   const claims = new Map<string, { fingerprint: string; answer?: string }>();
   const deps: AccessDependencies = {
     async launchAutoTopup(accountId) {
@@ -106,6 +108,16 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     async closeCache(slot) {
       calls.push(`close ${slot.state}`);
     },
+    async takeSlot(pool, size, holder) {
+      const held = slots.get(pool) ?? [];
+      slots.set(pool, held);
+      for (let index = 0; index < size; index++) if (held[index] === undefined) return ((held[index] = holder), index);
+      return null;
+    },
+    async releaseSlot(pool, index, holder) {
+      const held = slots.get(pool);
+      if (held?.[index] === holder) held[index] = undefined;
+    },
     paymentIdentifierOf,
     // The fake keeps an answer's body as it is.
     async keepAnswer(result) {
@@ -115,5 +127,5 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
       return { statusCode: 200, headers: { "Idempotent-Replayed": "true", "X-Request-Id": requestId }, body: kept };
     },
   };
-  return { deps, calls };
+  return { deps, calls, slots };
 }

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { config } from "../../../lib/config.js";
 import { AppError } from "../../../lib/errors.js";
-import { type AccessRequest, authorize, keepForRetries, settle, undo } from "../../../lib/http/access.js";
-import { PRICES, routeById } from "../../../lib/routes.js";
+import { type AccessRequest, authorize, endHolding, keepForRetries, settle, undo } from "../../../lib/http/access.js";
+import { PRICES, RENDERS_IN_FLIGHT, routeById } from "../../../lib/routes.js";
 import { account, fakeAccess, KEY } from "../../helpers/access.js";
 
 // The access decision for each kind of route, with the ledger and the facilitator faked (they run
@@ -260,6 +260,43 @@ describe("a priced route (screenshot)", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(String(logged.mock.calls[0]?.[0])).toMatch(/refunding a charge failed/);
+  });
+});
+
+describe("renders in flight, per caller, across routes", () => {
+  const keyed = (requestId: string) => ({ ...request({ authorization: `Bearer ${KEY}` }), requestId });
+  const paid = (requestId: string) => ({ ...request({ "payment-signature": "signed" }), requestId });
+
+  it(`an account holds at most ${RENDERS_IN_FLIGHT} renders at once whatever route they come through: the next is 429 before any charge; one ended frees its slot`, async () => {
+    const { deps, calls, slots } = fakeAccess();
+    const routes = ["screenshot", "content", "animate", "html-to-screenshot"] as const;
+    const grants = await Promise.all(Array.from({ length: RENDERS_IN_FLIGHT }, (_, i) => authorize(routeById(routes[i % 4]!), keyed(`req-${i}`), deps)));
+    expect(slots.get("render:acct:acct-1")).toEqual(grants.map((_, i) => `req-${i}`));
+    const charges = calls.filter((c) => c.startsWith("charge")).length;
+    const refused = await authorize(routeById("content"), keyed("req-over"), deps).catch((error: unknown) => error as AppError);
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: "RATE_LIMITED", status: 429, headers: { "Retry-After": "1" } });
+    expect(calls.filter((c) => c.startsWith("charge")).length, "nothing charged for the refused one").toBe(charges);
+    // A free route (metadata) holds none; another account is not held back.
+    expect((await authorize(routeById("metadata"), keyed("req-free"), deps)).slot ?? null).toBeNull();
+    // The first render answered (or failed): its slot is the next render's.
+    await endHolding(grants[0]!, deps);
+    expect((await authorize(routeById("screenshot"), keyed("req-next"), deps)).slot).toMatchObject({
+      pool: "render:acct:acct-1",
+      index: 0,
+      holder: "req-next",
+    });
+  });
+
+  it("a charge refused lets the slot go at once; so does a refused x402 payer, whose payment is released for another try", async () => {
+    const { deps, slots } = fakeAccess({ account: account({ balance: 0 }) });
+    expect(await codeOf(authorize(routeById("screenshot"), keyed("req-poor"), deps))).toBe("INSUFFICIENT_BALANCE");
+    expect(slots.get("render:acct:acct-1")?.filter(Boolean)).toEqual([]);
+    const x402 = fakeAccess({ paymentHeader: "signed" });
+    for (let i = 0; i < RENDERS_IN_FLIGHT; i++) await authorize(routeById("screenshot"), paid(`pay-${i}`), x402.deps);
+    expect(await codeOf(authorize(routeById("screenshot"), paid("pay-over"), x402.deps))).toBe("RATE_LIMITED");
+    expect(x402.calls.at(-1)).toBe(`release ${PRICES.screenshot}`);
+    expect(x402.slots.get("render:payer:0xpayer")).toHaveLength(RENDERS_IN_FLIGHT);
   });
 });
 

@@ -30,6 +30,7 @@ const INEXPRESSIBLE = [
   /must be the URL's host .* or a domain above it/,
   /with holdStart, must leave time to scroll/,
   /frames of \d+x\d+ as \w+ is more than an answer at once can make/,
+  /frames of \d+x\d+ as \w+ need about [\d,]+ MB to encode/,
   /frames of \d+x\d+ device px are larger than 3840x2160/,
   // A proxy on a private literal address: the guard's address policy, not a pattern.
   /proxy: is refused: .* is a private, loopback, link-local or reserved address/,

@@ -81,7 +81,7 @@ describe("frame delays", () => {
 });
 
 describe("an animation's memory, checked before it runs", () => {
-  const at720 = { width: 1280, height: 720, deviceScaleFactor: 1 };
+  const at720 = { width: 1280, height: 720, deviceScaleFactor: 1, mobile: false };
   const ask = (format: "gif" | "webp" | "mp4" | "webm", duration: number, fps: number, mode: "synthetic" | "live" = "synthetic") =>
     animationRefusal({ format, duration, fps, mode }, at720, "job");
 
