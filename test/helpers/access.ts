@@ -111,8 +111,10 @@ export function fakeAccess(options: { account?: Account; limited?: string[]; pay
     async takeSlot(pool, size, holder) {
       const held = slots.get(pool) ?? [];
       slots.set(pool, held);
-      for (let index = 0; index < size; index++) if (held[index] === undefined) return ((held[index] = holder), index);
-      return null;
+      const index = Array.from({ length: size }, (_, i) => i).find((i) => held[i] === undefined);
+      if (index === undefined) return null;
+      held[index] = holder;
+      return index;
     },
     async releaseSlot(pool, index, holder) {
       const held = slots.get(pool);
