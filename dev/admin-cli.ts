@@ -1,7 +1,7 @@
 // `npm run admin -- <command>`: operator tasks through the same ledger the API uses.
 //   credit <account> <usd>    add credit (recorded as a top-up usage entry)
 //   show <account>            balance, spending, settings and recent usage
-//   limit <account> <per-sec> this account's requests-per-second limit
+//   limit <account> <per-sec> [<renders>]  this account's requests-per-second limit (and renders in flight at once)
 //   reconcile                 the reconciler's pass now: refund charges older than the grace period, confirm pending settlements
 //   reconcile --check         verify the ledger's invariants (dev/ledger-invariants.ts); exit 1 if any fails
 //   migrate-emails            rewrite bonus reservations made before addresses were canonical (run once after upgrading)
@@ -17,7 +17,7 @@ import path from "node:path";
 import { LOCAL_CREDENTIALS } from "./ports.js";
 
 const USAGE =
-  "usage: npm run admin -- credit <account> <usd> | show <account> | limit <account> <requests-per-second> (an account id or email) | reconcile [--check] | migrate-emails | revoke-key <key or shl_live_AbCd…wxyz>";
+  "usage: npm run admin -- credit <account> <usd> | show <account> | limit <account> <requests-per-second> [<renders-in-flight>] (an account id or email) | reconcile [--check] | migrate-emails | revoke-key <key or shl_live_AbCd…wxyz>";
 
 function fail(message: string): never {
   console.error(`admin: ${message}`);
@@ -76,7 +76,7 @@ async function revokeKey(named: string) {
 }
 
 async function main() {
-  const [command, email, amount] = process.argv.slice(2);
+  const [command, email, amount, inFlight] = process.argv.slice(2);
   if (command === "reconcile" && (email === undefined || email === "--check")) {
     useLocalStackUnlessConfigured();
     return reconcile(email === "--check");
@@ -96,6 +96,7 @@ async function main() {
   const { creditAccount } = await import("../lib/billing/ledger.js");
   const { usageReport } = await import("../lib/billing/usage.js");
   const { formatUsd, parseUsd } = await import("../lib/billing/money.js");
+  const { MAX_RENDERS_IN_FLIGHT, RENDERS_IN_FLIGHT } = await import("../lib/routes.js");
   const account = await find(email);
   if (!account) fail(`no account ${email.includes("@") ? "received the signup bonus of" : "is"} ${email}`);
 
@@ -110,8 +111,11 @@ async function main() {
     case "limit": {
       const perSecond = Number(amount);
       if (!Number.isInteger(perSecond) || perSecond < 1) fail(`"${amount ?? ""}" is not a whole number of requests per second`);
-      await updateAccount(account.accountId, { rateLimitPerSecond: perSecond });
-      console.log(`${account.email} may now send ${perSecond} requests per second`);
+      const renders = inFlight === undefined ? undefined : Number(inFlight);
+      if (renders !== undefined && (!Number.isInteger(renders) || renders < 1 || renders > MAX_RENDERS_IN_FLIGHT))
+        fail(`"${inFlight}" is not a whole number of renders in flight from 1 to ${MAX_RENDERS_IN_FLIGHT}`);
+      await updateAccount(account.accountId, { rateLimitPerSecond: perSecond, rendersInFlight: renders });
+      console.log(`${account.email} may now send ${perSecond} requests per second${renders ? `, ${renders} renders at once` : ""}`);
       break;
     }
     case "show":
@@ -121,7 +125,19 @@ async function main() {
   }
   const current = (await find(email))!;
   const report = await usageReport(current.accountId);
-  console.log(JSON.stringify({ email: current.email, account_id: current.accountId, rate_limit_per_second: current.rateLimitPerSecond, ...report }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        email: current.email,
+        account_id: current.accountId,
+        rate_limit_per_second: current.rateLimitPerSecond,
+        renders_in_flight: current.rendersInFlight ?? RENDERS_IN_FLIGHT,
+        ...report,
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));

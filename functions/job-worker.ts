@@ -5,6 +5,7 @@ import { runItem } from "../lib/jobs/run.js";
 import { sendAttempt } from "../lib/jobs/webhooks.js";
 import { runCheck } from "../lib/monitors/check.js";
 import { monitorHooksOf } from "../lib/monitors/store.js";
+import { asTenant } from "../lib/tenant.js";
 
 // The jobs worker: fed by the jobs queue (lib/routes.ts, consumers), it runs one item a message
 // (lib/jobs/run.ts), or one monitor's check (lib/monitors/check.ts). A webhook attempt found on
@@ -14,7 +15,6 @@ export const handler = (event: SQSEvent) =>
   consume<ItemMessage | CheckMessage | WebhookMessage>(event, async (message, receiveCount) =>
     message.kind === "webhook"
       ? sendAttempt(message, monitorHooksOf)
-      : message.kind === "check"
-        ? runCheck(message, receiveCount)
-        : runItem(message, receiveCount),
+      : // The account's work, in the pools a process shares (lib/tenant.ts).
+        asTenant(`acct:${message.accountId ?? ""}`, () => (message.kind === "check" ? runCheck(message, receiveCount) : runItem(message, receiveCount))),
   );

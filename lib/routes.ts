@@ -57,6 +57,8 @@ export const PRICES = {
  * so that no account can take the capacity every account shares.
  */
 export const RENDERS_IN_FLIGHT = 8;
+/** The most an operator may raise one account's renders in flight to (`npm run admin -- limit`): a slot taken tries at most 16 of them. */
+export const MAX_RENDERS_IN_FLIGHT = 1_000;
 
 /** How a priced route's price follows from its request body. */
 export interface PriceRule {

@@ -97,10 +97,11 @@ export async function signUp(baseUrl: string, email: string): Promise<{ api_key:
   return (await res.json()) as { api_key: string; account_id: string };
 }
 
-/** Signs up `email` and, as an operator would, credits it `dollars` and lifts its rate limit to 1,000/s; returns its API key. */
+/** Signs up `email` and, as an operator would, credits it `dollars` and lifts its rate limit to 1,000/s and its renders in flight to 1,000; returns its API key. */
 export async function fundedKey(baseUrl: string, localDir: string, email: string, dollars: number): Promise<string> {
   const { api_key: apiKey } = await signUp(baseUrl, email);
   admin(localDir, "credit", email, String(dollars));
-  admin(localDir, "limit", email, "1000");
+  // Tests share these keys across files and fire renders together: past any default limit.
+  admin(localDir, "limit", email, "1000", "1000");
   return apiKey;
 }

@@ -25,6 +25,8 @@ export interface Account {
   readonly autoTopupThreshold: number | null;
   /** Requests per second for this account; null: the service default (RATE_LIMIT_PER_SECOND). */
   readonly rateLimitPerSecond: number | null;
+  /** Renders this account may have in flight at once; null: the service default (RENDERS_IN_FLIGHT, lib/routes.ts). */
+  readonly rendersInFlight: number | null;
   readonly createdAt: string;
 }
 
@@ -65,6 +67,7 @@ type AccountItem = {
   autoTopupEnabled: boolean;
   autoTopupThreshold?: number;
   rateLimitPerSecond?: number;
+  rendersInFlight?: number;
   createdAt: string;
 };
 
@@ -78,6 +81,7 @@ const toAccount = (item: AccountItem): Account => ({
   autoTopupEnabled: item.autoTopupEnabled && item.autoTopupThreshold !== undefined,
   autoTopupThreshold: item.autoTopupEnabled ? (item.autoTopupThreshold ?? null) : null,
   rateLimitPerSecond: item.rateLimitPerSecond ?? null,
+  rendersInFlight: item.rendersInFlight ?? null,
   createdAt: item.createdAt,
 });
 
@@ -247,8 +251,12 @@ export async function findAccountByEmail(email: string): Promise<Account | null>
   return Item ? getAccount((Item as { accountId: string }).accountId) : null;
 }
 
-/** Updates an account's settings (its rate limit: the operator's) and returns the account. */
-export async function updateAccount(accountId: string, changes: { rateLimitPerSecond?: number }, signal?: AbortSignal): Promise<Account> {
+/** Updates an account's settings (its rate limit and renders in flight: the operator's) and returns the account. */
+export async function updateAccount(
+  accountId: string,
+  changes: { rateLimitPerSecond?: number; rendersInFlight?: number },
+  signal?: AbortSignal,
+): Promise<Account> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];

@@ -26,10 +26,18 @@ export async function inSlot<T>(pool: string, size: number, holder: string, leas
   }
 }
 
-/** Takes a slot of `pool` (`size` slots) for `holder` until `leaseUntil`: its index, trying them from a random one on, or null when all are held. */
+/**
+ * A slot is taken in at most this many conditional writes, whatever the pool's size: a refusal of a
+ * large pool (an account whose renders in flight the operator raised) costs 16 writes, not its size;
+ * a pool more than nearly full may then refuse with a few slots free (the caller retries).
+ */
+const MAX_TRIES = 16;
+
+/** Takes a slot of `pool` (`size` slots) for `holder` until `leaseUntil`: its index, trying up to MAX_TRIES of them from a random one on, or null when those are held. */
 export async function takeSlot(pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> {
   const first = randomInt(size);
-  for (let i = 0; i < size; i++) {
+  // Consecutive from a random start: a small pool is tried whole; a large one where it is likely free.
+  for (let i = 0; i < Math.min(size, MAX_TRIES); i++) {
     const index = (first + i) % size;
     const taken = await conditionHeld(
       documents.send(

@@ -274,7 +274,7 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   const claimed = key === null ? null : await claim(account.accountId, key, request.body, route, request, deps);
   if (typeof claimed === "string") return { ...grant, account, payer, replay: claimed };
   return holding(claimed, request, deps, async () => {
-    const slot = await takeRenderSlot(route, `acct:${account.accountId}`, request, deps);
+    const slot = await takeRenderSlot(route, `acct:${account.accountId}`, request, deps, account.rendersInFlight ?? RENDERS_IN_FLIGHT);
     let cache: CacheSlot | null = null;
     try {
       // A cache hit costs an API key nothing: looked up before the charge.
@@ -301,14 +301,20 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
  * one (null on the others); 429 when the caller has them all, before any work or charge. The slot's
  * lease is the request's: a function that dies holding it frees it then.
  */
-async function takeRenderSlot(route: Route, caller: string, request: AccessRequest, deps: AccessDependencies): Promise<HeldSlot | null> {
+async function takeRenderSlot(
+  route: Route,
+  caller: string,
+  request: AccessRequest,
+  deps: AccessDependencies,
+  size = RENDERS_IN_FLIGHT,
+): Promise<HeldSlot | null> {
   if (route.holds !== "render") return null;
   const pool = `render:${caller}`;
-  const index = await deps.takeSlot(pool, RENDERS_IN_FLIGHT, request.requestId, request.leaseUntil);
+  const index = await deps.takeSlot(pool, size, request.requestId, request.leaseUntil);
   if (index === null)
     throw new AppError(
       "RATE_LIMITED",
-      `This caller has ${RENDERS_IN_FLIGHT} renders in flight, the most one may have at once (whatever route or tool they came through): retry when one has answered.`,
+      `This caller has ${size} renders in flight, the most one may have at once (whatever route or tool they came through): retry when one has answered.`,
       { headers: { "Retry-After": "1" } },
     );
   return { pool, index, holder: request.requestId };

@@ -8,6 +8,7 @@ import { AppError, invalidParams } from "../errors.js";
 import { describeError, log } from "../log.js";
 import type { Resource } from "../payments/requirements.js";
 import { type Access, type Route, type RouteId, type RouteOf, routeById } from "../routes.js";
+import { asTenant } from "../tenant.js";
 import {
   type AccessDependencies,
   type AccessFor,
@@ -338,21 +339,29 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       // A retry with a used Idempotency-Key: the first answer again, nothing done or charged.
       if (grant?.replay) return deps.replayAnswer(grant.replay, requestId);
       const caller = grant ? { account: grant.account, payer: grant.payer } : {};
-      const work = handler({
-        ...caller,
-        body: internal.body,
-        headers: internal.headers,
-        requestId,
-        sourceIp: internal.clientIp,
-        domain: event.requestContext.domainName,
-        method: event.requestContext.http.method,
-        path: event.rawPath,
-        params: (event.pathParameters ?? {}) as Record<string, string>,
-        route,
-        resource: internal.resource,
-        deadline: internal.deadline,
-        cache: grant?.cache ?? null,
-      } as HttpRequest<never, Id>);
+      // The process's shared pools (a local stack's pages) count the work as its caller's.
+      const tenant = grant?.account
+        ? `acct:${grant.account.accountId}`
+        : grant?.payer?.kind === "x402"
+          ? `payer:${grant.payer.address.toLowerCase()}`
+          : `ip:${internal.clientIp}`;
+      const work = asTenant(tenant, () =>
+        handler({
+          ...caller,
+          body: internal.body,
+          headers: internal.headers,
+          requestId,
+          sourceIp: internal.clientIp,
+          domain: event.requestContext.domainName,
+          method: event.requestContext.http.method,
+          path: event.rawPath,
+          params: (event.pathParameters ?? {}) as Record<string, string>,
+          route,
+          resource: internal.resource,
+          deadline: internal.deadline,
+          cache: grant?.cache ?? null,
+        } as HttpRequest<never, Id>),
+      );
       // Past the deadline the answer is the timeout; work that ignored the signal is let go.
       work.catch(() => undefined);
       const outcome = Promise.race([work, aborted(internal.deadline.signal)]);

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { animateRequest, animationOf, contentToolRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, sourceOf } from "../api/schemas.js";
 import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
+import { AppError } from "../errors.js";
 import { contentAnswer } from "../http/content.js";
 import { captureOptionsOf, deliverAnimationForTool, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
@@ -14,7 +15,7 @@ import { renderThrough } from "../http/render-cache.js";
 import { json } from "../http/responses.js";
 import { withHttp } from "../http/with-http.js";
 import { extractMetadata } from "../metadata/extract.js";
-import { checkNow, getCheck } from "../monitors/store.js";
+import { checkNow, getCheck, ownMonitor } from "../monitors/store.js";
 import { animate } from "../render/animate/animate.js";
 import { capture } from "../render/capture.js";
 import { PREVIEW_MAX_HEIGHT, PREVIEW_MAX_WIDTH } from "../render/encode.js";
@@ -235,28 +236,46 @@ const listMonitorsTool: Tool = {
   pipeline: withHttp({ route: "monitors-list", access: keyAccess }, async ({ account }) => monitorsAnswer(account.accountId)),
 };
 
-/** How long check_monitor waits for its check's outcome before answering that it is still queued or running. */
-const CHECK_WAIT_MS = 20_000;
 const checkMonitorRequest = z.strictObject({ monitorId: z.string({ error: "must be a monitor id (mon_...)" }).max(64) });
 
+// check_monitor answers at once: a tool call that waited for its check would hold one of the MCP
+// function's instances, which every agent shares, for the check's whole time (docs/agents.md, "Capacity").
 const checkMonitorTool: Tool = {
   name: "check_monitor",
   title: "Check a watched page now",
-  description: `Runs a check of a monitor (monitorId, from create_monitor or list_monitors) now and answers its outcome: baseline, unchanged, changed (with changedPercent, the changed regions, the text lines added and removed, and links to the before, after and diff images) or failed (with why). If it takes longer than ${CHECK_WAIT_MS / 1000} s the answer says it is still running; list_monitors shows it later. ${MONITOR_PRICE}`,
+  description: `Queues a check of a monitor (monitorId, from create_monitor or list_monitors) now and answers at once with its id and status (queued). A check takes a few seconds to a minute: read its outcome with get_check (monitorId, checkId) until its status is done: baseline, unchanged, changed (with changedPercent, the changed regions, the text lines added and removed, and links to the before, after and diff images) or failed (with why). ${MONITOR_PRICE}`,
   inputSchema: () => argumentsSchema(checkMonitorRequest),
   method: "POST",
   renders: false,
   charges: true,
   changes: true,
-  pipeline: withHttp({ route: "monitors-check", schema: checkMonitorRequest, access: keyAccess }, async ({ account, body, deadline }) => {
+  pipeline: withHttp({ route: "monitors-check", schema: checkMonitorRequest, access: keyAccess }, async ({ account, body }) => {
     const { monitor, checkId } = await checkNow(account.accountId, body.monitorId);
-    const until = Math.min(Date.now() + CHECK_WAIT_MS, deadline.at - 1_000);
-    for (;;) {
-      const check = await getCheck(monitor.id, checkId);
-      if (!check || check.status === "done" || Date.now() >= until)
-        return json({ monitor_id: monitor.id, ...(check ? await checkAnswer(check) : { id: checkId }) });
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    const check = await getCheck(monitor.id, checkId);
+    return json({ monitor_id: monitor.id, ...(check ? await checkAnswer(check) : { id: checkId, status: "queued" }) });
+  }),
+};
+
+const getCheckRequest = z.strictObject({
+  monitorId: z.string({ error: "must be a monitor id (mon_...)" }).max(64),
+  checkId: z.string({ error: "must be a check id (chk_...), from check_monitor or list_monitors" }).max(64),
+});
+
+const getCheckTool: Tool = {
+  name: "get_check",
+  title: "Read a monitor's check",
+  description:
+    "A check of one of the account's monitors (monitorId, and checkId from check_monitor or list_monitors): its status (queued, running, done) and, once done, its outcome: baseline, unchanged, changed (with changedPercent, the changed regions, the text lines added and removed, and links to the before, after and diff images) or failed (with why). Answers at once; call it again while the status is not done. Free; needs Authorization: Bearer <key>.",
+  inputSchema: () => argumentsSchema(getCheckRequest),
+  // Its arguments travel as a JSON body (the tool's event is a POST); the route is the checks' own.
+  method: "POST",
+  renders: false,
+  charges: false,
+  pipeline: withHttp({ route: "monitors-checks", schema: getCheckRequest, access: keyAccess }, async ({ account, body }) => {
+    const monitor = await ownMonitor(account.accountId, body.monitorId);
+    const check = await getCheck(monitor.id, body.checkId);
+    if (!check) throw new AppError("NOT_FOUND", `The monitor has no check ${JSON.stringify(body.checkId)}.`);
+    return json({ monitor_id: monitor.id, ...(await checkAnswer(check)) });
   }),
 };
 
@@ -271,5 +290,6 @@ export const tools: readonly Tool[] = [
   createMonitorTool,
   listMonitorsTool,
   checkMonitorTool,
+  getCheckTool,
   usage,
 ];

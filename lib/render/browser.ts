@@ -8,7 +8,8 @@ import { aborted, orTimeout } from "../deadline.js";
 import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { onceUntilFailure } from "../once.js";
-import { semaphore } from "../semaphore.js";
+import { fairSemaphore } from "../semaphore.js";
+import { tenantNow } from "../tenant.js";
 import { invalidUrl, proxyError, renderError } from "./errors.js";
 import { type GuardSession, openGuardSession, openGuardSessions } from "./guard/network-guard.js";
 import { isPacked, localLayer, unpackChromium, unpackedDir } from "./packaging/chromium-pack.js";
@@ -236,7 +237,9 @@ const pages = new ManagedBrowser(
 
 const composer = new ManagedBrowser("composer", (flags) => [...flags.filter((f) => !GPU_FLAGS.has(f)), "--disable-gpu", "--disable-webgl"]);
 
-const renderSlot = semaphore(config.RENDER_CONCURRENCY);
+// Pages at once, shared between tenants (lib/tenant.ts): one tenant holds all but one of them at
+// most, so another's render never waits behind a queue of one account's.
+const renderSlot = fairSemaphore(config.RENDER_CONCURRENCY, Math.max(1, config.RENDER_CONCURRENCY - 1));
 
 /** A fresh, never-used incognito context with its page and its own guard. */
 interface FreshContext {
@@ -334,7 +337,7 @@ async function takeContext(): Promise<FreshContext> {
  * rejects with the signal's reason.
  */
 export async function withPage<T>(signal: AbortSignal, fn: (session: PageSession) => Promise<T>): Promise<T> {
-  const release = await renderSlot(signal);
+  const release = await renderSlot(tenantNow(), signal);
   try {
     const fresh = await takeContext();
     prepareSpare();

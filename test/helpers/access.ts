@@ -22,6 +22,7 @@ export const account = (over: Partial<Account> = {}): Account => ({
   autoTopupEnabled: false,
   autoTopupThreshold: null,
   rateLimitPerSecond: null,
+  rendersInFlight: null,
   createdAt: "2026-01-01T00:00:00.000Z",
   ...over,
 });

@@ -3,10 +3,12 @@
 // their backoff, a crash between sending and recording. The API through the shared stack (which
 // launches pulls in its own process, as `npm run dev` does); the pull and the reconciler's round
 // also in this process against the same table and chain, to drive the cases a request cannot.
+
 import { createPublicClient, createWalletClient, defineChain, encodeFunctionData, erc20Abi, type Hex, http, keccak256, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { DEV_KEYS } from "../../dev/chain.js";
+import { admin } from "../../dev/harness/dev-process.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
 import { useSharedStackInProcess } from "../helpers/in-process.js";
 import { getItem, putItem, setAttribute } from "../helpers/ledger.js";
@@ -234,7 +236,10 @@ describe("auto-topup", () => {
   }, 120_000);
 
   it("twenty charges crossing at once: one pull", async () => {
-    const { key, payer } = await configured({ threshold_cents: 25, amount_cents: 500, monthly_cap_cents: 5000 });
+    const { key, id, payer } = await configured({ threshold_cents: 25, amount_cents: 500, monthly_cap_cents: 5000 });
+    // Twenty renders at once: more than an account's default renders in flight.
+    admin(inject("localDir"), "limit", id, "100", "20");
+    await new Promise((resolve) => setTimeout(resolve, lib.AUTH_CACHE_MS + 500));
     const before = await usdcOf(payer);
     const answers = await Promise.all(Array.from({ length: 20 }, () => charge(key)));
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));

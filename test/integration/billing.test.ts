@@ -195,7 +195,7 @@ describe("charging", () => {
   it("says what the request costs and what the balance is when it is too low", async () => {
     const account = await signup();
     // 250,000 = 25 mockups; the 26th is refused.
-    admin(localDirOfSharedStack(), "limit", account.email, "100");
+    admin(localDirOfSharedStack(), "limit", account.email, "100", "25");
     await Promise.all(
       Array.from({ length: 25 }, () => postJson("/api/v1/html-to-screenshot", { ...tinyHtml, style: "mockup", frame: "none" }, auth(account.api_key))),
     );
@@ -214,7 +214,7 @@ describe("charging", () => {
     try {
       const account = await signup(uniqueEmail("flood"), stack.info.baseUrl);
       admin(stack.localDir, "credit", account.email, "0.25"); // 250,000 + 250,000 = 100 screenshots at 5,000
-      admin(stack.localDir, "limit", account.email, "1000");
+      admin(stack.localDir, "limit", account.email, "1000", "200");
       const responses = await Promise.all(
         Array.from({ length: 200 }, () =>
           fetch(`${stack.info.baseUrl}/api/v1/html-to-screenshot`, {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import { screenshotRequest } from "../../lib/api/schemas.js";
 import { FREE_CALLS } from "../../lib/mcp/tools.js";
-import { PRICES } from "../../lib/routes.js";
+import { PRICES, RENDERS_IN_FLIGHT } from "../../lib/routes.js";
 import { getItem, putItem } from "../helpers/ledger.js";
 import { callPaying, mcpClient, paymentRequiredOf } from "../helpers/mcp.js";
 import { localPayer } from "../helpers/x402.js";
@@ -60,10 +60,11 @@ describe("tools/list", () => {
       "create_monitor",
       "list_monitors",
       "check_monitor",
+      "get_check",
       "usage",
     ]);
     // Priced tools are not idempotent (a second call is charged again); free ones are.
-    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, false, true, false, true, false, true]);
+    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, false, true, false, true, false, true, true]);
     // Making a monitor and checking one change the account's state; the rest only read.
     expect(tools.filter((t) => !t.annotations?.readOnlyHint).map((t) => t.name)).toEqual(["create_monitor", "check_monitor"]);
     expect(tools.find((t) => t.name === "scrape")!.inputSchema.required).toContain("extract");
@@ -82,6 +83,56 @@ describe("tools/list", () => {
   });
 });
 
+describe("renders in flight", () => {
+  it(`one account's 24 slow renders at once: ${RENDERS_IN_FLIGHT} run, the rest are 429 at once, free; another account is served meanwhile`, async () => {
+    const signup = async (name: string) =>
+      (
+        (await (
+          await fetch(`${base}/api/v1/signup`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ email: `${name}-${Date.now()}@mcp.test` }),
+          })
+        ).json()) as { api_key: string }
+      ).api_key;
+    const [greedy, other] = await Promise.all([signup("greedy"), signup("other")]);
+    const [greedyClient, otherClient] = await Promise.all([
+      mcpClient(base, { authorization: `Bearer ${greedy}` }),
+      mcpClient(base, { authorization: `Bearer ${other}` }),
+    ]);
+    try {
+      // Each holds its page for 4 s: all 24 are in flight together.
+      const slow = Array.from(
+        { length: 24 },
+        (_, i) =>
+          greedyClient.callTool({
+            name: "screenshot",
+            arguments: { url: fixture(`/simple?greedy=${i}`), width: 320, height: 200, delay: 4_000 },
+          }) as Promise<CallToolResult>,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const asked = Date.now();
+      const served = (await otherClient.callTool({
+        name: "screenshot",
+        arguments: { url: fixture("/simple?other"), width: 320, height: 200 },
+      })) as CallToolResult;
+      const waited = Date.now() - asked;
+      expect(served.isError, JSON.stringify(served.content)).toBeFalsy();
+      expect(waited).toBeLessThan(10_000);
+      const answers = await Promise.all(slow);
+      const ran = answers.filter((a) => !a.isError);
+      const refused = answers.filter((a) => a.isError);
+      // Never more than the account's number in flight; all 24 were in flight together, so exactly that many ran.
+      expect(ran).toHaveLength(RENDERS_IN_FLIGHT);
+      for (const answer of refused) expect(JSON.stringify(answer.content)).toMatch(/RATE_LIMITED.*renders in flight/);
+      const usage = (await (await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${greedy}` } })).json()) as { balance_micro_usd: number };
+      expect(usage.balance_micro_usd).toBe(250_000 - RENDERS_IN_FLIGHT * PRICES.screenshot);
+    } finally {
+      await Promise.all([greedyClient.close(), otherClient.close()]);
+    }
+  }, 90_000);
+});
+
 describe("tools/call with an API key", () => {
   it("create_monitor, list_monitors and check_monitor: a page watched, checked by an agent, its change reported; refused to x402 payers", async () => {
     const page = `mcp-${Date.now()}`;
@@ -92,12 +143,21 @@ describe("tools/call with an API key", () => {
     expect(monitor.status).toBe("active");
     const listed = (await keyed.callTool({ name: "list_monitors", arguments: {} })) as CallToolResult;
     expect((listed.structuredContent as { monitors: { id: string }[] }).monitors.map((m) => m.id)).toContain(monitor.id);
-    type Check = { outcome?: string; status: string; text?: { added: string[] }; charged_micro_usd: number };
+    type Check = { id: string; outcome?: string; status: string; text?: { added: string[] }; charged_micro_usd: number };
+    // check_monitor answers at once (it holds no instance while the check runs); get_check reads it until it is done.
     const checkMonitor = async () => {
+      const asked = Date.now();
       const result = (await keyed.callTool({ name: "check_monitor", arguments: { monitorId: monitor.id } })) as CallToolResult;
       expect(result.isError).toBeFalsy();
-      const answer = result.structuredContent as Check;
-      expect(answer.status).toBe("done");
+      expect(Date.now() - asked).toBeLessThan(5_000);
+      let answer = result.structuredContent as Check;
+      expect(answer.status).toBe("queued");
+      while (answer.status !== "done") {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const read = (await keyed.callTool({ name: "get_check", arguments: { monitorId: monitor.id, checkId: answer.id } })) as CallToolResult;
+        expect(read.isError).toBeFalsy();
+        answer = read.structuredContent as Check;
+      }
       return answer;
     };
     // Checked until one compares with a baseline (the first check, queued when it was made, may still run).
@@ -372,7 +432,7 @@ describe("the HTTP endpoint", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("mcp-session-id")).toBeNull();
-    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(10);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(11);
     const get = await fetch(`${base}/mcp`, { headers: accept });
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");
