@@ -307,6 +307,23 @@ describe("animate: prices, agents and jobs", () => {
     }
   }, 60_000);
 
+  it("a job's GIF or WebP whose frames would not fit the worker's memory is refused at submit, naming it; nothing queued or charged", async () => {
+    const auth = { authorization: `Bearer ${inject("apiKey")}` };
+    // 30 s at 50 fps, 1280x720: inside a job's time, but 5.5 GB of frames where the worker has 2,048 MB.
+    for (const [format, mode] of [
+      ["webp", "synthetic"],
+      ["gif", "synthetic"],
+      ["gif", "live"],
+    ] as const) {
+      const item = { url: page("stripes"), width: 1280, height: 720, deviceScaleFactor: 1, format, mode, duration: 30, fps: 50 };
+      const res = await postJson("/api/v1/jobs", { endpoint: "animate", items: [item] }, auth);
+      expect(res.status, format).toBe(400);
+      expect(((await res.json()) as ErrorBody).error.message).toMatch(
+        new RegExp(`1500 frames of 1280x720 as ${format} need about [\\d,]+ MB to encode, more than the 768 MB`),
+      );
+    }
+  }, 60_000);
+
   it("a live job: the page scrolled for real, a capture per frame, its frames where the plan puts them", async () => {
     const auth = { authorization: `Bearer ${inject("apiKey")}` };
     const item = { url: page("stripes"), width: 320, height: 200, format: "gif", mode: "live", duration: 1, fps: 5, scroll: { easing: "linear" } };

@@ -101,10 +101,12 @@ const memoryOf: Record<AnimationFormat, (sheetBytes: number, frameBytes: number,
   webm: (sheet) => 2 * sheet,
 };
 /**
- * What an animation's encoding may hold: its function's 2,048 MB, less 768 MB for Chromium beside it
- * (its browser, the page's renderer and the encoder's) and 256 MB for Node's own.
+ * What an animation's encoding may hold: its function's 2,048 MB, less 1,024 MB for Chromium beside
+ * it (its browser, the page's renderer, which a heavy page fills, and the encoder's) and 256 MB for
+ * Node's own. Measured (PSS of the process and its browsers): with 1,024 MB here, a live GIF at its
+ * most on a page of 100 Mpx of canvas noise peaked at 2,106 MB; at 768, see docs/api.md.
  */
-export const ANIMATION_MEMORY_BYTES = (2048 - 768 - 256) * 1024 * 1024;
+export const ANIMATION_MEMORY_BYTES = (2048 - 1024 - 256) * 1024 * 1024;
 
 /** The bytes an animation's encoding holds at its peak, with a sheet of `rows` (device px; a live GIF or WebP stacks every frame, a live video one). */
 function animationMemory(options: Pick<AnimationOptions, "format" | "mode">, frames: number, size: { width: number; height: number }, rows: number): number {

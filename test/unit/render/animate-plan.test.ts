@@ -89,26 +89,26 @@ describe("an animation's memory, checked before it runs", () => {
     // 30 s at 50 fps, 1280x720: 5.5 GB of RGBA kept as frames, where the worker has 2,048 MB.
     for (const format of ["gif", "webp"] as const) {
       const refusal = ask(format, 30, 50);
-      expect(refusal).toMatch(new RegExp(`1500 frames of 1280x720 as ${format} need about [\\d,]+ MB to encode, more than the 1,024 MB`));
+      expect(refusal).toMatch(new RegExp(`1500 frames of 1280x720 as ${format} need about [\\d,]+ MB to encode, more than the 768 MB`));
       expect(ask(format, 30, 50, "live")).toMatch(/MB to encode/);
     }
-    expect(ANIMATION_MEMORY_BYTES).toBe(1024 * 1024 * 1024);
+    expect(ANIMATION_MEMORY_BYTES).toBe(768 * 1024 * 1024);
   });
 
-  it("takes what fits: the same as a video (a frame at a time), a short GIF or WebP, the README's 5 s at 30 fps", () => {
+  it("takes what fits: the same as a video (a frame at a time), a 5 s GIF at 30 fps, a 5 s WebP at its default 12", () => {
     expect(ask("mp4", 30, 50)).toBeNull();
     expect(ask("webm", 10, 30, "live")).toBeNull();
     expect(ask("gif", 5, 30)).toBeNull();
-    expect(ask("webp", 5, 30)).toBeNull();
+    expect(ask("webp", 5, 12)).toBeNull();
     // The largest accepted at 720p, and one frame more refused.
     const largest = (format: "gif" | "webp", mode: "synthetic" | "live") => {
       let frames = 1;
       while (animationRefusal({ format, duration: (frames + 1) / 10, fps: 10, mode }, at720, "job") === null) frames++;
       return frames;
     };
-    expect(largest("gif", "synthetic")).toBe(258);
-    expect(largest("webp", "synthetic")).toBe(181);
-    expect(largest("gif", "live")).toBe(93);
-    expect(largest("webp", "live")).toBe(91);
+    expect(largest("gif", "synthetic")).toBe(193);
+    expect(largest("webp", "synthetic")).toBe(135);
+    expect(largest("gif", "live")).toBe(70);
+    expect(largest("webp", "live")).toBe(68);
   });
 });
