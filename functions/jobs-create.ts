@@ -2,7 +2,7 @@ import { jobRequest } from "../lib/api/schemas.js";
 import { placeHold } from "../lib/billing/holds.js";
 import { jobAnswer } from "../lib/http/jobs.js";
 import { keyAccess } from "../lib/http/key-access.js";
-import { assertReachable, assertWebhook } from "../lib/http/outbound.js";
+import { assertAllReachable, assertWebhook } from "../lib/http/outbound.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { feed } from "../lib/jobs/feed.js";
@@ -17,7 +17,7 @@ import { priceOf, routeById } from "../lib/routes.js";
 // of the hold when it starts, or gives its share back (docs/api.md, "Jobs"). A webhook URL and items' upload URLs must pass the
 // network guard now (and do again when used); a webhook needs the account's secret to sign with.
 export const handler = withHttp({ route: "jobs-create", schema: jobRequest, access: keyAccess }, async ({ account, body }) => {
-  for (const [index, item] of body.items.entries()) if (item.upload) await assertReachable(`items.${index}.upload.url`, item.upload.url);
+  await assertAllReachable(body.items.flatMap((item, index) => (item.upload ? [[`items.${index}.upload.url`, item.upload.url] as const] : [])));
   if (body.webhookUrl) await assertWebhook(account.accountId, body.webhookUrl);
   const id = newJobId();
   // The price of every item is held now: a job the balance cannot cover is refused, with nothing queued.
