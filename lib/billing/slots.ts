@@ -27,18 +27,25 @@ export async function inSlot<T>(pool: string, size: number, holder: string, leas
 }
 
 /**
- * A slot is taken in at most this many conditional writes, whatever the pool's size: a refusal of a
- * large pool (an account whose renders in flight the operator raised) costs 16 writes, not its size;
- * a pool more than nearly full may then refuse with a few slots free (the caller retries).
+ * A slot is taken in at most this many conditional writes, whatever the pool's size: a pool this
+ * small is tried whole; a larger one (an account whose renders in flight an operator raised) at
+ * this many slots picked at random, so a refusal costs 16 writes, not the pool's size. A large pool
+ * may then refuse with slots free: at 80% held, one request in 35 (0.8^16); at half, none to speak of.
  */
 const MAX_TRIES = 16;
 
-/** Takes a slot of `pool` (`size` slots) for `holder` until `leaseUntil`: its index, trying up to MAX_TRIES of them from a random one on, or null when those are held. */
-export async function takeSlot(pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> {
+/** The slots of a pool of `size` to try, in order: all of a small pool from a random one on; MAX_TRIES of a large one, at random. */
+function slotsToTry(size: number): number[] {
   const first = randomInt(size);
-  // Consecutive from a random start: a small pool is tried whole; a large one where it is likely free.
-  for (let i = 0; i < Math.min(size, MAX_TRIES); i++) {
-    const index = (first + i) % size;
+  if (size <= MAX_TRIES) return Array.from({ length: size }, (_, i) => (first + i) % size);
+  const picked = new Set<number>([first]);
+  while (picked.size < MAX_TRIES) picked.add(randomInt(size));
+  return [...picked];
+}
+
+/** Takes a slot of `pool` (`size` slots) for `holder` until `leaseUntil`: its index, or null when the slots tried are held (slotsToTry). */
+export async function takeSlot(pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> {
+  for (const index of slotsToTry(size)) {
     const taken = await conditionHeld(
       documents.send(
         new UpdateCommand({

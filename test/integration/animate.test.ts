@@ -253,7 +253,11 @@ describe("animate: the scroll asked", () => {
 describe("animate: refusals before any work, and a page that reaches for the encoder", () => {
   it("what cannot be made at once is a 400 naming the limit, not charged: too many frames, live, holds that leave no time", async () => {
     for (const [fields, pattern] of [
-      [{ format: "gif", duration: 30, fps: 60, width: 1920, height: 1080 }, /more than an answer at once can make \(at most \d+ frames at this size\).*a job/],
+      [{ format: "mp4", duration: 30, fps: 60, width: 1920, height: 1080 }, /more than an answer at once can make \(at most \d+ frames at this size\).*a job/],
+      [
+        { format: "gif", duration: 30, fps: 60, width: 1920, height: 1080 },
+        /1800 frames of 1920x1080 as gif need about [\d,]+ MB to encode, more than the 768 MB/,
+      ],
       [{ width: 3840, height: 2400, deviceScaleFactor: 2 }, /larger than 3840x2160/],
       [{ mode: "live" }, /mode: "live" runs only in a job/],
       [{ duration: 2, scroll: { holdStart: 1000, holdEnd: 1000 } }, /scroll\.holdEnd: with holdStart, must leave time to scroll/],

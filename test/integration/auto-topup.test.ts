@@ -238,7 +238,7 @@ describe("auto-topup", () => {
   it("twenty charges crossing at once: one pull", async () => {
     const { key, id, payer } = await configured({ threshold_cents: 25, amount_cents: 500, monthly_cap_cents: 5000 });
     // Twenty renders at once: more than an account's default renders in flight.
-    admin(inject("localDir"), "limit", id, "100", "20");
+    admin(inject("localDir"), "limit", id, "100", "100");
     await new Promise((resolve) => setTimeout(resolve, lib.AUTH_CACHE_MS + 500));
     const before = await usdcOf(payer);
     const answers = await Promise.all(Array.from({ length: 20 }, () => charge(key)));

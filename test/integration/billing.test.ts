@@ -195,7 +195,8 @@ describe("charging", () => {
   it("says what the request costs and what the balance is when it is too low", async () => {
     const account = await signup();
     // 250,000 = 25 mockups; the 26th is refused.
-    admin(localDirOfSharedStack(), "limit", account.email, "100", "25");
+    // 25 renders at once: past the default renders in flight (a raised number has room to spare: slots are tried at random).
+    admin(localDirOfSharedStack(), "limit", account.email, "100", "100");
     await Promise.all(
       Array.from({ length: 25 }, () => postJson("/api/v1/html-to-screenshot", { ...tinyHtml, style: "mockup", frame: "none" }, auth(account.api_key))),
     );
@@ -214,7 +215,7 @@ describe("charging", () => {
     try {
       const account = await signup(uniqueEmail("flood"), stack.info.baseUrl);
       admin(stack.localDir, "credit", account.email, "0.25"); // 250,000 + 250,000 = 100 screenshots at 5,000
-      admin(stack.localDir, "limit", account.email, "1000", "200");
+      admin(stack.localDir, "limit", account.email, "1000", "1000");
       const responses = await Promise.all(
         Array.from({ length: 200 }, () =>
           fetch(`${stack.info.baseUrl}/api/v1/html-to-screenshot`, {
