@@ -4,6 +4,7 @@ import { animateRequest, animationOf, contentToolRequest, htmlScreenshotRequest,
 import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
 import { AppError } from "../errors.js";
+import { addressGroup } from "../http/client-address.js";
 import { contentAnswer } from "../http/content.js";
 import { captureOptionsOf, deliverAnimationForTool, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
@@ -107,7 +108,7 @@ const htmlToScreenshot: Tool = {
  * its reserved concurrency: a flood of free metadata calls cannot take the places its paid renders
  * need. Past it, 429 (the REST route, with a pool of its own, still answers).
  */
-export const FREE_CALLS = { pool: "mcp-free", size: Math.floor(routeById("mcp").cap.concurrency / 4) } as const;
+export const FREE_CALLS = { pool: "mcp-free", size: Math.floor(routeById("mcp").cap.concurrency / 4), perCaller: 2 } as const;
 
 const metadata: Tool = {
   name: "metadata",
@@ -119,9 +120,12 @@ const metadata: Tool = {
   renders: false,
   charges: false,
   // In one of the MCP function's few places for free calls: its instances are there for paid renders.
-  pipeline: withHttp({ route: "metadata", schema: metadataRequest, access: keyAccess }, async ({ body, deadline, requestId }) =>
-    json(await inSlot(FREE_CALLS.pool, FREE_CALLS.size, requestId, deadline.at, () => extractMetadata(body.url, deadline))),
-  ),
+  // And one caller (a key's account, or a client address) holds at most two of those places.
+  pipeline: withHttp({ route: "metadata", schema: metadataRequest, access: keyAccess }, async ({ account, sourceIp, body, deadline, requestId }) => {
+    const caller = account ? `acct:${account.accountId}` : `ip:${addressGroup(sourceIp)}`;
+    const work = () => inSlot(FREE_CALLS.pool, FREE_CALLS.size, requestId, deadline.at, () => extractMetadata(body.url, deadline));
+    return json(await inSlot(`${FREE_CALLS.pool}:${caller}`, FREE_CALLS.perCaller, requestId, deadline.at, work));
+  }),
 };
 
 const usage: Tool = {
