@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { redactedControls } from "../api/secrets.js";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { feed } from "../jobs/feed.js";
@@ -14,7 +15,7 @@ import { assertReachable, assertWebhook } from "./outbound.js";
 import { json } from "./responses.js";
 
 // Monitors as the API answers them (docs/api.md, "Monitors"): what it watches (its request as
-// given), its state and schedule, its last check and last change (a thumbnail link signed now), and
+// given, its secrets redacted), its state and schedule, its last check and last change (a thumbnail link signed now), and
 // its checks with their images behind links signed now, for DOWNLOAD_LINK_SECONDS.
 
 /** Most monitors one account may have. */
@@ -30,7 +31,8 @@ export async function monitorAnswer(monitor: Monitor, deliveries = false) {
   const hooks = deliveries && monitor.request.webhookUrl ? (await readDeliveries(hooksOf(monitor))).slice(-20) : [];
   return {
     id: monitor.id,
-    ...monitor.request,
+    // Its request as given, but for the secrets it sends the page (docs/api.md, "Secrets in answers").
+    ...redactedControls(monitor.request),
     status: statusOf(monitor),
     ...(monitor.paused ? { paused_reason: monitor.pausedReason ?? "requested" } : {}),
     created_at: monitor.createdAt,
