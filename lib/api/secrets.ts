@@ -1,4 +1,4 @@
-// The secrets a request carries in its page controls (docs/api.md, "Secrets in answers"): header
+// The secrets a request carries in its page controls (docs/api.md, "Monitors", secrets in answers): header
 // values, cookie values, basic auth's password and a proxy's password. They are sent to the page,
 // never back to a client: an answer that echoes a request it keeps (a monitor's) shows each as
 // REDACTED, with the names that say which one it is (a header's or cookie's name, basic auth's

@@ -31,7 +31,7 @@ export async function monitorAnswer(monitor: Monitor, deliveries = false) {
   const hooks = deliveries && monitor.request.webhookUrl ? (await readDeliveries(hooksOf(monitor))).slice(-20) : [];
   return {
     id: monitor.id,
-    // Its request as given, but for the secrets it sends the page (docs/api.md, "Secrets in answers").
+    // Its request as given, but for the secrets it sends the page (docs/api.md, "Monitors", secrets in answers).
     ...redactedControls(monitor.request),
     status: statusOf(monitor),
     ...(monitor.paused ? { paused_reason: monitor.pausedReason ?? "requested" } : {}),
