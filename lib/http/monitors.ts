@@ -29,10 +29,11 @@ export async function monitorAnswer(monitor: Monitor, deliveries = false) {
   const thumb = monitor.lastChange?.thumbKey ? await downloadLink(monitor.lastChange.thumbKey) : null;
   const { thumbKey: _, ...lastChange } = monitor.lastChange ?? { thumbKey: undefined };
   const hooks = deliveries && monitor.request.webhookUrl ? (await readDeliveries(hooksOf(monitor))).slice(-20) : [];
+  // Its request as given, but for the secrets it sends the page (docs/api.md, "Monitors", secrets in answers).
+  const request = redactedControls(monitor.request);
   return {
     id: monitor.id,
-    // Its request as given, but for the secrets it sends the page (docs/api.md, "Monitors", secrets in answers).
-    ...redactedControls(monitor.request),
+    ...request,
     status: statusOf(monitor),
     ...(monitor.paused ? { paused_reason: monitor.pausedReason ?? "requested" } : {}),
     created_at: monitor.createdAt,
@@ -43,7 +44,7 @@ export async function monitorAnswer(monitor: Monitor, deliveries = false) {
     ...(monitor.lastCheck ? { last_check: monitor.lastCheck } : {}),
     ...(monitor.lastChange ? { last_change: { ...lastChange, ...(thumb ? { thumbnailUrl: thumb.url } : {}) } } : {}),
     ...(deliveries && monitor.request.webhookUrl
-      ? { webhook: { url: monitor.request.webhookUrl, deliveries: hooks.map((d) => ({ id: d.id, type: d.type, status: d.status, attempts: d.attempts })) } }
+      ? { webhook: { url: request.webhookUrl, deliveries: hooks.map((d) => ({ id: d.id, type: d.type, status: d.status, attempts: d.attempts })) } }
       : {}),
   };
 }

@@ -10,6 +10,7 @@ import { describe, expect, inject, it } from "vitest";
 import { fundedKey } from "../../dev/harness/dev-process.js";
 import { BAND } from "../../dev/harness/monitor-pages.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
+import { getItem } from "../helpers/ledger.js";
 
 const base = inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
@@ -321,6 +322,21 @@ describe("monitors: the API", () => {
     expect(document.cookie).toContain("tiny=zq");
     expect(document.token).toBe("MONHEADER456");
     expect(document.authorization).toBe(`Basic ${Buffer.from("ann:MONPASS789").toString("base64")}`);
+
+    // A password in the page's URL is one too: shown as [redacted], and the URL sent back as shown is the one kept.
+    const withPassword = fixture(`/monitor/article?id=${pageId()}`).replace("://", "://ann:MONURL777@");
+    const inUrl = await create(key, { url: withPassword, every: "1d", width: 400, height: 300, mode: "text" });
+    const shownUrl = withPassword.replace("MONURL777", "[redacted]");
+    expect((inUrl as unknown as { url: string }).url).toBe(shownUrl);
+    const { body: gotUrl } = await call<{ url: string }>(key, "GET", `/api/v1/monitors/${inUrl.id}`);
+    expect(gotUrl.url).toBe(shownUrl);
+    const resent = await call<{ url: string; name: string }>(key, "PATCH", `/api/v1/monitors/${inUrl.id}`, { url: shownUrl, name: "same page" });
+    expect(resent.status).toBe(200);
+    expect(resent.body).toMatchObject({ url: shownUrl, name: "same page" });
+    expect(JSON.stringify([inUrl, gotUrl, resent.body])).not.toContain("MONURL777");
+    // As stored: the page's own URL, its password and all.
+    const { account_id } = (await call<{ account_id: string }>(key, "GET", "/api/v1/auto-topup")).body;
+    expect(((await getItem(`ACCT#${account_id}`, `MON#${inUrl.id}`))?.request as { url: string }).url).toBe(withPassword);
   }, 90_000);
 
   it("another account's monitor is 404 to every method, and its checks are not listed", async () => {

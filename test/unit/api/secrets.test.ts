@@ -26,6 +26,13 @@ describe("secrets in answers", () => {
     // The request kept is untouched: the page is still sent the values.
     expect(request.headers["X-Api-Token"]).toBe("tok-123");
     expect(redactedControls({ url: "https://example.com/", proxy: "socks5://proxy.example:1080" }).proxy).toBe("socks5://proxy.example:1080");
+    // A password in a page's or a webhook's URL is one too; the rest of the URL (a later "@" in its query) is the page's.
+    expect(redactedControls({ url: "https://ann:pa@ss@example.com/a?to=b@c.example", webhookUrl: "https://hook:h00k@you.example/in", width: 1 })).toEqual({
+      url: `https://ann:${REDACTED}@example.com/a?to=b@c.example`,
+      webhookUrl: `https://hook:${REDACTED}@you.example/in`,
+      width: 1,
+    });
+    expect(redactedControls({ url: "https://example.com/a?to=b@c.example" }).url).toBe("https://example.com/a?to=b@c.example");
   });
 
   it("a change that sends [redacted] back keeps the stored value it stands for, and only that", () => {
@@ -43,6 +50,10 @@ describe("secrets in answers", () => {
     expect(restored.headers).toEqual({ "x-api-token": "tok-123", "X-New": REDACTED, "X-Short": "cd" });
     expect(restored.cookies.map((c) => c.value)).toEqual(["c00kie", REDACTED]);
     expect(restored.httpAuth).toEqual({ username: "ann", password: "hunter2" });
+    // A URL sent back as shown is the stored one; another URL is what it says.
+    const stored = { url: "https://ann:pa55@example.com/a", webhookUrl: "https://you.example/in" };
+    expect(restoredControls({ url: `https://ann:${REDACTED}@example.com/a` }, stored).url).toBe("https://ann:pa55@example.com/a");
+    expect(restoredControls({ url: `https://ann:${REDACTED}@example.com/b` }, stored).url).toBe(`https://ann:${REDACTED}@example.com/b`);
     // Another username is another login: its password is not the stored one.
     expect(restoredControls({ httpAuth: { username: "eve", password: REDACTED } }, request).httpAuth.password).toBe(REDACTED);
   });
