@@ -336,7 +336,8 @@ describe("monitors: the API", () => {
     expect(JSON.stringify([inUrl, gotUrl, resent.body])).not.toContain("MONURL777");
     // As stored: the page's own URL, its password and all.
     const { account_id } = (await call<{ account_id: string }>(key, "GET", "/api/v1/auto-topup")).body;
-    expect(((await getItem(`ACCT#${account_id}`, `MON#${inUrl.id}`))?.request as { url: string }).url).toBe(withPassword);
+    const stored = (await getItem(`ACCT#${account_id}`, `MON#${inUrl.id}`)) as { request: { url: string } } | undefined;
+    expect(stored?.request.url).toBe(withPassword);
   }, 90_000);
 
   it("another account's monitor is 404 to every method, and its checks are not listed", async () => {
