@@ -120,16 +120,19 @@ const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  * length. One of 4 characters or more goes wherever it appears, as sent and percent-encoded. A
  * shorter one cannot (blanking every "ab" of a page would leave nothing to read), so it goes where
  * it stands as a whole token: the whole value of a header, cookie, query or form pair, a whole
- * console message, a cookie's value after its name (`name=ab;` in a Cookie line or
- * `document.cookie`), a header's after its (`Name: ab` on a line of its own).
+ * console message (the request's own secrets), a cookie's value after its name (`name=ab;` in a
+ * Cookie line or `document.cookie`), a header's after its (`Name: ab` on a line of its own).
  */
 export function redactor(secrets: Secrets, pageCookies: readonly NamedValue[] = []): Redactor {
   const names = new Set(secrets.headers.map(({ name }) => name.toLowerCase()));
   const cookies = [...secrets.cookies, ...pageCookies];
-  const spellings = [...new Set([...secrets.values, ...pageCookies.map((c) => c.value)].flatMap((v) => [v, encodeURIComponent(v)]).filter(Boolean))];
+  const spelled = (values: readonly string[]) => [...new Set(values.flatMap((v) => [v, encodeURIComponent(v)]).filter(Boolean))];
   // Longest first, so a secret that holds another is redacted whole.
-  const anywhere = spellings.filter((v) => v.length >= SHORT).sort((a, b) => b.length - a.length);
-  const whole = new Set(spellings);
+  const anywhere = spelled([...secrets.values, ...pageCookies.map((c) => c.value)])
+    .filter((v) => v.length >= SHORT)
+    .sort((a, b) => b.length - a.length);
+  // The request's own, whole; a page's short cookie ("consent=1") only after its name: its "1" is everywhere else too.
+  const whole = new Set(spelled(secrets.values));
   const inPlace: [RegExp, string][] = [
     ...cookies
       .filter((c) => c.value.length > 0 && c.value.length < SHORT)

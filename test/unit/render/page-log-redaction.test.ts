@@ -38,6 +38,13 @@ describe("page log redaction", () => {
     // The page's other "ab"s are its own text: a URL's path and a longer value keep them.
     expect(clean.request.url).toContain("/tab/about");
     expect(clean.request.url).toContain("page=ab2");
+    // The page's own short cookie ("theme=ok") goes after its name, not wherever its value is a whole pair's.
+    const page = redactDeep({ queryString: [{ name: "q", value: "ok" }], text: "theme=ok; done" }, redact) as {
+      queryString: { value: string }[];
+      text: string;
+    };
+    expect(page.queryString[0]!.value).toBe("ok");
+    expect(page.text).toBe("theme=[redacted]; done");
 
     const console = [
       { source: "console", text: "cookie: sid=ab; theme=ok" },
