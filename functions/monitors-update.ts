@@ -1,3 +1,4 @@
+import { restoredControls } from "../lib/api/secrets.js";
 import { AppError } from "../lib/errors.js";
 import { canonical } from "../lib/http/idempotency.js";
 import { keyAccess } from "../lib/http/key-access.js";
@@ -23,14 +24,16 @@ const watchesOtherwise = (before: Monitor, after: ReturnType<typeof monitorSpecO
 
 // PATCH /api/v1/monitors/{monitorId}: {"paused": true} pauses it (nothing runs), false resumes it
 // (a check is due at once, its failures forgotten); any other field of the monitor changes it, the
-// whole validated again as POST validates it (null removes `name` or `webhookUrl`). A change of what
+// whole validated again as POST validates it (null removes `name` or `webhookUrl`; a secret sent
+// back as "[redacted]" keeps its stored value). A change of what
 // it watches (its page, mode, capture options, ignored parts) starts a new baseline at its next
 // check; a new `every` counts from now. Answers the monitor as it now is.
 export const handler = withHttp({ route: "monitors-update", schema: monitorPatch, access: keyAccess }, async ({ account, params, body }) => {
   const { paused, ...fields } = body;
   let monitor = await ownMonitor(account.accountId, params.monitorId ?? "");
   const request: Record<string, unknown> = { ...monitor.request };
-  for (const [field, value] of Object.entries(fields)) {
+  // A secret sent back as the answer showed it ("[redacted]") keeps the value it stands for.
+  for (const [field, value] of Object.entries(restoredControls(fields, monitor.request))) {
     if (value === null) delete request[field];
     else if (value !== undefined) request[field] = value;
   }

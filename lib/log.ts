@@ -6,10 +6,13 @@ type Level = keyof typeof LEVELS;
 
 /**
  * What never reaches a log line, wherever it hides (a field, an error's message or stack): a URL's
- * query and fragment (pages carry tokens there, and a signed link its signature), API keys,
+ * user-info (`user:pass@`: a proxy's or a page's basic-auth credentials), its query and fragment
+ * (pages carry tokens there, and a signed link its signature), API keys,
  * signing and webhook secrets, and stored outputs' names. Applied to the line as written.
  */
 const SECRETS: readonly [RegExp, string][] = [
+  // Up to the last "@" before the path: a password may itself hold an unescaped "@" or ":".
+  [/\b((?:https?|wss?|socks5?h?):\/\/)[^\s"'/?#\\<>]*@/gi, "$1…@"],
   [/\b((?:https?|wss?):\/\/[^\s"'?#\\<>]*)[?#][^\s"'\\<>]*/gi, "$1"],
   [/\bshl_live_[A-Za-z0-9_-]+/g, "shl_live_…"],
   [/\bsks_[A-Za-z0-9_-]+/g, "sks_…"],

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { conditionHeld, documents, queryAll, transact, transactIf, transactionConditionFailed } from "./dynamodb.js";
-import { AUTO_TOPUP_PARTITION, accountKey, autoTopupKey, payerKey } from "./keys.js";
+import { AUTO_TOPUP_PARTITION, accountKey, autoTopupKey, payerKey, usedPermitKey } from "./keys.js";
 import { type TransactItem, usageItem } from "./ledger.js";
 import { toCents } from "./money.js";
 
@@ -149,6 +149,23 @@ const releaseItem = (accountId: string, payer: string): TransactItem => ({
     ExpressionAttributeValues: { ":id": accountId },
   },
 });
+
+/**
+ * Spends a permit as a proof (create-only): true the first time, false when it was used before.
+ * One whose allowance already exists is never submitted, so its nonce stays unused on chain and the
+ * chain alone would take it again, from anyone who saw it; kept until its deadline (at most a day
+ * away), after which the chain refuses it anyway.
+ */
+export const spendPermit = (payer: string, nonce: bigint, value: bigint, deadline: number): Promise<boolean> =>
+  conditionHeld(
+    documents.send(
+      new PutCommand({
+        TableName: table,
+        Item: { ...usedPermitKey(payer, nonce, value, deadline), usedAt: new Date().toISOString(), expiresAt: deadline + 3_600 },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    ),
+  );
 
 /** The account that holds `payer`, if any. */
 export async function payerHolder(payer: string, signal?: AbortSignal): Promise<string | null> {

@@ -24,6 +24,7 @@
 //   receiver     RECEIVER#<account id>#<sha256(origin)>  RECEIVER   (a webhook receiver's failures in a row, and no attempt before `until`; expiresAt: TTL)
 //   job hold     HOLD               <job id>   -> accountId, held (what the job still holds of its price: lib/billing/holds.ts)
 //   payer        PAYER#<address>    PAYER      -> accountId (create-only: the one account auto-topup may pull from this wallet for)
+//   permit       PERMIT#<address>#<nonce>  <value>#<deadline>  (create-only: a permit proves a wallet once; expiresAt: TTL)
 //   monitor      ACCT#<id>          MON#<monitor id>   (a watched page: its request, schedule, baseline, last check)
 //                MON#<monitor id>   CHECK#<check id>   (a check and its outcome; check ids sort by time; expiresAt: TTL)
 //                MON#<monitor id>   HOOK#<delivery id> (a webhook event of the monitor and its delivery attempts)
@@ -141,6 +142,12 @@ export const webhookSecretKey = (accountId: string): TableKey => ({ pk: `ACCT#${
 
 /** The binding of an auto-topup payer (lowercase address) to the one account that proved it controls it. */
 export const payerKey = (payer: string): TableKey => ({ pk: `PAYER#${payer.toLowerCase()}`, sk: "PAYER" });
+
+/** A permit that proved `payer`: the one signed with this nonce, value and deadline (another of the same nonce is another proof). */
+export const usedPermitKey = (payer: string, nonce: bigint, value: bigint, deadline: number): TableKey => ({
+  pk: `PERMIT#${payer.toLowerCase()}#${nonce}`,
+  sk: `${value}#${deadline}`,
+});
 
 /** The partition of every job's hold (the reconciler reads it whole). */
 export const HOLD_PARTITION = "HOLD";

@@ -88,11 +88,15 @@ export const monitorRequest = monitorFields
   .superRefine(monitorRules)
   .meta({ allOf: RENDER_RULES_SCHEMA.slice(1, 3), description: `${PIXEL_CAP_PROSE} ${COOKIE_PROSE}` });
 
+// A change names what it changes: a field's default is for making a monitor, never for a field a PATCH leaves out
+// (zod fills a default even under optional(), which emptied a monitor's cookies and headers on a PATCH of its name).
+const changeOf = (schema: z.ZodType) => (schema instanceof z.ZodDefault ? (schema.unwrap() as z.ZodType) : schema).optional();
+
 /** Body of PATCH /api/v1/monitors/{id}: `paused`, and any field of the monitor to change (null removes `name` or `webhookUrl`). */
 export const monitorPatch = z
   .strictObject({
     paused: boolean().optional(),
-    ...Object.fromEntries(Object.entries(monitorFields.shape).map(([field, schema]) => [field, schema.optional()])),
+    ...Object.fromEntries(Object.entries(monitorFields.shape).map(([field, schema]) => [field, changeOf(schema)])),
     name: monitorFields.shape.name.nullable(),
     webhookUrl: monitorFields.shape.webhookUrl.nullable(),
   })

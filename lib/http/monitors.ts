@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { redactedControls } from "../api/secrets.js";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { feed } from "../jobs/feed.js";
@@ -14,7 +15,7 @@ import { assertReachable, assertWebhook } from "./outbound.js";
 import { json } from "./responses.js";
 
 // Monitors as the API answers them (docs/api.md, "Monitors"): what it watches (its request as
-// given), its state and schedule, its last check and last change (a thumbnail link signed now), and
+// given, its secrets redacted), its state and schedule, its last check and last change (a thumbnail link signed now), and
 // its checks with their images behind links signed now, for DOWNLOAD_LINK_SECONDS.
 
 /** Most monitors one account may have. */
@@ -28,9 +29,11 @@ export async function monitorAnswer(monitor: Monitor, deliveries = false) {
   const thumb = monitor.lastChange?.thumbKey ? await downloadLink(monitor.lastChange.thumbKey) : null;
   const { thumbKey: _, ...lastChange } = monitor.lastChange ?? { thumbKey: undefined };
   const hooks = deliveries && monitor.request.webhookUrl ? (await readDeliveries(hooksOf(monitor))).slice(-20) : [];
+  // Its request as given, but for the secrets it sends the page (docs/api.md, "Monitors", secrets in answers).
+  const request = redactedControls(monitor.request);
   return {
     id: monitor.id,
-    ...monitor.request,
+    ...request,
     status: statusOf(monitor),
     ...(monitor.paused ? { paused_reason: monitor.pausedReason ?? "requested" } : {}),
     created_at: monitor.createdAt,
@@ -41,7 +44,7 @@ export async function monitorAnswer(monitor: Monitor, deliveries = false) {
     ...(monitor.lastCheck ? { last_check: monitor.lastCheck } : {}),
     ...(monitor.lastChange ? { last_change: { ...lastChange, ...(thumb ? { thumbnailUrl: thumb.url } : {}) } } : {}),
     ...(deliveries && monitor.request.webhookUrl
-      ? { webhook: { url: monitor.request.webhookUrl, deliveries: hooks.map((d) => ({ id: d.id, type: d.type, status: d.status, attempts: d.attempts })) } }
+      ? { webhook: { url: request.webhookUrl, deliveries: hooks.map((d) => ({ id: d.id, type: d.type, status: d.status, attempts: d.attempts })) } }
       : {}),
   };
 }

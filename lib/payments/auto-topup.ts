@@ -10,6 +10,7 @@ import {
   payerTaken,
   pullCreditedItems,
   pullFailed,
+  spendPermit,
 } from "../billing/auto-topup.js";
 import { anyConditionFailed } from "../billing/dynamodb.js";
 import { recordTransfer } from "../billing/ledger.js";
@@ -49,7 +50,7 @@ const PERMIT_WAIT_MS = 20_000;
 /** Permits the service submits (and pays the gas of) per account, and per payer, in PERMIT_WINDOW_SECONDS. */
 const PERMITS_PER_DAY = 3;
 const PERMIT_WINDOW_SECONDS = 86_400;
-/** The furthest an authorisation's deadline may be (it is a proof of the moment, not a standing grant). */
+/** The furthest an authorisation's or a permit's deadline may be (it is a proof of the moment, not a standing grant). */
 const AUTHORIZATION_MAX_SECONDS = 86_400;
 /** One RPC call's time limit. */
 const RPC_TIMEOUT_MS = 10_000;
@@ -155,7 +156,10 @@ async function proveAuthorization(accountId: string, payer: string, authorizatio
  */
 async function provePermit(accountId: string, payer: string, permit: Permit, minimum: number): Promise<void> {
   const { viem, rpc, wallet, abi, account } = await signer();
-  if (permit.deadline <= Math.floor(Date.now() / 1000) + 60) throw refused("its deadline has passed (or is less than a minute away); sign a new one");
+  const now = Math.floor(Date.now() / 1000);
+  if (permit.deadline <= now + 60) throw refused("its deadline has passed (or is less than a minute away); sign a new one");
+  // A permit is a proof of the moment: one that lives longer would be a standing grant to whoever sees it.
+  if (permit.deadline > now + AUTHORIZATION_MAX_SECONDS) throw refused("its deadline is more than a day away; sign one that ends sooner");
   const value = BigInt(permit.value);
   if (value < BigInt(minimum)) throw refused(`its value ${permit.value} is less than one top-up (${minimum} micro-USD)`);
   const token = hex(config.X402_ASSET);
@@ -179,8 +183,13 @@ async function provePermit(accountId: string, payer: string, permit: Permit, min
   }
   if (signedBy.toLowerCase() !== payer.toLowerCase())
     throw refused(`it is not signed by payer ${payer} (for spender ${account.address}, nonce ${nonce}, this value and deadline)`);
-  // Proven. The gas is ours: spent only when it changes something, for a wallet that could be pulled from.
-  if (allowance >= value) return;
+  // Proven, once: the same permit again (a retry, or whoever saw it) proves nothing, submitted or not.
+  // One not submitted keeps its nonce unused on chain, so the chain alone would take it again.
+  const spend = async () => {
+    if (!(await spendPermit(payer, nonce, value, permit.deadline))) throw refused("it was already used to prove this wallet; sign a new one");
+  };
+  // The gas is ours: spent only when it changes something, for a wallet that could be pulled from.
+  if (allowance >= value) return spend();
   if (balance < BigInt(minimum))
     throw refused(`payer ${payer} holds ${usdc(balance)}, less than one top-up (${usdc(BigInt(minimum))}); the permit was not submitted`);
   // Another account holding the payer would make the submission gas for nothing (the save is refused).
@@ -188,6 +197,7 @@ async function provePermit(accountId: string, payer: string, permit: Permit, min
   if (holder && holder !== accountId) throw payerTaken(payer);
   await enforceRateLimit(`permit:account:${accountId}`, PERMITS_PER_DAY, PERMIT_WINDOW_SECONDS);
   await enforceRateLimit(`permit:payer:${payer.toLowerCase()}`, PERMITS_PER_DAY, PERMIT_WINDOW_SECONDS);
+  await spend();
   const { v, r, s, yParity } = viem.parseSignature(hex(permit.signature));
   const args = [message.owner, message.spender, value, message.deadline, Number(v ?? BigInt(yParity + 27)), r, s] as const;
   try {

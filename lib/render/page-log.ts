@@ -80,38 +80,78 @@ const HAR_EVENTS = [
   "Network.resourceChangedPriority",
 ] as const;
 
-/** What a request sent that is secret: values redacted wherever they appear, and header names whose values are. */
+/** A cookie or a header: a secret's value with the name it stands under. */
+interface NamedValue {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** What a request sent that is secret: every value (cookies', headers', basic auth's, a proxy's), and the cookies and headers by name. */
 interface Secrets {
   readonly values: readonly string[];
-  readonly headerNames: readonly string[];
+  readonly cookies: readonly NamedValue[];
+  readonly headers: readonly NamedValue[];
 }
 
 /** The secrets of a request's page controls (docs/api.md): cookies, extra headers, basic auth; `more` besides (a proxy's credentials). */
 export function secretsOf(options: Pick<CaptureOptions, "cookies" | "headers" | "httpAuth">, more: readonly string[] = []): Secrets {
-  const values = [...options.cookies.map((c) => c.value), ...Object.values(options.headers), ...more];
+  const headers = Object.entries(options.headers).map(([name, value]) => ({ name, value }));
+  const values = [...options.cookies.map((c) => c.value), ...headers.map((h) => h.value), ...more];
   if (options.httpAuth) {
     const { username, password } = options.httpAuth;
     values.push(username, password, Buffer.from(`${username}:${password}`).toString("base64"));
   }
-  return { values, headerNames: Object.keys(options.headers) };
+  return { values, cookies: options.cookies.map(({ name, value }) => ({ name, value })), headers };
 }
 
-/** Redacts secret header values by name, and secret values (4 characters or more) wherever they appear. */
-interface Redactor {
+/** Takes secrets out of a log's strings: `text` for any string, `value` for the value of a name/value pair or a whole message. */
+export interface Redactor {
   text(value: string): string;
+  value(value: string): string;
   header(name: string, value: string): string;
 }
 
-function redactor(values: readonly string[], headerNames: readonly string[]): Redactor {
-  const names = new Set(headerNames.map((name) => name.toLowerCase()));
-  // Longest first, so a secret that holds another is redacted whole; as sent, and percent-encoded.
-  const secrets = [...new Set(values.flatMap((v) => [v, encodeURIComponent(v)]).filter((v) => v.length >= 4))].sort((a, b) => b.length - a.length);
-  const text = (value: string) => secrets.reduce((out, secret) => (out.includes(secret) ? out.split(secret).join(REDACTED) : out), value);
-  return { text, header: (name, value) => (SECRET_HEADERS.test(name) || names.has(name.toLowerCase()) ? REDACTED : text(value)) };
+/** Secrets this short are also common words and fragments of a page ("ab", "42"): redacted only where they stand whole. */
+const SHORT = 4;
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * Redacts every secret the request carried (and the page's own cookies, `pageCookies`), whatever its
+ * length. One of 4 characters or more goes wherever it appears, as sent and percent-encoded. A
+ * shorter one cannot (blanking every "ab" of a page would leave nothing to read), so it goes where
+ * it stands as a whole token: the whole value of a header, cookie, query or form pair, a whole
+ * console message (the request's own secrets), a cookie's value after its name (`name=ab;` in a
+ * Cookie line or `document.cookie`), a header's after its (`Name: ab` on a line of its own).
+ */
+export function redactor(secrets: Secrets, pageCookies: readonly NamedValue[] = []): Redactor {
+  const names = new Set(secrets.headers.map(({ name }) => name.toLowerCase()));
+  const cookies = [...secrets.cookies, ...pageCookies];
+  const spelled = (values: readonly string[]) => [...new Set(values.flatMap((v) => [v, encodeURIComponent(v)]).filter(Boolean))];
+  // Longest first, so a secret that holds another is redacted whole.
+  const anywhere = spelled([...secrets.values, ...pageCookies.map((c) => c.value)])
+    .filter((v) => v.length >= SHORT)
+    .sort((a, b) => b.length - a.length);
+  // The request's own, whole; a page's short cookie ("consent=1") only after its name: its "1" is everywhere else too.
+  const whole = new Set(spelled(secrets.values));
+  const inPlace: [RegExp, string][] = [
+    ...cookies
+      .filter((c) => c.value.length > 0 && c.value.length < SHORT)
+      .map(({ name, value }): [RegExp, string] => [new RegExp(`(^|[\\s;,])(${escaped(name)})=${escaped(value)}(?=$|[\\s;,])`, "g"), `$1$2=${REDACTED}`]),
+    ...secrets.headers
+      .filter((h) => h.value.length > 0 && h.value.length < SHORT)
+      .map(({ name, value }): [RegExp, string] => [new RegExp(`^(${escaped(name)}):([ \\t]*)${escaped(value)}[ \\t]*$`, "gim"), `$1:$2${REDACTED}`]),
+  ];
+  const text = (value: string) =>
+    inPlace.reduce(
+      (out, [pattern, replacement]) => out.replace(pattern, replacement),
+      anywhere.reduce((out, secret) => (out.includes(secret) ? out.split(secret).join(REDACTED) : out), value),
+    );
+  const pairValue = (value: string) => (whole.has(value.trim()) ? REDACTED : text(value));
+  return { text, value: pairValue, header: (name, value) => (SECRET_HEADERS.test(name) || names.has(name.toLowerCase()) ? REDACTED : pairValue(value)) };
 }
 
-/** Every string in `value` redacted, header lists and cookie lists by name; a new value, the input untouched. */
-function redactDeep(value: unknown, redact: Redactor): unknown {
+/** Every string in `value` redacted, header lists and cookie lists by name, pairs' and messages' values whole; a new value, the input untouched. */
+export function redactDeep(value: unknown, redact: Redactor): unknown {
   if (typeof value === "string") return redact.text(value);
   if (Array.isArray(value)) return value.map((item) => redactDeep(item, redact));
   if (value === null || typeof value !== "object") return value;
@@ -123,6 +163,9 @@ function redactDeep(value: unknown, redact: Redactor): unknown {
           ? { ...pair, name: redact.text(pair.name), value: key === "cookies" ? REDACTED : redact.header(pair.name, pair.value) }
           : redactDeep(pair, redact),
       );
+    } else if (typeof item === "string" && (key === "value" || key === "text")) {
+      // A query or form pair's value (HAR), a console message's text: short secrets too, where they are the whole of it.
+      out[key] = redact.value(item);
     } else {
       out[key] = redactDeep(item, redact);
     }
@@ -368,7 +411,7 @@ export async function recordPage(page: Page, guard: GuardSession, asked: PageLog
       }
       // The page's cookies too (those it set itself, or its servers did), wherever they appear.
       const { cookies } = await session.send("Network.getCookies").catch(() => ({ cookies: [] }));
-      const redact = redactor([...secrets.values, ...cookies.map((c) => c.value)], secrets.headerNames);
+      const redact = redactor(secrets, cookies);
       await session.detach().catch(() => undefined);
       const har = asked.har
         ? // chrome-har and its cookie parser (~160 KB minified) load only for a render that asks for a HAR.

@@ -32,4 +32,7 @@ it("the log of the whole suite carries no key, secret, signature, cookie, passwo
   // The logs' and the proxies' secrets (test/integration/page-logs.test.ts, proxy.test.ts).
   expect(found(/SECRETCOOKIE123|SECRETHEADER456|SECRETPASS789/), "a value the page logs redact").toEqual([]);
   expect(found(/proxy-secret-42|wrong-proxy-password/), "a proxy's password").toEqual([]);
+  expect(found(/\b(?:https?|wss?|socks5h?):\/\/[^\s"'\\/@]*:[^\s"'\\/@]*@/i), "a URL's user-info").toEqual([]);
+  // A monitor's secrets (test/integration/monitors.test.ts), and the MCP's (mcp.test.ts).
+  expect(found(/MONCOOKIE123|MONHEADER456|MONPASS789|MCPCOOKIE42|MCPPASS99/), "a monitor's secret").toEqual([]);
 });

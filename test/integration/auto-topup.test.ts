@@ -482,6 +482,11 @@ describe("auto-topup", () => {
       { ...settings, permit: await permit(payerKey, spender, 20_000_000n, { deadline: Math.floor(Date.now() / 1000) - 10 }) },
       /deadline has passed/,
     );
+    // A permit is a proof of the moment: one that lives more than a day would be a standing grant.
+    await refused(
+      { ...settings, permit: await permit(payerKey, spender, 20_000_000n, { deadline: Math.floor(Date.now() / 1000) + 86_400 + 600 }) },
+      /^Invalid request: permit: its deadline is more than a day away; sign one that ends sooner$/,
+    );
     // Signed by someone else for this payer, and a signature of random bytes.
     await refused({ ...settings, permit: await permit(payerKey, spender, 20_000_000n, { signer: DEV_KEYS.deployer }) }, /not signed by payer/);
     await refused(
@@ -597,6 +602,43 @@ describe("auto-topup: a payer belongs to one account", () => {
     });
     expect(moved.status, await moved.clone().text()).toBe(200);
     expect(await getItem(`PAYER#${first.payer.toLowerCase()}`, "PAYER")).toBeUndefined();
+  }, 120_000);
+
+  it("a permit whose allowance already exists proves the wallet once: leaked and replayed after its owner lets the wallet go, it binds nothing", async () => {
+    const owner = await configured({ threshold_cents: 0, amount_cents: 500, monthly_cap_cents: 1000 });
+    // Signed against the unused nonce, for the allowance that is already there: never submitted, so its nonce stays unused on chain.
+    const leaked = await permit(owner.payerKey, owner.spender, 20_000_000n);
+    const nonce = await nonceOf(owner.payer);
+    const reproved = await call("PUT", "/api/v1/auto-topup", owner.key, { ...settings, threshold_cents: 0, payer: owner.payer, permit: leaked });
+    expect(reproved.status, await reproved.clone().text()).toBe(200);
+    expect(await nonceOf(owner.payer)).toBe(nonce);
+    // The same permit again, from its own account (a retry): proven once is proven.
+    const retried = await call("PUT", "/api/v1/auto-topup", owner.key, { ...settings, threshold_cents: 0, payer: owner.payer, permit: leaked });
+    expect(retried.status).toBe(400);
+    expect(((await retried.json()) as ErrorBody).error.message).toBe("Invalid request: permit: it was already used to prove this wallet; sign a new one");
+
+    // The owner lets the wallet go; whoever saw the permit tries to bind it to their account.
+    expect((await call("DELETE", "/api/v1/auto-topup", owner.key)).status).toBe(200);
+    expect(await getItem(`PAYER#${owner.payer.toLowerCase()}`, "PAYER")).toBeUndefined();
+    const thief = await account();
+    const stolen = await call("PUT", "/api/v1/auto-topup", thief.key, { ...settings, threshold_cents: 0, payer: owner.payer, permit: leaked });
+    expect(stolen.status).toBe(400);
+    expect(((await stolen.json()) as ErrorBody).error).toEqual({
+      code: "INVALID_PARAMS",
+      message: "Invalid request: permit: it was already used to prove this wallet; sign a new one",
+    });
+    expect(await getItem(`PAYER#${owner.payer.toLowerCase()}`, "PAYER")).toBeUndefined();
+    expect((await offer(thief.key)).auto_topup).toBeNull();
+    expect((await usage(thief.key)).auto_topup_enabled).toBe(false);
+    // A fresh permit of the owner's still proves it, for the owner.
+    const fresh = await call("PUT", "/api/v1/auto-topup", owner.key, {
+      ...settings,
+      threshold_cents: 0,
+      payer: owner.payer,
+      // Another deadline: another permit, even within the same second.
+      permit: await permit(owner.payerKey, owner.spender, 20_000_000n, { deadline: Math.floor(Date.now() / 1000) + 7_200 }),
+    });
+    expect(fresh.status, await fresh.clone().text()).toBe(200);
   }, 120_000);
 
   it("a permit spends the operator's gas only when it changes something: not from an empty wallet, not when the allowance covers it, at most 3 a day", async () => {

@@ -217,7 +217,7 @@ describe("jobs", () => {
       items: [shot("/simple"), shot("/simple", { upload: { url: "http://169.254.169.254/latest" } })],
     });
     expect(refused.res.status).toBe(400);
-    expect(refused.body.error.message).toMatch(/items\.1\.upload\.url: .*private, loopback, link-local or reserved address/);
+    expect(refused.body.error.message).toMatch(/items\.1\.upload\.url: .*a private address/);
   }, 60_000);
 
   it("another account's job, or none: 404; listed only to its own account", async () => {

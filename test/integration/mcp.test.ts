@@ -176,6 +176,44 @@ describe("tools/call with an API key", () => {
     expect(JSON.stringify(anonymousCheck.content)).toContain("UNAUTHORIZED");
   }, 120_000);
 
+  it("list_monitors and create_monitor never answer the secrets a monitor sends its page: each is there, as [redacted]", async () => {
+    // An account of its own, so its monitor's first check charges no other test's balance.
+    const signup = await fetch(`${base}/api/v1/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: `mcp-secrets-${Date.now()}@mcp.test` }),
+    });
+    const own = await mcpClient(base, { authorization: `Bearer ${((await signup.json()) as { api_key: string }).api_key}` });
+    try {
+      const url = fixture(`/monitor/article?id=mcp-secrets-${Date.now()}`);
+      const secrets = { cookies: [{ name: "sid", value: "MCPCOOKIE42" }], headers: { "X-Key": "xy" }, httpAuth: { username: "ann", password: "MCPPASS99" } };
+      const made = (await own.callTool({
+        name: "create_monitor",
+        arguments: { url, every: "1d", width: 800, height: 600, mode: "text", ...secrets },
+      })) as CallToolResult;
+      expect(made.isError, JSON.stringify(made.content)).toBeFalsy();
+      const listed = (await own.callTool({ name: "list_monitors", arguments: {} })) as CallToolResult;
+      const shown = {
+        cookies: [{ name: "sid", value: "[redacted]" }],
+        headers: { "X-Key": "[redacted]" },
+        httpAuth: { username: "ann", password: "[redacted]" },
+      };
+      expect(made.structuredContent).toMatchObject(shown);
+      expect((listed.structuredContent as { monitors: unknown[] }).monitors).toEqual([expect.objectContaining(shown)]);
+      // Nor in the text the model reads.
+      for (const answer of [made, listed]) {
+        const text = ofType(answer, "text")
+          .map((c) => c.text)
+          .join("\n");
+        expect(text).toContain("[redacted]");
+        for (const value of ["MCPCOOKIE42", '"xy"', "MCPPASS99"]) expect(text).not.toContain(value);
+        for (const value of ["MCPCOOKIE42", '\\"xy\\"', "MCPPASS99"]) expect(JSON.stringify(answer)).not.toContain(value);
+      }
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
+
   it("screenshot with capture: the console and failed requests linked on the service's own origin, for the model to read", async () => {
     const result = (await keyed.callTool({
       name: "screenshot",

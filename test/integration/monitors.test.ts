@@ -10,6 +10,7 @@ import { describe, expect, inject, it } from "vitest";
 import { fundedKey } from "../../dev/harness/dev-process.js";
 import { BAND } from "../../dev/harness/monitor-pages.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
+import { getItem } from "../helpers/ledger.js";
 
 const base = inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
@@ -267,6 +268,76 @@ describe("monitors: the API", () => {
     expect((await call(key, "DELETE", `/api/v1/monitors/${monitor.id}`)).status).toBe(200);
     expect((await call(key, "GET", `/api/v1/monitors/${monitor.id}`)).status).toBe(404);
     expect((await call(key, "GET", `/api/v1/monitors/${monitor.id}/checks`)).status).toBe(404);
+  }, 90_000);
+
+  it("the secrets a monitor sends its page are never answered back: [redacted] in POST, GET, the list and PATCH; sent back, they keep their values", async () => {
+    const key = await account();
+    // Long and short ones: a 2-character cookie and header are as secret as the rest.
+    const SECRETS = ["MONCOOKIE123", "MONHEADER456", "MONPASS789", "zq", "k9", "pw"];
+    const secrets = {
+      cookies: [
+        { name: "session", value: "MONCOOKIE123" },
+        { name: "tiny", value: "zq" },
+      ],
+      headers: { "X-Api-Token": "MONHEADER456", "X-Short": "k9" },
+      httpAuth: { username: "ann", password: "MONPASS789" },
+    };
+    const runId = pageId();
+    const monitor = await create(key, { url: fixture(`/logs/page?id=${runId}`), every: "1d", width: 400, height: 300, mode: "text", ...secrets });
+    const { body: got } = await call<Monitor>(key, "GET", `/api/v1/monitors/${monitor.id}`);
+    const { body: list } = await call<{ monitors: Monitor[] }>(key, "GET", "/api/v1/monitors");
+    const renamed = await call<Monitor>(key, "PATCH", `/api/v1/monitors/${monitor.id}`, { name: "Logged in" });
+    const shown = {
+      cookies: [
+        { name: "session", value: "[redacted]" },
+        { name: "tiny", value: "[redacted]" },
+      ],
+      headers: { "X-Api-Token": "[redacted]", "X-Short": "[redacted]" },
+      httpAuth: { username: "ann", password: "[redacted]" },
+    };
+    for (const [what, answer] of [
+      ["POST", monitor],
+      ["GET", got],
+      ["list", list.monitors[0]],
+      ["PATCH", renamed.body],
+    ] as const) {
+      expect(answer, what).toMatchObject(shown);
+      const text = JSON.stringify(answer);
+      for (const secret of SECRETS) expect(text, what).not.toContain(`"${secret}"`);
+    }
+    // The client sends back what it was shown, on a new page: the page is still sent the real values.
+    const nextRun = pageId();
+    const moved = await call<Monitor>(key, "PATCH", `/api/v1/monitors/${monitor.id}`, { url: fixture(`/logs/page?id=${nextRun}`), ...shown });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body).toMatchObject(shown);
+    expect((await checkNow(key, monitor.id)).status).toBe("done");
+    const seenBy = (await (await fetch(fixture(`/logs/seen?id=${nextRun}`))).json()) as {
+      path: string;
+      cookie: string;
+      authorization: string;
+      token: string;
+    }[];
+    const document = seenBy.find((r) => r.path === "/logs/page")!;
+    expect(document.cookie).toContain("session=MONCOOKIE123");
+    expect(document.cookie).toContain("tiny=zq");
+    expect(document.token).toBe("MONHEADER456");
+    expect(document.authorization).toBe(`Basic ${Buffer.from("ann:MONPASS789").toString("base64")}`);
+
+    // A password in the page's URL is one too: shown as [redacted], and the URL sent back as shown is the one kept.
+    const withPassword = fixture(`/monitor/article?id=${pageId()}`).replace("://", "://ann:MONURL777@");
+    const inUrl = await create(key, { url: withPassword, every: "1d", width: 400, height: 300, mode: "text" });
+    const shownUrl = withPassword.replace("MONURL777", "[redacted]");
+    expect((inUrl as unknown as { url: string }).url).toBe(shownUrl);
+    const { body: gotUrl } = await call<{ url: string }>(key, "GET", `/api/v1/monitors/${inUrl.id}`);
+    expect(gotUrl.url).toBe(shownUrl);
+    const resent = await call<{ url: string; name: string }>(key, "PATCH", `/api/v1/monitors/${inUrl.id}`, { url: shownUrl, name: "same page" });
+    expect(resent.status).toBe(200);
+    expect(resent.body).toMatchObject({ url: shownUrl, name: "same page" });
+    expect(JSON.stringify([inUrl, gotUrl, resent.body])).not.toContain("MONURL777");
+    // As stored: the page's own URL, its password and all.
+    const { account_id } = (await call<{ account_id: string }>(key, "GET", "/api/v1/auto-topup")).body;
+    const stored = (await getItem(`ACCT#${account_id}`, `MON#${inUrl.id}`)) as { request: { url: string } } | undefined;
+    expect(stored?.request.url).toBe(withPassword);
   }, 90_000);
 
   it("another account's monitor is 404 to every method, and its checks are not listed", async () => {

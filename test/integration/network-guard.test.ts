@@ -19,8 +19,7 @@ afterAll(async () => {
 
 describe("top-level URLs that reach private addresses are refused with INVALID_URL", () => {
   // Off Lambda the refusal says how to allow the page in local development.
-  const REFUSED =
-    /refused (\S+): .* is a private, loopback, link-local or reserved address \(for local development, start the service with ALLOWED_PRIVATE_HOSTS=\1\)/;
+  const REFUSED = /refused (\S+): a private address \(for local development, start the service with ALLOWED_PRIVATE_HOSTS=\1\)/;
   const cases: [name: string, url: string, reason?: RegExp][] = [
     ["loopback IPv4", `http://127.0.0.1:${port}/`],
     ["another loopback IPv4", `http://127.0.0.2:${port}/`],
@@ -61,6 +60,25 @@ describe("top-level URLs that reach private addresses are refused with INVALID_U
       expect(error.message).toMatch(reason);
     });
   }
+
+  it("a name that resolves to a private address is refused without saying which (no DNS oracle), on every route that fetches", async () => {
+    // localhost resolves to 127.0.0.1 and ::1 here: the answer names the host asked for, never what it resolved to.
+    const resolved = /127\.0\.0\.1|::1|\[::|0:0:0:0/;
+    const url = `http://localhost:${port}/oracle`;
+    for (const [path, body] of [
+      ["/api/v1/screenshot", { url, deviceScaleFactor: 1, width: 320 }],
+      ["/api/v1/metadata", { url }],
+      ["/api/v1/screenshot", { url: fixture(`/redirect?to=${encodeURIComponent(url)}`), deviceScaleFactor: 1, width: 320 }],
+    ] as const) {
+      const res = await postJson(path, body);
+      expect(res.status, path).toBe(422);
+      const { error } = (await res.json()) as ErrorBody;
+      expect(error.message, path).toContain(`refused localhost:${port}: a private address`);
+      expect(error.message, path).not.toMatch(resolved);
+    }
+    // Refused before any connection: the canary saw nothing (afterAll checks every case of the file).
+    expect((await canaryHits()).filter((hit) => hit.includes("/oracle"))).toEqual([]);
+  });
 
   it("a redirect to a file: URL", async () => {
     const res = await postJson("/api/v1/screenshot", { url: fixture(`/redirect?to=${encodeURIComponent("file:///etc/passwd")}`) });

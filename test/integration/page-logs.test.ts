@@ -141,6 +141,41 @@ describe("capture: what the page did", () => {
     expect(((await viewed.json()) as { title: string }).title).toBe(String(har.log.entries.length));
   });
 
+  it("a secret shorter than 4 characters is redacted where it stands whole, and the page's own text keeps the same letters", async () => {
+    // "js" is also in /logs/app.js, "42" in the page's "hello 42 Object": those stay, the secrets go.
+    const id = runId();
+    const res = await postJson("/api/v1/screenshot", {
+      url: fixture(`/logs/page?id=${id}`),
+      ...SMALL,
+      capture: ALL,
+      cookies: [{ name: "session", value: "js" }],
+      headers: { "X-Api-Token": "42" },
+      httpAuth: { username: "al", password: "pw" },
+    });
+    expect(res.status, res.status === 200 ? "" : await res.clone().text()).toBe(200);
+    const [harText = "", consoleText = ""] = await Promise.all(["x-har-url", "x-console-url"].map((h) => text(res.headers.get(h) ?? "")));
+    const seen = (await (await fetch(fixture(`/logs/seen?id=${id}`))).json()) as Seen;
+    const document = seen.find((r) => r.path === "/logs/page")!;
+    expect(document.cookie).toContain("session=js");
+    expect(document.token).toBe("42");
+
+    const { messages } = JSON.parse(consoleText) as Console;
+    const cookieLine = messages.find((m) => m.text.startsWith("cookie: "))!;
+    expect(cookieLine.text).toMatch(/session=\[redacted\]/);
+    expect(cookieLine.text).not.toMatch(/session=js\b/);
+    expect(messages.map((m) => m.text)).toContain("hello 42 Object");
+
+    const har = JSON.parse(harText) as Har;
+    const pageEntry = har.log.entries.find((e) => e.request.url.includes("/logs/page"))! as Har["log"]["entries"][number] & {
+      request: { cookies: { name: string; value: string }[] };
+    };
+    const header = (name: string) => pageEntry.request.headers.find((h) => h.name.toLowerCase() === name)?.value;
+    expect([header("x-api-token"), header("cookie"), header("authorization")]).toEqual(["[redacted]", "[redacted]", "[redacted]"]);
+    for (const cookie of pageEntry.request.cookies) expect(cookie.value).toBe("[redacted]");
+    expect(harText).not.toMatch(/session=js\b/);
+    expect(har.log.entries.some((e) => e.request.url.includes("/logs/app.js"))).toBe(true);
+  });
+
   it("the JSON envelope carries each log's link and counts; without capture there are none", async () => {
     const res = await postJson("/api/v1/screenshot", {
       url: fixture(`/logs/page?id=${runId()}`),

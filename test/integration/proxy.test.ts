@@ -85,9 +85,9 @@ describe("proxy: the page seen through the customer's proxy", () => {
 
   it("a proxy on a private, loopback or metadata address, or not a proxy URL: 400 before any connection, free", async () => {
     for (const [proxy, message] of [
-      ["http://10.0.0.1:3128", /proxy: is refused: 10\.0\.0\.1 is a private/],
-      ["socks5://169.254.169.254:1080", /proxy: is refused: 169\.254\.169\.254/],
-      ["http://127.0.0.1:1", /proxy: is refused: 127\.0\.0\.1/],
+      ["http://10.0.0.1:3128", /proxy: is refused: a private address/],
+      ["socks5://169.254.169.254:1080", /proxy: is refused: a private address/],
+      ["http://127.0.0.1:1", /proxy: is refused: a private address/],
       ["ftp://proxy.example:21", /proxy: must be an http:\/\/, https:\/\/ or socks5:\/\/ URL/],
       ["http://proxy.example:3128/x", /proxy: must be scheme:\/\/\[user:pass@\]host:port/],
     ] as const) {

@@ -16,6 +16,25 @@ describe("log lines", () => {
     expect(() => JSON.parse(clean)).not.toThrow();
   });
 
+  it("never carry a URL's user-info (basic auth, a proxy's credentials), only its host and path", () => {
+    const clean = scrubbed(
+      JSON.stringify({
+        url: "https://alice:s3cret@example.com/a/b",
+        proxy: "socks5://bob:p%40ss:w0rd@proxy.example:1080",
+        error: { message: "connect failed to http://carol:hunter2@10.0.0.1:3128 (407)", stack: "at wss://dave:t0k@live.example.com/socket\n" },
+        odd: "HTTP://eve:pa@ss@Example.com/",
+      }),
+    );
+    for (const secret of ["alice", "s3cret", "bob", "p%40ss", "w0rd", "carol", "hunter2", "dave", "t0k", "eve", "pa@ss"]) expect(clean).not.toContain(secret);
+    expect(clean).toContain("https://…@example.com/a/b");
+    expect(clean).toContain("socks5://…@proxy.example:1080");
+    expect(clean).toContain("http://…@10.0.0.1:3128");
+    expect(clean).toContain("wss://…@live.example.com/socket");
+    // An address in plain text keeps its "@": only a URL's user-info is taken out.
+    expect(scrubbed("mail ops@example.com at https://example.com/x")).toBe("mail ops@example.com at https://example.com/x");
+    expect(() => JSON.parse(clean)).not.toThrow();
+  });
+
   it("never carry an API key or a signing secret", () => {
     const key = `shl_live_${"A".repeat(43)}`;
     const secret = `sks_${"b".repeat(43)}`;

@@ -56,11 +56,16 @@ export function unmapIPv4(address: string): string {
   return address;
 }
 
-/** Why `address` (an IP literal) may not be reached, or null when it is a public address. */
+/**
+ * Why `address` (an IP literal) may not be reached, or null when it is a public address. The reason
+ * never names the address: a refused name's answer would otherwise tell anyone what it resolves to
+ * inside our network (a free DNS oracle), so private, loopback, link-local and reserved alike are
+ * "a private address".
+ */
 export function refusalReason(address: string): string | null {
   const ip = unmapIPv4(address.replace(/^\[|\]$/g, ""));
   const family = net.isIP(ip);
-  if (family === 0) return `${address} is not an IP address`;
-  if (blocked.check(ip, family === 4 ? "ipv4" : "ipv6")) return `${ip} is a private, loopback, link-local or reserved address`;
+  if (family === 0) return "not an IP address";
+  if (blocked.check(ip, family === 4 ? "ipv4" : "ipv6")) return "a private address";
   return null;
 }

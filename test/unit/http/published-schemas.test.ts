@@ -33,7 +33,7 @@ const INEXPRESSIBLE = [
   /frames of \d+x\d+ as \w+ need about [\d,]+ MB to encode/,
   /frames of \d+x\d+ device px are larger than 3840x2160/,
   // A proxy on a private literal address: the guard's address policy, not a pattern.
-  /proxy: is refused: .* is a private, loopback, link-local or reserved address/,
+  /proxy: is refused: a private address/,
   // Percent-escapes that decode to bytes which are not UTF-8.
   /proxy: must percent-encode its username and password as UTF-8/,
 ];

@@ -4,7 +4,7 @@ import { translateNavigationError } from "../../../lib/render/errors.js";
 import type { GuardSession } from "../../../lib/render/guard/network-guard.js";
 
 const guard = (failures: [string, string][]) => ({ failures: new Map(failures) }) as unknown as GuardSession;
-const REFUSED = "refused localhost:4000: 127.0.0.1 is a private, loopback, link-local or reserved address";
+const REFUSED = "refused localhost:4000: a private address";
 const tunnelFailed = new Error("net::ERR_TUNNEL_CONNECTION_FAILED at http://127.0.0.1:3000/redirect");
 
 describe("navigation failures in words", () => {

@@ -14,7 +14,7 @@ describe("resolveTarget", () => {
     expect(lambda).toEqual({
       ok: false,
       refused: true,
-      reason: "refused 169.254.169.254:80: 169.254.169.254 is a private, loopback, link-local or reserved address",
+      reason: "refused 169.254.169.254:80: a private address",
     });
   });
 
