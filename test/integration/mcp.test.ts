@@ -22,6 +22,7 @@ const base = inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
 // An account of its own: other files charge the shared key at the same time.
 let key = "";
+let accountId = "";
 const auth = { authorization: "" };
 const balance = async () => ((await (await fetch(`${base}/api/v1/usage`, { headers: auth })).json()) as { balance_micro_usd: number }).balance_micro_usd;
 
@@ -37,7 +38,7 @@ beforeAll(async () => {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ email: `mcp-${Date.now()}@mcp.test` }),
   });
-  key = ((await signup.json()) as { api_key: string }).api_key;
+  ({ api_key: key, account_id: accountId } = (await signup.json()) as { api_key: string; account_id: string });
   auth.authorization = `Bearer ${key}`;
   keyed = await mcpClient(base, auth);
   anonymous = await mcpClient(base);
@@ -355,6 +356,22 @@ describe("tools/call with an API key", () => {
     const items = await Promise.all(slots.map((sk) => getItem(`SLOT#${FREE_CALLS.pool}`, sk)));
     expect(items.filter((item) => item?.holder === "another-request")).toHaveLength(FREE_CALLS.size - 1);
     expect(items.filter((item) => item?.holder === undefined)).toHaveLength(1);
+  });
+
+  it(`one caller holds at most ${FREE_CALLS.perCaller} of those places: past them its free calls are 429, another caller's are served`, async () => {
+    const mine = `SLOT#${FREE_CALLS.pool}:acct:${accountId}`;
+    await Promise.all(
+      Array.from({ length: FREE_CALLS.perCaller }, (_, i) => putItem({ pk: mine, sk: String(i), holder: "a-slow-call", leaseUntil: Date.now() + 60_000 })),
+    );
+    const refused = (await keyed.callTool({ name: "metadata", arguments: { url: fixture("/simple") } })) as CallToolResult;
+    expect((refused.structuredContent as { error: { code: string } }).error.code).toBe("RATE_LIMITED");
+    const other = (await anonymous.callTool({ name: "metadata", arguments: { url: fixture("/simple") } })) as CallToolResult;
+    expect(other.structuredContent).toMatchObject({ title: "Simple fixture" });
+    await Promise.all(
+      Array.from({ length: FREE_CALLS.perCaller }, (_, i) => putItem({ pk: mine, sk: String(i), holder: "a-slow-call", leaseUntil: Date.now() - 1 })),
+    );
+    const served = (await keyed.callTool({ name: "metadata", arguments: { url: fixture("/simple") } })) as CallToolResult;
+    expect(served.structuredContent).toMatchObject({ title: "Simple fixture" });
   });
 
   it("bad arguments get the REST error body as an error result, and cost nothing; an unknown tool is a JSON-RPC error", async () => {
