@@ -1,6 +1,7 @@
 import { type HTTPResponse, type Page, TimeoutError } from "puppeteer-core";
 import { config } from "../config.js";
 import { type Deadline, orTimeout, pageLoadLimit } from "../deadline.js";
+import { AppError } from "../errors.js";
 import { REVEAL } from "./anti-flicker.js";
 import { type PageSession, withPage } from "./browser.js";
 import { guardFailure, invalidUrl, renderTimeout, translateNavigationError, translateRenderError } from "./errors.js";
@@ -13,7 +14,9 @@ import type { RenderSource, WaitUntil } from "./options.js";
 const CAPTURE_RESERVE_MS = 3_000;
 
 // What puppeteer says when the page navigated away under an evaluation or a capture.
-const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id|frame got detached|Not attached to an active page/i;
+const NAVIGATED =
+  /Execution context was destroyed|Cannot find context with specified id|frame got detached|detached frame|Inspected target navigated or closed|Not attached to an active page/i;
+const KEPT_NAVIGATING = "it kept navigating to other pages (a script or meta-refresh redirect loop)";
 
 /**
  * Why a page is captured as it stood rather than loaded: its `load` event never came within the
@@ -86,12 +89,19 @@ async function navigate(
   budgetMs: number,
   loadSeconds: number,
   waitUntil: WaitUntil | undefined,
-): Promise<{ lastDocument: () => string | undefined; incomplete: Incomplete | null }> {
+): Promise<{ lastDocument: () => string | undefined; navigations: () => number; incomplete: Incomplete | null }> {
   // "networkidle": at most 2 connections for 500 ms, so a page that holds a socket open still loads.
   const event = waitUntil === "networkidle" ? "networkidle2" : (waitUntil ?? "load");
   let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
   let documentStatus = 0;
   const lastDocument = () => documentUrl;
+  // Documents the main frame has committed: a failure while it committed another is a navigation's
+  // race, whatever words the browser found for it.
+  let committed = 0;
+  const navigations = () => committed;
+  page.on("framenavigated", (frame) => {
+    if (frame === page.mainFrame()) committed++;
+  });
   page.on("request", (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
   });
@@ -126,17 +136,20 @@ async function navigate(
       return waitFor(budgetMs - firstWaitMs);
     });
   } catch (error) {
+    // A script or meta-refresh loop can fail the first load with any of the browser's words for a frame that moved on.
+    if (!(error instanceof Error && /net::ERR_|timeout/i.test(error.message)) && !(error instanceof TimeoutError) && committed > 1)
+      throw invalidUrl(KEPT_NAVIGATING, error);
     if (!(error instanceof TimeoutError) || waitUntil !== undefined || documentStatus >= 400 || !(await painted()))
       throw translateNavigationError(error, documentUrl, guard, loadSeconds);
     // What hangs (a third-party script, a frame) is stopped: the page stands as a visitor sees it.
     await orTimeout(page.evaluate("window.stop()"), PAINTED_CHECK_MS, () => undefined).catch(() => undefined);
-    return { lastDocument, incomplete: "load-timeout" };
+    return { lastDocument, navigations, incomplete: "load-timeout" };
   }
   if (response && response.status() >= 400) {
     const refused = guardFailure(response.url(), guard);
     throw invalidUrl(refused ?? `${response.url()} answered HTTP ${response.status()}`);
   }
-  return { lastDocument, incomplete: null };
+  return { lastDocument, navigations, incomplete: null };
 }
 
 /**
@@ -160,7 +173,7 @@ export function withLoadedPage<P, T>(
     const loadSeconds = Math.round(budgetMs / 1000);
     const remaining = () => slotAt + budgetMs - Date.now();
     const prepared = await prepare(session);
-    const { lastDocument, incomplete } = await navigate(session.page, session.guard, source, budgetMs, loadSeconds, waitUntil);
+    const { lastDocument, navigations, incomplete } = await navigate(session.page, session.guard, source, budgetMs, loadSeconds, waitUntil);
     const { page } = session;
     // A page whose scripts never yield (an endless loop after load) never answers an evaluation:
     // each may run until the page-load limit plus the capture's reserve, then the render times out.
@@ -170,11 +183,13 @@ export function withLoadedPage<P, T>(
       });
     const settled = async <R>(work: () => Promise<R>, extraMs = 0): Promise<R> => {
       for (let attempt = 0; ; attempt++) {
+        const before = navigations();
         try {
           return await bounded(work, extraMs);
         } catch (error) {
-          if (!NAVIGATED.test(String(error) + String((error as { cause?: unknown }).cause ?? ""))) throw error;
-          if (attempt >= 2) throw invalidUrl("it kept navigating to other pages (a script or meta-refresh redirect loop)", error);
+          const moved = !(error instanceof AppError) && navigations() !== before;
+          if (!moved && !NAVIGATED.test(String(error) + String((error as { cause?: unknown }).cause ?? ""))) throw error;
+          if (attempt >= 2) throw invalidUrl(KEPT_NAVIGATING, error);
           await page.waitForNavigation({ waitUntil: "load", timeout: Math.max(1, remaining()) }).catch(() => undefined);
         }
       }

@@ -197,6 +197,19 @@ describe("upstream servers that stall or flood", () => {
     await expectRender(() => shoot(zoo(name)), ["200", "422 INVALID_URL", "504 RENDER_TIMEOUT"]);
     await expectMetadata(`${zoo(name)}?shell`, [200, 422, 504]);
   });
+
+  it("redirect loops three at a time, each render racing its page's next document: never a 500, charged only for what was answered", async () => {
+    // A failure while the page committed another document is the loop's, whatever the browser's words
+    // for it (lib/render/page-load.ts): once a clean-clone run answered 500 here, on a busy machine.
+    const before = await balance();
+    const answers = await Promise.all(
+      ["js-redirect-loop", "meta-refresh-loop", "js-redirect-loop"].map((name, i) =>
+        shoot(`${zoo(name)}?race=${i}`).then(async (res) => ({ res, body: await res.text() })),
+      ),
+    );
+    for (const { res, body } of answers) expect([200, 422, 504], body.slice(0, 200)).toContain(res.status);
+    expect(await balance()).toBe(before - answers.filter(({ res }) => res.status === 200).length * PRICES.screenshot);
+  });
 });
 
 describe("page behaviours", () => {
