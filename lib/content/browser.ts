@@ -33,7 +33,7 @@ const HIT_TEST_WORK = 5_000_000;
  * above it, and its colour (with the opacity of it and its ancestors) stands out against what is
  * painted below it, by MIN_CONTRAST. A string, as LoadedPage.evaluate takes scripts.
  */
-export const MARK_HIDDEN = `(() => {
+const MARK_HIDDEN = `(() => {
   const HIDDEN = ${JSON.stringify(HIDDEN_MARK)}, TEXT = ${JSON.stringify(TEXT_HIDDEN_MARK)};
   const MIN_CONTRAST = ${MIN_CONTRAST}, MIN_OPACITY = 0.05, MIN_TEXT_PX = 4;
   if (!document.body) return;
