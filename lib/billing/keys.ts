@@ -28,6 +28,7 @@
 //                MON#<monitor id>   CHECK#<check id>   (a check and its outcome; check ids sort by time; expiresAt: TTL)
 //                MON#<monitor id>   HOOK#<delivery id> (a webhook event of the monitor and its delivery attempts)
 //   due check    DUE                <ISO time>#<account id>#<monitor id>   (when a monitor's next check is due: lib/monitors/schedule.ts)
+//   open work    OPEN               <item|check>#<account id>#<job or monitor id>#<index or check id>   (taken by a worker, not yet ended: lib/jobs/attempt.ts)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -185,4 +186,13 @@ export const dueKey = (at: number, accountId: string, monitorId: string): TableK
 export const feedCheckKey = (accountId: string, at: number, checkId: string): TableKey => ({
   pk: FEED_PARTITION,
   sk: `${accountId}#${new Date(at).toISOString()}#${checkId}`,
+});
+
+/** The partition of the jobs workers' work taken and not yet ended (lib/jobs/attempt.ts: the sweeper reads it, and nothing else). */
+export const OPEN_PARTITION = "OPEN";
+
+/** A job's item or a monitor's check taken by a worker, until it ends. */
+export const openKey = (kind: "item" | "check", accountId: string, owner: string, id: string | number): TableKey => ({
+  pk: OPEN_PARTITION,
+  sk: `${kind}#${accountId}#${owner}#${id}`,
 });

@@ -61,3 +61,18 @@ export async function releaseSlot(pool: string, index: number, holder: string): 
     )
     .catch(ignoreFailedCondition);
 }
+
+/** Keeps slot `index` of `pool` held by `holder` until `until` instead (it lets go then, by its lease), if `holder` still holds it. */
+export async function holdSlotUntil(pool: string, index: number, holder: string, until: number): Promise<void> {
+  await documents
+    .send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: slotKey(pool, index),
+        UpdateExpression: "SET leaseUntil = :until",
+        ConditionExpression: "holder = :holder",
+        ExpressionAttributeValues: { ":holder": holder, ":until": until },
+      }),
+    )
+    .catch(ignoreFailedCondition);
+}

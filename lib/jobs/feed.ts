@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
-import { releaseSlot, takeSlot } from "../billing/slots.js";
+import { holdSlotUntil, releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { consumers } from "../routes.js";
@@ -134,9 +134,20 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
   return sent;
 }
 
-/** Lets go of the slot an item's (or a check's) message held (it ended, or it will not run), then sends what its account has waiting. */
-export async function itemDone(message: Pick<ItemMessage, "slot">, accountId: string): Promise<void> {
-  if (message.slot) await releaseSlot(slotPool(accountId), message.slot.index, message.slot.holder);
+/** A failure's slot is held on at most this long (the worker's own limit). */
+const MAX_HELD_ON_MS = 150_000;
+
+/**
+ * Lets go of the slot an item's (or a check's) message held (it ended, or it will not run), then
+ * sends what its account has waiting. A failure refunded as the customer's (`heldOnMs`: how long it
+ * ran) keeps its slot that long again: a refunded item costs nothing, but its worker's time counts
+ * in its account's share, so an account whose items all time out holds no more of the workers than
+ * its share, half of the time (docs/api.md, "Fair shares"). The reconciler's feed sends what waits
+ * once the slot's lease ends.
+ */
+export async function itemDone(message: Pick<ItemMessage, "slot">, accountId: string, heldOnMs = 0, now = Date.now()): Promise<void> {
+  if (message.slot && heldOnMs > 0) await holdSlotUntil(slotPool(accountId), message.slot.index, message.slot.holder, now + Math.min(heldOnMs, MAX_HELD_ON_MS));
+  else if (message.slot) await releaseSlot(slotPool(accountId), message.slot.index, message.slot.holder);
   await feed(accountId).catch((error: unknown) =>
     log.error("feeding an account's job items failed; the reconciler will", { accountId, error: describeError(error) }),
   );

@@ -95,7 +95,7 @@ describe("a job item delivered again", () => {
     const { job, key, message } = await jobOf(1);
     const before = await balance(key);
     // The dead worker: took the item (its lease now over) and charged it, then nothing.
-    const taken = (await startItem(job.id, 0, Date.now() - 1))!;
+    const taken = (await startItem(job, 0, Date.now() - 1))!;
     await chargeItem(job, 0, 5_000, taken);
     expect(await balance(key)).toBe(before - 5_000);
     expect((await ledgerOf(job.accountId, `${job.id}.0`)).pending).toHaveLength(1);
@@ -126,7 +126,7 @@ describe("a job item delivered again", () => {
     const { job, message } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=redelivered-${Date.now()}`);
     await rotateWebhookSecret(job.accountId);
     // The dead worker: took the item and ended it, then nothing (no job.completed queued).
-    await startItem(job.id, 0, Date.now() + 60_000);
+    await startItem(job, 0, Date.now() + 60_000);
     await finishItem(job.id, 0, { status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "gone" } });
     expect(await readDeliveries(job.id)).toEqual([]);
     // The queue delivers its message again, twice: the job is noted complete and announced once.
@@ -144,7 +144,7 @@ describe("a job item delivered again", () => {
     const grace = config.RECONCILE_GRACE_SECONDS * 1000;
     const deadAgo = async (minutes: number) => {
       const { job, key } = await jobOf(1);
-      const taken = (await startItem(job.id, 0, Date.now() - 1))!;
+      const taken = (await startItem(job, 0, Date.now() - 1))!;
       await chargeItem(job, 0, 5_000, { ...taken, chargeAt: new Date(Date.now() - minutes * 60_000).toISOString() });
       return { job, key };
     };
@@ -270,7 +270,7 @@ describe("a job item delivered again", () => {
     expect((await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "HOLD", sk: orphan } }))).Item).toBeUndefined();
     // A job whose item ended without a charge or a release (its worker died between the two): the rest comes back.
     const { job } = await jobOf(1);
-    const taken = (await startItem(job.id, 0, Date.now() + 60_000))!;
+    const taken = (await startItem(job, 0, Date.now() + 60_000))!;
     expect(taken.price).toBe(5_000);
     await finishItem(job.id, 0, { status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "test" } });
     const before = (await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "HOLD", sk: job.id } }))).Item;
