@@ -21,7 +21,7 @@
 //                JOB#<id>           HOOK#<delivery id>        (a webhook event of the job and its delivery attempts)
 //   webhook key  ACCT#<id>          WEBHOOK    (the account's webhook signing secret)
 //   job feed     FEED               <account id>#<ISO time>#<job id>   (a job with items not yet sent to the queue: lib/jobs/feed.ts)
-//   receiver     RECEIVER#<account id>#<sha256(origin)>  RECEIVER   (a webhook receiver's failures in a row, and no attempt before `until`; expiresAt: TTL)
+//   receivers    RECEIVER#<account id>  RECEIVER   (an account's webhook receivers' failures in a row, and no attempt before `until`; expiresAt: TTL)
 //   job hold     HOLD               <job id>   -> accountId, held (what the job still holds of its price: lib/billing/holds.ts)
 //   payer        PAYER#<address>    PAYER      -> accountId (create-only: the one account auto-topup may pull from this wallet for)
 //   monitor      ACCT#<id>          MON#<monitor id>   (a watched page: its request, schedule, baseline, last check)
@@ -155,8 +155,8 @@ export const FEED_PARTITION = "FEED";
 /** A job with items waiting to be sent, in its account's order. */
 export const feedKey = (accountId: string, createdAt: string, jobId: string): TableKey => ({ pk: FEED_PARTITION, sk: `${accountId}#${createdAt}#${jobId}` });
 
-/** How one account's webhook receiver (by its origin's SHA-256) has been answering: its failures in a row, and the backoff they earned. */
-export const receiverKey = (accountId: string, originHash: string): TableKey => ({ pk: `RECEIVER#${accountId}#${originHash}`, sk: "RECEIVER" });
+/** How an account's webhook receivers, all of them, have been answering: their failures in a row, and the backoff they earned. */
+export const receiversKey = (accountId: string): TableKey => ({ pk: `RECEIVER#${accountId}`, sk: "RECEIVER" });
 
 /** Sort-key prefix of an account's monitors in its partition. */
 export const MONITOR_PREFIX = "MON#";

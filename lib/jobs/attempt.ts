@@ -199,7 +199,7 @@ export async function attempt<Made>(a: Attempt<Made>, now = Date.now()): Promise
   } catch (error) {
     const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
     if (ours && a.receiveCount < JOB_MAX_RECEIVES) throw error;
-    log.warn(`a job ${a.piece.kind} failed`, { owner: a.piece.owner, id: a.piece.id, error: describeError(error) });
+    log.warn(a.piece.kind === "item" ? "job item failed" : "monitor check failed", { owner: a.piece.owner, id: a.piece.id, error: describeError(error) });
     await refundCharge(charge);
     const failure = ours ? new AppError("INTERNAL_ERROR", `The ${a.piece.kind} could not be run; it was not charged.`) : error;
     return a.failed(failure, { unpaid: false, ours, ranMs: Date.now() - now });

@@ -1,7 +1,7 @@
-import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
-import { JOB_HOOK_PREFIX, jobHookKey, monitorHookKey, receiverKey, type TableKey, webhookSecretKey } from "../billing/keys.js";
+import { JOB_HOOK_PREFIX, jobHookKey, monitorHookKey, receiversKey, type TableKey, webhookSecretKey } from "../billing/keys.js";
 import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
@@ -16,19 +16,22 @@ import { getJob, type Job, type JobItem, jobStatus, noteEnded, readJob } from ".
 // "v1," and the base64 HMAC-SHA256 of "id.timestamp.body" with the account's secret), each attempt
 // through the network guard with a short timeout and no redirect followed, retried with backoff
 // for about a day on anything but a 2xx. Each event and its attempts are kept with its job (or monitor).
-// The senders are shared by every account, so one account's slow or dead receiver holds at most
-// one of them, for one short attempt at a time: attempts to one receiver (its origin) run one at a
-// time per account (a slot: lib/billing/slots.ts), and a receiver that fails RECEIVER_STRIKES
+// The senders are shared by every account, so one account's slow or dead receivers hold at most
+// SENDERS_PER_ACCOUNT of them, for one short attempt at a time: an account's attempts, to whichever
+// of its receivers (as many origins as it likes: a wildcard domain is free), run SENDERS_PER_ACCOUNT
+// at a time (slots: lib/billing/slots.ts), and an account whose receivers fail RECEIVER_STRIKES
 // times in a row is left alone for a while (its attempts wait on the queue, not in a sender).
 
 /** Seconds before each retry after the first attempt (about a day in all), as Standard Webhooks' senders do. */
 const RETRY_SECONDS = [5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600];
 /** An attempt gives up after this long (a receiver should answer at once and work later). */
 const ATTEMPT_TIMEOUT_MS = 5_000;
-/** Failures in a row after which a receiver is backed off, and the first and longest backoff. */
+/** An account's attempts made at once, whatever their receivers (of the 5 senders: lib/routes.ts, consumers). */
+const SENDERS_PER_ACCOUNT = 1;
+/** Failures in a row of an account's receivers after which they are backed off, and the first and longest backoff. */
 const RECEIVER_STRIKES = 3;
 const RECEIVER_BACKOFF_MS = [30_000, 15 * 60_000] as const;
-/** An attempt whose receiver is busy with another attempt of the account waits this long on the queue. */
+/** An attempt whose account's senders are all busy waits this long on the queue. */
 const BUSY_RECEIVER_SECONDS = 1;
 /** SQS delays a message 15 minutes at most: a later attempt waits in steps. */
 const MAX_DELAY_SECONDS = 900;
@@ -233,39 +236,38 @@ export async function deliver(message: WebhookMessage, job: HookOwner, now = Dat
     await enqueueAttempt(grouped, delayUntil(message.dueAt, now));
     return;
   }
-  const receiver = createHash("sha256").update(new URL(job.webhookUrl!).origin).digest("hex");
-  // A receiver backed off after failing: the attempt waits on the queue (it is not spent).
-  const backedOff = await receiverUntil(job.accountId, receiver);
+  // An account whose receivers were backed off after failing: the attempt waits on the queue (it is not spent).
+  const backedOff = await receiversUntil(job.accountId);
   if (backedOff > now) {
     await enqueueAttempt(grouped, delayUntil(backedOff, now));
     return;
   }
-  // One attempt at a time to one receiver of one account: the others wait on the queue, not in a sender.
-  const pool = `hook#${job.accountId}#${receiver}`;
+  // SENDERS_PER_ACCOUNT attempts at a time of one account, to whichever receivers: the others wait on the queue, not in a sender.
+  const pool = `hook#${job.accountId}`;
   const holder = randomUUID();
-  const slot = await takeSlot(pool, 1, holder, now + ATTEMPT_TIMEOUT_MS + CLAIM_MARGIN_MS);
+  const slot = await takeSlot(pool, SENDERS_PER_ACCOUNT, holder, now + ATTEMPT_TIMEOUT_MS + CLAIM_MARGIN_MS);
   if (slot === null) {
     await enqueueAttempt(grouped, BUSY_RECEIVER_SECONDS);
     return;
   }
   try {
-    await attemptOnce(grouped, job, receiver, now);
+    await attemptOnce(grouped, job, now);
   } finally {
     await releaseSlot(pool, slot, holder).catch(() => undefined); // its lease ends it anyway
   }
 }
 
-/** When the account's receiver may be tried again (epoch ms; 0 when it is not backed off). */
-async function receiverUntil(accountId: string, receiver: string): Promise<number> {
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: receiverKey(accountId, receiver), ConsistentRead: true }));
+/** When the account's receivers may be tried again (epoch ms; 0 when they are not backed off). */
+async function receiversUntil(accountId: string): Promise<number> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: receiversKey(accountId), ConsistentRead: true }));
   return Number(Item?.until ?? 0);
 }
 
-/** Records an attempt's outcome for its receiver: a success forgets its failures; the RECEIVER_STRIKES-th failure in a row (and each after) backs it off, doubling. */
-async function noteReceiver(accountId: string, receiver: string, delivered: boolean, now: number): Promise<void> {
-  const key = receiverKey(accountId, receiver);
+/** Records an attempt's outcome for its account's receivers: a success forgets their failures; the RECEIVER_STRIKES-th failure in a row (and each after) backs them off, doubling. */
+async function noteReceivers(accountId: string, delivered: boolean, now: number): Promise<void> {
+  const key = receiversKey(accountId);
   if (delivered) {
-    // Forgotten whole (a receiver that never failed has no row to keep).
+    // Forgotten whole (an account whose receivers never failed has no row to keep).
     await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: key }));
     return;
   }
@@ -292,8 +294,8 @@ async function noteReceiver(accountId: string, receiver: string, delivered: bool
   );
 }
 
-/** Makes attempt `message.attempt` of its delivery, once, holding its receiver's slot. */
-async function attemptOnce(message: WebhookMessage, job: HookOwner, receiver: string, now: number): Promise<void> {
+/** Makes attempt `message.attempt` of its delivery, once, holding one of its account's sender slots. */
+async function attemptOnce(message: WebhookMessage, job: HookOwner, now: number): Promise<void> {
   const delivery = await claimAttempt(job, message, now);
   if (!delivery) return queueNextAgain(job, message, now);
   const secret = await webhookSecretOf(job.accountId);
@@ -301,7 +303,7 @@ async function attemptOnce(message: WebhookMessage, job: HookOwner, receiver: st
     ? await attempt(job.webhookUrl!, secret, delivery.id, delivery.payload, now)
     : { at: new Date(now).toISOString(), error: "no webhook secret" };
   const delivered = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
-  if (secret) await noteReceiver(job.accountId, receiver, delivered, now);
+  if (secret) await noteReceivers(job.accountId, delivered, now);
   const retryIn = RETRY_SECONDS[message.attempt - 1];
   const status = delivered ? "delivered" : retryIn === undefined || !secret ? "failed" : "pending";
   const attempts = [...delivery.attempts, outcome];
