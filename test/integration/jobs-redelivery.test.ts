@@ -28,6 +28,7 @@ const { GetCommand, QueryCommand, UpdateCommand } = await import("@aws-sdk/lib-d
 const { documents } = await import("../../lib/billing/dynamodb.js");
 const { reconcileCharges } = await import("../../lib/billing/ledger.js");
 const { placeHold } = await import("../../lib/billing/holds.js");
+const { takeSlot } = await import("../../lib/billing/slots.js");
 const { config } = await import("../../lib/config.js");
 const { jobRequest } = await import("../../lib/api/schemas.js");
 const { storeRequests } = await import("../../lib/jobs/requests.js");
@@ -50,13 +51,13 @@ const markSent = (id: string) =>
   );
 
 /** An account with $10, and a job of `count` screenshot items of it (with `webhookUrl`, if given). */
-async function jobOf(count: number, webhookUrl?: string) {
+async function jobOf(count: number, webhookUrl?: string, path = "/simple") {
   const email = `redelivery-${Date.now()}-${counter++}@jobs.test`;
   const { api_key: key, account_id: accountId } = await signUp(base, email);
   admin(inject("localDir"), "credit", accountId, "10");
   const { items } = jobRequest.parse({
     endpoint: "screenshot",
-    items: Array.from({ length: count }, () => ({ url: `${inject("fixtureUrl")}/simple`, width: 320, deviceScaleFactor: 1 })),
+    items: Array.from({ length: count }, () => ({ url: `${inject("fixtureUrl")}${path}`, width: 320, deviceScaleFactor: 1 })),
   });
   const id = newJobId();
   // As POST /api/v1/jobs does: the items' price held, their requests stored, the job recorded.
@@ -238,6 +239,23 @@ describe("a job item delivered again", () => {
     await deliver(JSON.parse(Messages[0]!.Body!), jobHooks(job));
     expect((await readDeliveries(job.id)).map((d) => [d.status, d.attempts.map((a) => a.status)])).toEqual([["delivered", [500, 204]]]);
     expect(await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()).toHaveLength(2);
+  }, 60_000);
+
+  it("an item that fails as the customer's (its page a 404) is refunded, and its slot stays held as long again as it ran", async () => {
+    const { job, key, message } = await jobOf(1, undefined, "/not-found");
+    const before = await balance(key);
+    const holder = `test-${Date.now()}`;
+    const slot = (await takeSlot(`items#${job.accountId}`, 3, holder, Date.now() + 60_000))!;
+    const started = Date.now();
+    expect(await runItem({ ...message, accountId: job.accountId, slot: { index: slot, holder } }, 1)).toBe("done");
+    const ended = Date.now();
+    expect((await readJob(job.id))!.items[0]).toMatchObject({ status: "failed", charged: 0, error: { code: "INVALID_URL" } });
+    expect(await balance(key)).toBe(before);
+    // Held on, by the same holder, until about as long after its end as it ran.
+    const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: `SLOT#items#${job.accountId}`, sk: String(slot) } }));
+    expect(Item!.holder).toBe(holder);
+    expect(Item!.leaseUntil).toBeGreaterThan(ended);
+    expect(Item!.leaseUntil).toBeLessThanOrEqual(ended + (ended - started));
   }, 60_000);
 
   it("a message for no job (expired, or made up) is spent without a charge", async () => {
