@@ -6,6 +6,8 @@
 // last delivery, charge it) and nothing after them, as in jobs-redelivery.test.ts. The stack's own
 // reconciler may sweep these items too (it runs every minute against the same table): every
 // assertion is on what the item, the ledger and the events end as, whoever swept.
+import { spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, inject, it } from "vitest";
 import { admin, signUp } from "../../dev/harness/dev-process.js";
 import { ownQueues, useSharedStackInProcess } from "../helpers/in-process.js";
@@ -40,10 +42,10 @@ async function account() {
 }
 
 /** A job of `count` screenshot items with a webhook, all counted as sent (this file delivers nothing: the stack's feed must not send them). */
-async function jobOf(accountId: string, count: number) {
+async function jobOf(accountId: string, count: number, path = "/simple", timeout = 30) {
   const { items } = jobRequest.parse({
     endpoint: "screenshot",
-    items: Array.from({ length: count }, () => ({ url: `${inject("fixtureUrl")}/simple`, width: 320, deviceScaleFactor: 1 })),
+    items: Array.from({ length: count }, () => ({ url: `${inject("fixtureUrl")}${path}`, width: 320, deviceScaleFactor: 1, timeout })),
   });
   const id = newJobId();
   await placeHold(accountId, id, count * 5_000);
@@ -63,7 +65,7 @@ async function jobOf(accountId: string, count: number) {
       ExpressionAttributeNames: { "#count": "count" },
     }),
   );
-  return job;
+  return Object.assign(job, { requests: items });
 }
 
 /** What the account may spend plus what its jobs hold: a hold's release or a refund puts it back whole. */
@@ -85,6 +87,53 @@ const entriesOf = async (accountId: string, requestId: string) =>
 const openRowsOf = async (owner: string) => (await queryAll<{ owner: string }>("OPEN")).filter((row) => row.owner === owner);
 
 describe("the sweeper", () => {
+  it("a worker killed mid-item on its last delivery (SIGKILL while its page loads): the first sweep after its lease ends it failed, refunded once, job.completed sent", async () => {
+    const { key, accountId } = await account();
+    // One item whose page never answers, its page-load limit 5 s: its worker is busy when it is killed.
+    const job = await jobOf(accountId, 1, "/hang", 5);
+    const before = await money(key);
+    const message = { jobId: job.id, index: 0, accountId, timeout: 5, request: job.requests[0] };
+    // The worker, a process of its own, on the message's last delivery (the queue has none left to give).
+    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/worker-child.ts", JSON.stringify(message), String(JOB_MAX_RECEIVES), "150000"], {
+      env: process.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    for (const stream of [child.stdout!, child.stderr!])
+      stream.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+    child.once("exit", (code, signal) => {
+      output += ` [exit ${code} ${signal}]`;
+    });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      // Killed once it has charged the item (its page is loading; the render would end it in 5 s).
+      for (const until = Date.now() + 30_000; (await entriesOf(accountId, `${job.id}.0`)).length === 0; await sleep(50))
+        if (Date.now() > until) throw new Error(`the worker did not charge the item in time: ${output}`);
+    } finally {
+      child.kill("SIGKILL");
+      await exited;
+    }
+    const dead = (await readJob(job.id))!.items[0]!;
+    expect(dead).toMatchObject({ status: "running", receives: JOB_MAX_RECEIVES });
+    expect((await money(key)).held).toBe(before.held - 5_000);
+    // Its lease is the worker's whole limit (150 s) and a margin after it started: before that, the sweep leaves it alone.
+    expect(dead.leaseUntil! - Date.parse(dead.startedAt!)).toBeLessThanOrEqual(150_000 + 15_000);
+    await sweepItems(dead.leaseUntil! - 1);
+    expect((await readJob(job.id))!.items[0]!.status).toBe("running");
+    // The first sweep after it (each minute) ends it; a second changes nothing.
+    await sweepItems(dead.leaseUntil! + 1);
+    await sweepItems(dead.leaseUntil! + 60_000);
+    expect((await readJob(job.id))!.items[0]).toMatchObject({ status: "failed", charged: 0, error: { code: "INTERNAL_ERROR" } });
+    expect((await entriesOf(accountId, `${job.id}.0`)).map((e) => [e.status, e.amount])).toEqual([["refunded", 5_000]]);
+    expect(await money(key)).toEqual({ balance: before.balance + 5_000, held: before.held - 5_000 });
+    const deliveries = await readDeliveries(job.id);
+    expect(deliveries.map((d) => d.type)).toEqual(["job.completed"]);
+    expect(JSON.parse(deliveries[0]!.payload).data).toMatchObject({ status: "completed", counts: { failed: 1 } });
+    expect(await openRowsOf(job.id)).toEqual([]);
+  }, 90_000);
+
   it("ends an item whose worker died mid-item on its last delivery: failed, refunded once, job.completed sent; an earlier delivery's is left to the queue", async () => {
     const { key, accountId } = await account();
     const job = await jobOf(accountId, 3);
