@@ -155,9 +155,9 @@ const MAX_HELD_ON_MS = 150_000;
 /**
  * Lets go of the slot an item's (or a check's) message held (it ended, or it will not run), then
  * sends what its account has waiting. A failure refunded as the customer's (`heldOnMs`: how long it
- * ran) keeps its slot that long again: a refunded item costs nothing, but its worker's time counts
- * in its account's share, so an account whose items all time out holds no more of the workers than
- * its share, half of the time (docs/api.md, "Fair shares"). The reconciler's feed sends what waits
+ * ran) keeps its slot that long again: a refunded item costs nothing, but its worker's time still
+ * counts in its account's share, so an account whose items all time out keeps at most half its
+ * share of the workers busy (docs/api.md, "Fair shares"). The reconciler's feed sends what waits
  * once the slot's lease ends.
  */
 export async function itemDone(message: Pick<ItemMessage, "slot">, accountId: string, heldOnMs = 0, now = Date.now()): Promise<void> {

@@ -132,18 +132,18 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
 export const chargeItem = (job: Job, index: number, price: number, taken: JobItem): Promise<Charge> =>
   chargePiece(itemPiece(job, index), taken, { amount: price, endpoint: job.endpoint, ...(job.hold ? { hold: job.id } : {}) });
 
-/** How an item that failed ends: its item and job's events, its slot let go (held on for the time it ran when the failure was the customer's: docs/design.md). */
-type End = (outcome: Parameters<typeof finishItem>[2], ranMs?: number) => Promise<"done">;
-
-/** The end of item `index` of `job`: kept, its OPEN row closed, announced, its slot let go. */
+/**
+ * The end of item `index` of `job`: kept, its OPEN row closed, announced, its slot let go (held on
+ * `heldOnMs` more when it failed for its own reason: lib/jobs/feed.ts, itemDone).
+ */
 const ender =
-  (job: Job, index: number, message: Pick<ItemMessage, "slot">): End =>
-  async (outcome, ranMs = 0) => {
+  (job: Job, index: number, message: Pick<ItemMessage, "slot">) =>
+  async (outcome: Parameters<typeof finishItem>[2], heldOnMs = 0): Promise<"done"> => {
     await finishItem(job.id, index, outcome);
     await closeLease(itemPiece(job, index));
     await announce(job, [{ index, ...outcome }]);
     // Its slot goes to the account's next waiting item.
-    await itemDone(message, job.accountId, ranMs);
+    await itemDone(message, job.accountId, heldOnMs);
     return "done";
   };
 

@@ -170,16 +170,15 @@ async function failed(monitor: Monitor, check: Check, error: AppError, now: numb
     failedNotified: monitor.failedNotified || notify,
     lastCheck: { id: check.id, at: new Date(now).toISOString(), outcome: "failed" },
   };
+  const message = `Its last ${failures} checks failed; the last: ${error.message} The monitor is paused; resume it with PATCH {"paused": false}.`;
+  // Paused (the failures noted with it), or, not (or a change meanwhile won), retried or backed off.
+  const paused = failures >= PAUSE_STREAK && !monitor.paused && (await pause(monitor, check, "failing", message, notes));
+  if (!paused) await reschedule(monitor, now + retryAfter(failures, monitor.every), notes);
   if (notify)
     await sendOwnEvent(hooksOf(monitor), `${monitor.id}.failed.${check.id}`, "monitor.failed", {
       ...eventData(monitor, { ...check, ...outcome }),
       failures,
     });
-  if (failures >= PAUSE_STREAK && !monitor.paused) {
-    const message = `Its last ${failures} checks failed; the last: ${error.message} The monitor is paused; resume it with PATCH {"paused": false}.`;
-    if (await pause(monitor, check, "failing", message, notes)) return;
-  }
-  await reschedule(monitor, now + retryAfter(failures, monitor.every), notes);
 }
 
 /**
