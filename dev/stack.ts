@@ -6,7 +6,7 @@ import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { dynamodb } from "../lib/billing/dynamodb.js";
 import { config } from "../lib/config.js";
 import { describeError, log } from "../lib/log.js";
-import { sweepChecks } from "../lib/monitors/check.js";
+import { sweepChecks } from "../lib/monitors/outcomes.js";
 import { scheduleChecks } from "../lib/monitors/schedule.js";
 import { TABLE } from "../lib/packaging.js";
 import { reconcile } from "../lib/payments/reconcile.js";

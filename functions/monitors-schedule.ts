@@ -1,4 +1,4 @@
-import { sweepChecks } from "../lib/monitors/check.js";
+import { sweepChecks } from "../lib/monitors/outcomes.js";
 import { scheduleChecks } from "../lib/monitors/schedule.js";
 
 // Scheduled every minute (lib/routes.ts, schedules): ends the checks whose worker died on their last

@@ -1,7 +1,6 @@
 import { contentBody } from "../api/content.js";
 import { animationEnvelopeOf, EXTENSIONS, envelopeOf, logFiles } from "../api/envelopes.js";
 import { animationOf, type JobRequest, sourceOf } from "../api/schemas.js";
-import { ignoreFailedCondition } from "../billing/dynamodb.js";
 import type { Charge } from "../billing/ledger.js";
 import { guardedStatus } from "../metadata/fetch.js";
 import { animate, animationWorkMs } from "../render/animate/animate.js";
@@ -11,7 +10,7 @@ import { JOB_CAPTURE_HEIGHT } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
 import type { PageLogs } from "../render/page-log.js";
 import { priceOf, routeById } from "../routes.js";
-import { attempt, chargePiece, closeLease, diedError, heldElsewhere, sweepDead } from "./attempt.js";
+import { attempt, chargePiece, closeLease, heldElsewhere } from "./attempt.js";
 import { itemDone } from "./feed.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
@@ -25,7 +24,7 @@ import { LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } f
 // monitor's check takes too, written once (lib/jobs/attempt.ts). A message delivered twice, or again
 // after its worker died, charges the item once: the charge's request id is the item's, its time
 // fixed at the first start, and the reconciler holds off until the queue can no longer redeliver it;
-// an item whose worker died on its last delivery is ended by the sweeper (sweepItems).
+// an item whose worker died on its last delivery is ended by the sweeper (lib/jobs/sweep.ts).
 
 type Item = JobRequest["items"][number];
 type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey" | "logKeys"> & { output: { body: Buffer; contentType: string } };
@@ -231,26 +230,3 @@ async function settled(job: Job, index: number, now: number): Promise<"done" | "
   if (item && item.status !== "queued" && item.status !== "running") await announce(job, [item]);
   return "done";
 }
-
-/**
- * The sweeper's round of items (the reconciler's, each minute: lib/jobs/attempt.ts, sweepDead): an
- * item whose worker died on its last delivery ends failed, its hold given back when it was never
- * charged, announced (its job's job.completed when it was the last). How many it ended.
- */
-export const sweepItems = (now: number): Promise<number> =>
-  sweepDead("item", now, async ({ open, lease, charge }) => {
-    const job = await getJob(open.owner);
-    if (!job) return;
-    const index = Number(open.id);
-    if (charge.state === "none") await releaseItemHold(job, { ...(lease as JobItem), index });
-    const error = diedError("item", charge);
-    const outcome = {
-      status: "failed" as const,
-      charged: charge.state === "delivered" ? charge.amount : 0,
-      error: { code: error.code, message: error.message },
-    };
-    // Ended meanwhile by another sweep: it stands, and is announced again (announcing is idempotent).
-    await finishItem(job.id, index, outcome).catch(ignoreFailedCondition);
-    const ended = (await readJob(job.id))?.items.find((i) => i.index === index);
-    await announce(job, [ended ?? { index, ...outcome }]);
-  });

@@ -1,7 +1,6 @@
 import { CopyObjectCommand } from "@aws-sdk/client-s3";
 import { config } from "../config.js";
-import type { AppError } from "../errors.js";
-import { attempt, diedError, heldElsewhere, sweepDead } from "../jobs/attempt.js";
+import { attempt, heldElsewhere } from "../jobs/attempt.js";
 import { itemDone } from "../jobs/feed.js";
 import type { CheckMessage } from "../jobs/queue.js";
 import { putObject } from "../jobs/requests.js";
@@ -16,37 +15,16 @@ import { textDiff, type VisualDiff, visualDiff } from "./diff.js";
 import { decode, diffImage, thumbnail } from "./images.js";
 import { deleteObjects, imageLinks } from "./objects.js";
 import { type Observation, observe } from "./observe.js";
-import {
-  type Check,
-  changeMonitor,
-  checkPiece,
-  checkPrice,
-  dropCheck,
-  finishCheck,
-  getCheck,
-  getMonitor,
-  hooksOf,
-  type Monitor,
-  noteOnMonitor,
-  startCheck,
-} from "./store.js";
+import { eventData, failed, pauseUnpaid, reschedule } from "./outcomes.js";
+import { type Check, checkPiece, checkPrice, dropCheck, finishCheck, getCheck, getMonitor, hooksOf, type Monitor, noteOnMonitor, startCheck } from "./store.js";
 
 // A monitor's check, run by a jobs worker (functions/job-worker.ts) when the queue delivers its
 // message (docs/api.md, "Monitors"): taken once at a time, charged as the screenshot (or, for text
 // alone, the content) it takes, the page observed (lib/monitors/observe.ts), compared with the
 // monitor's baseline, kept, and announced. A message delivered again charges the check once (its
-// charge's request id is the check's). A check that fails is not charged, and is retried sooner
-// than the next scheduled one; FAILURE_STREAK failures in a row send one monitor.failed and back
-// the monitor off, PAUSE_STREAK pause it (monitor.paused, reason "failing"). A balance that cannot
-// pay pauses the monitor (monitor.paused, reason "insufficient_balance"), nothing run.
+// charge's request id is the check's). How a check that failed ends (retried, backed off, paused):
+// lib/monitors/outcomes.ts, shared with the sweeper.
 
-/** Failures in a row after which the monitor says so and backs off. */
-const FAILURE_STREAK = 3;
-/** Failures in a row after which the monitor pauses (a page gone for good should not keep a worker busy, nor the queue long). */
-const PAUSE_STREAK = 10;
-/** The retries before the streak, and the backoff after it, doubling up to a day. */
-const RETRY_MS = 60_000;
-const MAX_BACKOFF_MS = 86_400_000;
 /** Lines of text added and removed a check keeps, each. */
 const MAX_TEXT_LINES = 200;
 
@@ -126,81 +104,6 @@ async function keep(monitor: Monitor, checkId: string, seen: Observation, compar
     thumbnail(marked, seen.capture, comparison.pixelBoxes).then((thumb) => putObject(thumbKey, thumb, "image/webp")),
   ]);
   return { images, baseline, thumbKey };
-}
-
-/** When a monitor that has failed `failures` times in a row is checked next: a minute after the first failures, then backing off, doubling up to a day. */
-const retryAfter = (failures: number, every: number) =>
-  failures < FAILURE_STREAK ? Math.min(RETRY_MS, every * 1000) : Math.min(MAX_BACKOFF_MS, Math.max(every * 1000, RETRY_MS) * 2 ** (failures - FAILURE_STREAK));
-
-/** Moves a monitor's next check to `at` (only while its schedule is as read; a change meanwhile wins). */
-async function reschedule(monitor: Monitor, at: number, set: Record<string, unknown>): Promise<void> {
-  if (monitor.paused || (await changeMonitor(monitor, { ...set, nextDueAt: at }))) return;
-  // Its schedule changed meanwhile (the schedule claimed it, a PATCH): the note stands without the move.
-  await noteOnMonitor(monitor, set);
-}
-
-/** The webhook data of a check. */
-const eventData = (monitor: Monitor, check: Partial<Check> & { id: string }) => ({
-  monitor_id: monitor.id,
-  ...(monitor.request.name ? { name: monitor.request.name } : {}),
-  url: monitor.request.url,
-  check_id: check.id,
-  ...(check.outcome ? { outcome: check.outcome } : {}),
-  ...(check.changedPercent !== undefined ? { changedPercent: check.changedPercent } : {}),
-  ...(check.boxes ? { boxes: check.boxes } : {}),
-  ...(check.text ? { text: check.text } : {}),
-  ...(check.error ? { error: check.error } : {}),
-});
-
-/** A failed check's outcome: nothing charged (unless its worker died after its charge was delivered), and why. */
-const failure = (error: AppError, charged = 0) => ({ outcome: "failed" as const, charged, error: { code: error.code, message: error.message } });
-
-/**
- * A check that could not run: not charged, the failure counted, retried sooner or backed off; at the
- * streak's length, monitor.failed once; at PAUSE_STREAK failures in a row, the monitor pauses
- * (monitor.paused, reason "failing") until PATCH {"paused": false} resumes it.
- */
-async function failed(monitor: Monitor, check: Check, error: AppError, now: number, charged = 0): Promise<void> {
-  const outcome = failure(error, charged);
-  await finishCheck(monitor, check.id, outcome);
-  const failures = monitor.failures + 1;
-  const notify = failures >= FAILURE_STREAK && !monitor.failedNotified;
-  const notes = {
-    failures,
-    failedNotified: monitor.failedNotified || notify,
-    lastCheck: { id: check.id, at: new Date(now).toISOString(), outcome: "failed" },
-  };
-  const message = `Its last ${failures} checks failed; the last: ${error.message} The monitor is paused; resume it with PATCH {"paused": false}.`;
-  // Paused (the failures noted with it), or, not (or a change meanwhile won), retried or backed off.
-  const paused = failures >= PAUSE_STREAK && !monitor.paused && (await pause(monitor, check, "failing", message, notes));
-  if (!paused) await reschedule(monitor, now + retryAfter(failures, monitor.every), notes);
-  if (notify)
-    await sendOwnEvent(hooksOf(monitor), `${monitor.id}.failed.${check.id}`, "monitor.failed", {
-      ...eventData(monitor, { ...check, ...outcome }),
-      failures,
-    });
-}
-
-/**
- * Pauses `monitor` (as read: a change meanwhile wins, and false says so) for `reason`, noting `set`
- * with it; monitor.paused says why, once per check.
- */
-async function pause(monitor: Monitor, check: Check, reason: Exclude<Monitor["pausedReason"], undefined>, message: string, set: Record<string, unknown> = {}) {
-  if (!(await changeMonitor(monitor, { ...set, paused: true, pausedReason: reason, nextDueAt: undefined }))) return false;
-  await sendOwnEvent(hooksOf(monitor), `${monitor.id}.paused.${check.id}`, "monitor.paused", {
-    monitor_id: monitor.id,
-    ...(monitor.request.name ? { name: monitor.request.name } : {}),
-    url: monitor.request.url,
-    reason,
-    message,
-  });
-  return true;
-}
-
-/** Pauses a monitor whose account's balance cannot pay for its check; monitor.paused says so. */
-async function pauseUnpaid(monitor: Monitor, check: Check, error: AppError): Promise<void> {
-  await finishCheck(monitor, check.id, failure(error));
-  await pause(monitor, check, "insufficient_balance", `${error.message} The monitor is paused; top up, then resume it with PATCH {"paused": false}.`);
 }
 
 /**
@@ -293,18 +196,3 @@ async function succeeded(monitor: Monitor, check: Check, price: number, seen: Ob
       ...(kept.images ? { images: await imageLinks(kept.images) } : {}),
     });
 }
-
-/**
- * The sweeper's round of checks (the monitors' schedule's, each minute: lib/jobs/attempt.ts,
- * sweepDead): a check whose worker died on its last delivery ends failed, counted in its monitor's
- * streak as any failure is (monitor.failed, and the pause, when it completes one). How many it ended.
- */
-export const sweepChecks = (now: number): Promise<number> =>
-  sweepDead("check", now, async ({ open, lease, charge }) => {
-    const monitor = await getMonitor(open.accountId, open.owner);
-    const check = { ...(lease as Check), id: String(open.id), monitorId: open.owner };
-    const error = diedError("check", charge);
-    const charged = charge.state === "delivered" ? charge.amount : 0;
-    if (monitor) await failed(monitor, check, error, now, charged);
-    else await finishCheck({ id: open.owner, accountId: open.accountId }, check.id, failure(error, charged));
-  });

@@ -1,8 +1,8 @@
 import { reconcileCharges } from "../billing/ledger.js";
 import { config } from "../config.js";
 import { feedAll } from "../jobs/feed.js";
-import { sweepItems } from "../jobs/run.js";
 import { reconcileHolds } from "../jobs/store.js";
+import { sweepItems } from "../jobs/sweep.js";
 import { log } from "../log.js";
 import { RECONCILER_METRICS } from "../packaging.js";
 import { reconcileAutoTopups } from "./auto-topup-reconcile.js";

@@ -20,11 +20,12 @@ const { config } = await import("../../lib/config.js");
 const { JOB_MAX_RECEIVES } = await import("../../lib/packaging.js");
 const { jobRequest } = await import("../../lib/api/schemas.js");
 const { storeRequests } = await import("../../lib/jobs/requests.js");
-const { chargeItem, sweepItems } = await import("../../lib/jobs/run.js");
+const { chargeItem } = await import("../../lib/jobs/run.js");
+const { sweepItems } = await import("../../lib/jobs/sweep.js");
 const { createJob, newJobId, readJob, startItem } = await import("../../lib/jobs/store.js");
 const { readDeliveries, rotateWebhookSecret } = await import("../../lib/jobs/webhooks.js");
 const { monitorRequest, monitorSpecOf } = await import("../../lib/http/monitor-schemas.js");
-const { sweepChecks } = await import("../../lib/monitors/check.js");
+const { sweepChecks } = await import("../../lib/monitors/outcomes.js");
 const { checkPiece, createMonitor, getCheck, getMonitor, hooksOf, noteOnMonitor, startCheck } = await import("../../lib/monitors/store.js");
 const { chargePiece } = await import("../../lib/jobs/attempt.js");
 
