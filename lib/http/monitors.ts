@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
+import { readDeliveries } from "../jobs/events.js";
 import { feed } from "../jobs/feed.js";
-import { readDeliveries } from "../jobs/webhooks.js";
 import { log } from "../log.js";
 import { imageLinks } from "../monitors/objects.js";
 import { type Check, checkPrice, countMonitors, createMonitor, hooksOf, listMonitors, type Monitor } from "../monitors/store.js";

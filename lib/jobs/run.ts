@@ -11,11 +11,11 @@ import type { CaptureOptions } from "../render/options.js";
 import type { PageLogs } from "../render/page-log.js";
 import { priceOf, routeById } from "../routes.js";
 import { attempt, chargePiece, closeLease, heldElsewhere } from "./attempt.js";
+import { announce } from "./events.js";
 import { itemDone } from "./feed.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
 import { finishItem, getJob, itemPiece, type Job, type JobItem, readJob, releaseItemHold, startItem } from "./store.js";
-import { announce } from "./webhooks.js";
 import { LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "./worker-time.js";
 
 // A job's item, run by the worker (functions/job-worker.ts) when the queue delivers its message:

@@ -55,7 +55,7 @@ export interface Job {
   /** Where its webhooks go (lib/jobs/webhooks.ts), and whether each item's end is one too. */
   readonly webhookUrl?: string;
   readonly webhookEvents?: readonly "item"[];
-  /** The items that have ended, noted as each does when the job has a webhook (lib/jobs/webhooks.ts, announce). */
+  /** The items that have ended, noted as each does when the job has a webhook (lib/jobs/events.ts, announce). */
   readonly endedItems?: ReadonlySet<number>;
 }
 

@@ -1,7 +1,7 @@
 import { ignoreFailedCondition } from "../billing/dynamodb.js";
 import { diedError, sweepDead } from "./attempt.js";
+import { announce } from "./events.js";
 import { finishItem, getJob, type JobItem, readJob, releaseItemHold } from "./store.js";
-import { announce } from "./webhooks.js";
 
 // The reconciler's sweep of job items (lib/payments/reconcile.ts; lib/jobs/attempt.ts, sweepDead),
 // apart from lib/jobs/run.ts: the reconciler renders nothing, so its bundle holds no part of a render.

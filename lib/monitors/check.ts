@@ -1,10 +1,10 @@
 import { CopyObjectCommand } from "@aws-sdk/client-s3";
 import { config } from "../config.js";
 import { attempt, heldElsewhere } from "../jobs/attempt.js";
+import { sendOwnEvent } from "../jobs/events.js";
 import { itemDone } from "../jobs/feed.js";
 import type { CheckMessage } from "../jobs/queue.js";
 import { putObject } from "../jobs/requests.js";
-import { sendOwnEvent } from "../jobs/webhooks.js";
 import { LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "../jobs/worker-time.js";
 import { MONITOR_BASELINES_PREFIX, MONITOR_CHECKS_PREFIX } from "../packaging.js";
 import { renderTimeout } from "../render/errors.js";

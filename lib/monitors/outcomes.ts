@@ -1,6 +1,6 @@
 import type { AppError } from "../errors.js";
 import { diedError, sweepDead } from "../jobs/attempt.js";
-import { sendOwnEvent } from "../jobs/webhooks.js";
+import { sendOwnEvent } from "../jobs/events.js";
 import { type Check, changeMonitor, finishCheck, getMonitor, hooksOf, type Monitor, noteOnMonitor } from "./store.js";
 
 // How a monitor's check ends when it did not succeed, whoever ends it: its worker (lib/monitors/check.ts),

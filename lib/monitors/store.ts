@@ -5,8 +5,8 @@ import { dueKey, feedCheckKey, MONITOR_CHECK_PREFIX, MONITOR_PREFIX, monitorChec
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { closeLease, type Lease, type Piece, takeLease } from "../jobs/attempt.js";
+import { type MonitorHooksOf, monitorHooks } from "../jobs/events.js";
 import { feed } from "../jobs/feed.js";
-import { type MonitorHooksOf, monitorHooks } from "../jobs/webhooks.js";
 import { describeError, log } from "../log.js";
 import { MONITOR_HISTORY_DAYS } from "../packaging.js";
 import type { CaptureOptions } from "../render/options.js";

@@ -34,7 +34,8 @@ const { jobRequest } = await import("../../lib/api/schemas.js");
 const { storeRequests } = await import("../../lib/jobs/requests.js");
 const { chargeItem, runItem } = await import("../../lib/jobs/run.js");
 const { createJob, finishItem, getJob, newJobId, readJob, reconcileHolds, startItem } = await import("../../lib/jobs/store.js");
-const { deliver, jobHooks, readDeliveries, rotateWebhookSecret, sendEvent } = await import("../../lib/jobs/webhooks.js");
+const { deliver, rotateWebhookSecret } = await import("../../lib/jobs/webhooks.js");
+const { jobHooks, readDeliveries, sendEvent } = await import("../../lib/jobs/events.js");
 
 const base = inject("baseUrl");
 let counter = 0;

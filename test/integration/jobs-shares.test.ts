@@ -48,7 +48,8 @@ const { feedCheckKey, slotKey } = await import("../../lib/billing/keys.js");
 const { config } = await import("../../lib/config.js");
 const { feed, itemDone, itemsInFlightPerAccount } = await import("../../lib/jobs/feed.js");
 const { createJob, newJobId } = await import("../../lib/jobs/store.js");
-const { deliver, jobHooks, readDeliveries, rotateWebhookSecret, sendEvent } = await import("../../lib/jobs/webhooks.js");
+const { deliver, rotateWebhookSecret } = await import("../../lib/jobs/webhooks.js");
+const { jobHooks, readDeliveries, sendEvent } = await import("../../lib/jobs/events.js");
 await ensureTable();
 
 const client = new SQSClient({ region: config.AWS_REGION, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });

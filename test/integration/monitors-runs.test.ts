@@ -15,7 +15,8 @@ const { config } = await import("../../lib/config.js");
 const { monitorRequest, monitorSpecOf } = await import("../../lib/http/monitor-schemas.js");
 const { runCheck } = await import("../../lib/monitors/check.js");
 const { changeMonitor, checkNow, createMonitor, getCheck, getMonitor, hooksOf, noteOnMonitor } = await import("../../lib/monitors/store.js");
-const { readDeliveries, rotateWebhookSecret } = await import("../../lib/jobs/webhooks.js");
+const { rotateWebhookSecret } = await import("../../lib/jobs/webhooks.js");
+const { readDeliveries } = await import("../../lib/jobs/events.js");
 
 const base = inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
