@@ -316,7 +316,8 @@
         title.title = monitor.url;
         const status = document.createElement("span");
         status.className = `badge ${monitor.status}`;
-        status.textContent = monitor.paused_reason === "insufficient_balance" ? "paused: balance" : monitor.status;
+        status.textContent =
+          monitor.paused_reason === "insufficient_balance" ? "paused: balance" : monitor.paused_reason === "failing" ? "paused: failing" : monitor.status;
         const facts = document.createElement("p");
         facts.className = "small muted";
         const last = monitor.last_check ? `last check ${when(monitor.last_check.at)}: ${monitor.last_check.outcome}` : "not checked yet";

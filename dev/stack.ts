@@ -6,6 +6,7 @@ import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { dynamodb } from "../lib/billing/dynamodb.js";
 import { config } from "../lib/config.js";
 import { describeError, log } from "../lib/log.js";
+import { sweepChecks } from "../lib/monitors/outcomes.js";
 import { scheduleChecks } from "../lib/monitors/schedule.js";
 import { TABLE } from "../lib/packaging.js";
 import { reconcile } from "../lib/payments/reconcile.js";
@@ -120,7 +121,10 @@ export async function startLocalStack(services: {
     stops.push(async () => clearInterval(reconciler));
     // The monitors' schedule, every minute as deployed: the checks due are queued, each once.
     const monitorSchedule = setInterval(
-      () => void scheduleChecks(Date.now()).catch((error: unknown) => log.error("monitors' schedule failed", { error: describeError(error) })),
+      () =>
+        void sweepChecks(Date.now())
+          .then(() => scheduleChecks(Date.now()))
+          .catch((error: unknown) => log.error("monitors' schedule failed", { error: describeError(error) })),
       60_000,
     );
     stops.push(async () => clearInterval(monitorSchedule));

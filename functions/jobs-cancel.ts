@@ -2,8 +2,8 @@ import { jobAnswer, ownJob } from "../lib/http/jobs.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
+import { announce } from "../lib/jobs/events.js";
 import { cancelJob, readJob } from "../lib/jobs/store.js";
-import { announce } from "../lib/jobs/webhooks.js";
 
 // DELETE /api/v1/jobs/{jobId}: cancels the items that have not started (never charged); those
 // running end as they would. Answers the job as it now is.

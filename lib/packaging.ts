@@ -74,7 +74,7 @@ export const OUTPUT_RETENTION_DAYS = 1;
 /** Days a job, its items' requests, results and outputs are kept (`jobs/` in the bucket, the job's items in the table). */
 export const JOB_RETENTION_DAYS = 7;
 
-/** Deliveries of a job item's message before it goes to the dead-letter queue (its redrive policy); the last fails the item rather than the message (lib/jobs/run.ts). */
+/** Deliveries of a job item's (or check's) message before it goes to the dead-letter queue (its redrive policy); the last fails the item rather than the message, and a worker that dies on it leaves the item to the sweeper (lib/jobs/attempt.ts). */
 export const JOB_MAX_RECEIVES = 3;
 
 /** Where a job's requests, results and outputs are in the bucket: `jobs/<job id>/...`. */

@@ -353,10 +353,18 @@ export const schedules: readonly Schedule[] = [
     memoryMB: 256,
     timeoutSeconds: 50,
     browser: false,
-    uses: ["table", "x402", "auto-topup-offer", "auto-topup-key", "jobs-queue"],
+    // The webhooks queue: the events of the job items it sweeps (lib/jobs/sweep.ts).
+    uses: ["table", "x402", "auto-topup-offer", "auto-topup-key", "jobs-queue", "webhooks-queue"],
   },
-  // The monitors' schedule (lib/monitors/schedule.ts): queues the checks due, each once.
-  { id: "monitors-schedule", schedule: "rate(1 minute)", memoryMB: 256, timeoutSeconds: 50, browser: false, uses: ["table", "jobs-queue"] },
+  // The monitors' schedule (lib/monitors/schedule.ts): queues the checks due, each once, and sweeps the dead ones (their events: the webhooks queue).
+  {
+    id: "monitors-schedule",
+    schedule: "rate(1 minute)",
+    memoryMB: 256,
+    timeoutSeconds: 50,
+    browser: false,
+    uses: ["table", "jobs-queue", "webhooks-queue"],
+  },
 ];
 
 /** A function other functions invoke asynchronously: an auto-topup pull, launched by a charge (lib/payments/auto-topup-launch.ts). */

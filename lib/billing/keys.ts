@@ -21,7 +21,7 @@
 //                JOB#<id>           HOOK#<delivery id>        (a webhook event of the job and its delivery attempts)
 //   webhook key  ACCT#<id>          WEBHOOK    (the account's webhook signing secret)
 //   job feed     FEED               <account id>#<ISO time>#<job id>   (a job with items not yet sent to the queue: lib/jobs/feed.ts)
-//   receiver     RECEIVER#<account id>#<sha256(origin)>  RECEIVER   (a webhook receiver's failures in a row, and no attempt before `until`; expiresAt: TTL)
+//   receivers    RECEIVER#<account id>  RECEIVER   (an account's webhook receivers' failures in a row, and no attempt before `until`; expiresAt: TTL)
 //   job hold     HOLD               <job id>   -> accountId, held (what the job still holds of its price: lib/billing/holds.ts)
 //   payer        PAYER#<address>    PAYER      -> accountId (create-only: the one account auto-topup may pull from this wallet for)
 //   permit       PERMIT#<address>#<nonce>  <value>#<deadline>  (create-only: a permit proves a wallet once; expiresAt: TTL)
@@ -29,6 +29,7 @@
 //                MON#<monitor id>   CHECK#<check id>   (a check and its outcome; check ids sort by time; expiresAt: TTL)
 //                MON#<monitor id>   HOOK#<delivery id> (a webhook event of the monitor and its delivery attempts)
 //   due check    DUE                <ISO time>#<account id>#<monitor id>   (when a monitor's next check is due: lib/monitors/schedule.ts)
+//   open work    OPEN               <item|check>#<account id>#<job or monitor id>#<index or check id>   (taken by a worker, not yet ended: lib/jobs/attempt.ts)
 
 export type TableKey = { pk: string; sk: string };
 
@@ -161,8 +162,8 @@ export const FEED_PARTITION = "FEED";
 /** A job with items waiting to be sent, in its account's order. */
 export const feedKey = (accountId: string, createdAt: string, jobId: string): TableKey => ({ pk: FEED_PARTITION, sk: `${accountId}#${createdAt}#${jobId}` });
 
-/** How one account's webhook receiver (by its origin's SHA-256) has been answering: its failures in a row, and the backoff they earned. */
-export const receiverKey = (accountId: string, originHash: string): TableKey => ({ pk: `RECEIVER#${accountId}#${originHash}`, sk: "RECEIVER" });
+/** How an account's webhook receivers, all of them, have been answering: their failures in a row, and the backoff they earned. */
+export const receiversKey = (accountId: string): TableKey => ({ pk: `RECEIVER#${accountId}`, sk: "RECEIVER" });
 
 /** Sort-key prefix of an account's monitors in its partition. */
 export const MONITOR_PREFIX = "MON#";
@@ -192,4 +193,13 @@ export const dueKey = (at: number, accountId: string, monitorId: string): TableK
 export const feedCheckKey = (accountId: string, at: number, checkId: string): TableKey => ({
   pk: FEED_PARTITION,
   sk: `${accountId}#${new Date(at).toISOString()}#${checkId}`,
+});
+
+/** The partition of the jobs workers' work taken and not yet ended (lib/jobs/attempt.ts: the sweeper reads it, and nothing else). */
+export const OPEN_PARTITION = "OPEN";
+
+/** A job's item or a monitor's check taken by a worker, until it ends. */
+export const openKey = (kind: "item" | "check", accountId: string, owner: string, id: string | number): TableKey => ({
+  pk: OPEN_PARTITION,
+  sk: `${kind}#${accountId}#${owner}#${id}`,
 });

@@ -9,7 +9,7 @@ import { slotKey } from "./keys.js";
 // once, each holding one slot item until it lets go or its lease ends (a holder that crashed frees
 // its slot at its deadline). The MCP function takes one for each free tool call, so that free calls
 // can never fill the pool its paid renders run in (docs/agents.md, "Capacity"); an account's job
-// items in flight (lib/jobs/feed.ts) and its webhook attempts to one receiver (lib/jobs/webhooks.ts)
+// items in flight (lib/jobs/feed.ts) and its webhook attempts (lib/jobs/webhooks.ts)
 // hold slots of pools of their own, so that no account fills the shared workers.
 
 /** Runs `work` holding a slot of `pool` (`size` slots) until `leaseUntil` (epoch ms) at most; 429 when every slot is held. */
@@ -72,6 +72,21 @@ export async function releaseSlot(pool: string, index: number, holder: string): 
         UpdateExpression: "REMOVE holder, leaseUntil",
         ConditionExpression: "holder = :holder",
         ExpressionAttributeValues: { ":holder": holder },
+      }),
+    )
+    .catch(ignoreFailedCondition);
+}
+
+/** Keeps slot `index` of `pool` held by `holder` until `until` instead (it lets go then, by its lease), if `holder` still holds it. */
+export async function holdSlotUntil(pool: string, index: number, holder: string, until: number): Promise<void> {
+  await documents
+    .send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: slotKey(pool, index),
+        UpdateExpression: "SET leaseUntil = :until",
+        ConditionExpression: "holder = :holder",
+        ExpressionAttributeValues: { ":holder": holder, ":until": until },
       }),
     )
     .catch(ignoreFailedCondition);

@@ -1,7 +1,7 @@
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
+import { readDeliveries } from "../jobs/events.js";
 import { type Job, type JobItem, jobStatus, readJob } from "../jobs/store.js";
-import { readDeliveries } from "../jobs/webhooks.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 import { downloadLink } from "../storage/outputs.js";
 

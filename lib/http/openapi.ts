@@ -404,7 +404,7 @@ const OPERATIONS: Record<string, Json> = {
   "monitors-get": {
     summary: "A monitor: what it watches, its state, last check and last change",
     description:
-      "`status` is `active`, `failing` (its last checks failed) or `paused` (`paused_reason`: `requested`, or `insufficient_balance`). `last_change.thumbnailUrl` is a small WebP of the change, signed for an hour; `webhook.deliveries` its recent events.",
+      "`status` is `active`, `failing` (its last checks failed) or `paused` (`paused_reason`: `requested`, `insufficient_balance`, or `failing`: 10 checks in a row failed). `last_change.thumbnailUrl` is a small WebP of the change, signed for an hour; `webhook.deliveries` its recent events.",
     parameters: [{ name: "monitorId", in: "path", required: true, schema: { type: "string" } }],
     responses: {
       "200": { description: "The monitor", content: jsonContent(monitorResponse) },

@@ -382,7 +382,7 @@ export const monitorResponse = z
     mode: z.enum(["visual", "text", "both"]),
     threshold: z.object({ percent: z.number() }),
     status: z.enum(["active", "failing", "paused"]),
-    paused_reason: z.enum(["requested", "insufficient_balance"]).optional(),
+    paused_reason: z.enum(["requested", "insufficient_balance", "failing"]).optional(),
     created_at: z.string(),
     next_check_at: z.string().optional(),
     failures_in_a_row: z.number().int(),

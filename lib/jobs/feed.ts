@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll, queryPages } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
-import { releaseSlot, takeSlot } from "../billing/slots.js";
+import { holdSlotUntil, releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { consumers } from "../routes.js";
@@ -34,8 +34,22 @@ const slotPool = (accountId: string) => `items#${accountId}`;
 
 type FeedRow = { pk: string; sk: string; accountId: string } & ({ jobId: string; message?: undefined } | { message: CheckMessage });
 
-/** The FEED rows of `accountId` (oldest job first), or of every account. */
-const waitingJobs = (accountId?: string): Promise<FeedRow[]> => queryAll<FeedRow>(FEED_PARTITION, accountId === undefined ? undefined : `${accountId}#`);
+/** The FEED rows of every account. */
+const waitingJobs = (): Promise<FeedRow[]> => queryAll<FeedRow>(FEED_PARTITION);
+
+/** Rows of an account's FEED read at a time: a feed reads what its free slots can take, not the account's whole backlog. */
+const FEED_PAGE = 10;
+
+/** The FEED rows of `accountId`, oldest first, read a page at a time as they are used. */
+async function* waiting(accountId: string): AsyncGenerator<FeedRow> {
+  const pages = queryPages({
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": FEED_PARTITION, ":prefix": `${accountId}#` },
+    ConsistentRead: true,
+    Limit: FEED_PAGE,
+  });
+  for await (const page of pages) yield* (page.Items ?? []) as FeedRow[];
+}
 
 /** The index of the job's next item to send, claimed (each once), or null when all are sent or the job was cancelled or is gone. */
 async function claimNext(jobId: string): Promise<number | null> {
@@ -59,13 +73,14 @@ async function claimNext(jobId: string): Promise<number | null> {
 }
 
 /**
- * Sends `accountId`'s waiting items while its slots allow, oldest job first. Returns how many it
- * sent. Safe to run anywhere at once: each slot and each item is claimed by one conditional write.
+ * Sends `accountId`'s waiting items while its slots allow, oldest job first, reading its FEED a page
+ * at a time (a full share reads one page). Returns how many it sent. Safe to run anywhere at once:
+ * each slot and each item is claimed by one conditional write.
  */
 export async function feed(accountId: string, now = Date.now()): Promise<number> {
   const size = itemsInFlightPerAccount();
   let sent = 0;
-  for (const row of await waitingJobs(accountId)) {
+  for await (const row of waiting(accountId)) {
     if (row.message) {
       const holder = randomUUID();
       const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
@@ -134,9 +149,20 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
   return sent;
 }
 
-/** Lets go of the slot an item's (or a check's) message held (it ended, or it will not run), then sends what its account has waiting. */
-export async function itemDone(message: Pick<ItemMessage, "slot">, accountId: string): Promise<void> {
-  if (message.slot) await releaseSlot(slotPool(accountId), message.slot.index, message.slot.holder);
+/** A failure's slot is held on at most this long (the worker's own limit). */
+const MAX_HELD_ON_MS = 150_000;
+
+/**
+ * Lets go of the slot an item's (or a check's) message held (it ended, or it will not run), then
+ * sends what its account has waiting. A failure refunded as the customer's (`heldOnMs`: how long it
+ * ran) keeps its slot that long again: a refunded item costs nothing, but its worker's time still
+ * counts in its account's share, so an account whose items all time out keeps at most half its
+ * share of the workers busy (docs/api.md, "Fair shares"). The reconciler's feed sends what waits
+ * once the slot's lease ends.
+ */
+export async function itemDone(message: Pick<ItemMessage, "slot">, accountId: string, heldOnMs = 0, now = Date.now()): Promise<void> {
+  if (message.slot && heldOnMs > 0) await holdSlotUntil(slotPool(accountId), message.slot.index, message.slot.holder, now + Math.min(heldOnMs, MAX_HELD_ON_MS));
+  else if (message.slot) await releaseSlot(slotPool(accountId), message.slot.index, message.slot.holder);
   await feed(accountId).catch((error: unknown) =>
     log.error("feeding an account's job items failed; the reconciler will", { accountId, error: describeError(error) }),
   );

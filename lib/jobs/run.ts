@@ -1,12 +1,8 @@
 import { contentBody } from "../api/content.js";
 import { animationEnvelopeOf, EXTENSIONS, envelopeOf, logFiles } from "../api/envelopes.js";
 import { animationOf, type JobRequest, sourceOf } from "../api/schemas.js";
-import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
-import { whenAborted } from "../deadline.js";
-import { AppError } from "../errors.js";
-import { describeError, log } from "../log.js";
+import type { Charge } from "../billing/ledger.js";
 import { guardedStatus } from "../metadata/fetch.js";
-import { JOB_MAX_RECEIVES } from "../packaging.js";
 import { animate, animationWorkMs } from "../render/animate/animate.js";
 import { type Capture, capture } from "../render/capture.js";
 import { renderTimeout } from "../render/errors.js";
@@ -14,19 +10,21 @@ import { JOB_CAPTURE_HEIGHT } from "../render/limits.js";
 import type { CaptureOptions } from "../render/options.js";
 import type { PageLogs } from "../render/page-log.js";
 import { priceOf, routeById } from "../routes.js";
+import { attempt, chargePiece, closeLease, heldElsewhere } from "./attempt.js";
+import { announce } from "./events.js";
 import { itemDone } from "./feed.js";
 import type { ItemMessage } from "./queue.js";
 import { loadRequest, outputKeyOf, putObject } from "./requests.js";
-import { finishItem, getJob, type Job, type JobItem, readJob, releaseItemHold, startItem } from "./store.js";
-import { announce } from "./webhooks.js";
-import { CHARGE_HOLD_MS, LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "./worker-time.js";
+import { finishItem, getJob, itemPiece, type Job, type JobItem, readJob, releaseItemHold, startItem } from "./store.js";
+import { LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "./worker-time.js";
 
 // A job's item, run by the worker (functions/job-worker.ts) when the queue delivers its message:
 // taken (once at a time), charged as its endpoint would be, run with its own page-load limit, its
-// output and answer kept with the job, then delivered, or refunded when it failed. A message
-// delivered twice, or again after its worker died, charges the item once: the charge's request id
-// is the item's, its time fixed at the first start, and the reconciler holds off until the queue
-// can no longer redeliver it.
+// output and answer kept with the job, then delivered, or refunded when it failed: the steps a
+// monitor's check takes too, written once (lib/jobs/attempt.ts). A message delivered twice, or again
+// after its worker died, charges the item once: the charge's request id is the item's, its time
+// fixed at the first start, and the reconciler holds off until the queue can no longer redeliver it;
+// an item whose worker died on its last delivery is ended by the sweeper (lib/jobs/sweep.ts).
 
 type Item = JobRequest["items"][number];
 type Outcome = Pick<JobItem, "result" | "outputKey" | "imageKey" | "logKeys"> & { output: { body: Buffer; contentType: string } };
@@ -126,26 +124,36 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
 }
 
 /**
- * Charges item `index` of `job` `price`: keyed by the item, at the time of its first start, held from
- * the reconciler for CHARGE_HOLD_MS; out of the job's hold when it has one. The same item charged
- * again (a redelivery) is the same charge.
+ * Charges item `index` of `job` `price` (lib/jobs/attempt.ts, chargePiece): keyed by the item, at the
+ * time of its first start; out of the job's hold when it has one. The same item charged again (a
+ * redelivery) is the same charge.
  */
 export const chargeItem = (job: Job, index: number, price: number, taken: JobItem): Promise<Charge> =>
-  chargeForRequest(job.accountId, price, {
-    requestId: `${job.id}.${index}`,
-    endpoint: job.endpoint,
-    at: new Date(taken.chargeAt!),
-    holdUntil: Date.parse(taken.chargeAt!) + CHARGE_HOLD_MS,
-    ...(job.hold ? { hold: job.id } : {}),
-  });
+  chargePiece(itemPiece(job, index), taken, { amount: price, endpoint: job.endpoint, ...(job.hold ? { hold: job.id } : {}) });
+
+/**
+ * The end of item `index` of `job`: kept, its OPEN row closed, announced, its slot let go (held on
+ * `heldOnMs` more when it failed for its own reason: lib/jobs/feed.ts, itemDone).
+ */
+const ender =
+  (job: Job, index: number, message: Pick<ItemMessage, "slot">) =>
+  async (outcome: Parameters<typeof finishItem>[2], heldOnMs = 0): Promise<"done"> => {
+    await finishItem(job.id, index, outcome);
+    await closeLease(itemPiece(job, index));
+    await announce(job, [{ index, ...outcome }]);
+    // Its slot goes to the account's next waiting item.
+    await itemDone(message, job.accountId, heldOnMs);
+    return "done";
+  };
 
 /**
  * Runs item `message` if it is to run: "done" when the message is spent (the item ran, had ended,
  * or belongs to no job), "busy" when a live worker holds the item (the message comes back later).
- * Failures of our own (the table, the bucket) are thrown: the queue delivers the message again,
- * up to JOB_MAX_RECEIVES times; at the last one a failure to run the item fails it and refunds it
- * instead. One after the item ended (its webhooks) is thrown too: the message that comes back
- * finds the item ended and announces it again.
+ * The attempt itself is lib/jobs/attempt.ts's, as a monitor's check's is: failures of our own (the
+ * table, the bucket) are thrown, and the queue delivers the message again, up to JOB_MAX_RECEIVES
+ * times; at the last one a failure to run the item fails it and refunds it instead. One after the
+ * item ended (its webhooks) is thrown too: the message that comes back finds the item ended and
+ * announces it again.
  */
 export async function runItem(message: ItemMessage, receiveCount: number, now = Date.now(), workerLimitMs = WORKER_LIMIT_MS): Promise<"done" | "busy"> {
   const deadlineAt = now + message.timeout * 1000 + WORK_RESERVE_MS;
@@ -157,67 +165,58 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
       if ((error as { name?: string }).name === "NoSuchKey") return null;
       throw error;
     })) as Promise<Item | null> | Item;
+  // Its account names its lease's OPEN row (a message from before messages named it: read from the job first).
+  const accountId = message.accountId ?? (await getJob(message.jobId))?.accountId;
+  const piece = accountId ? itemPiece({ id: message.jobId, accountId }, message.index) : null;
   const [job, item, taken] = await Promise.all([
     getJob(message.jobId),
     request,
-    startItem(message.jobId, message.index, Math.max(deadlineAt, endBy) + LEASE_MARGIN_MS, now),
+    accountId && startItem({ id: message.jobId, accountId }, message.index, Math.max(deadlineAt, endBy) + LEASE_MARGIN_MS, now, receiveCount, message.slot),
   ]);
-  if (!job) {
+  if (!job || !piece) {
     if (message.accountId) await itemDone(message, message.accountId);
     return "done";
   }
   if (!taken) {
     const state = await settled(job, message.index, now);
-    if (state === "done") await itemDone(message, job.accountId);
+    if (state === "busy") return heldElsewhere(piece, receiveCount);
+    await itemDone(message, job.accountId);
     return state;
   }
-  const end = async (outcome: Parameters<typeof finishItem>[2]) => {
-    await finishItem(job.id, message.index, outcome);
-    await announce(job, [{ index: message.index, ...outcome }]);
-    // Its slot goes to the account's next waiting item.
-    await itemDone(message, job.accountId);
-    return "done" as const;
-  };
+  const end = ender(job, message.index, message);
   if (!item) {
     await releaseItemHold(job, taken);
     return end({ status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "The item's request is gone; it was not charged." } });
   }
   // The price held when the job was submitted (priced again only for a job from before holds).
   const price = taken.price ?? priceOf(routeById(job.endpoint).price!, item);
-  let charge: Charge;
-  try {
-    charge = await chargeItem(job, message.index, price, taken);
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    // Not charged (the balance does not cover it): the item fails as the request would have.
-    return end({ status: "failed", charged: 0, error: { code: error.code, message: error.message } });
-  }
   // An animation's frames take their time past the page's load, within the worker's own limit.
   const animation = job.endpoint === "animate" ? animationOf(item as Extract<JobRequest, { endpoint: "animate" }>["items"][number]) : null;
   const itemEnd = animation ? Math.min(endBy, deadlineAt + animationWorkMs(animation.options, animation.animation)) : deadlineAt;
-  const budget = whenAborted(itemEnd, renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`));
-  let outcome: Parameters<typeof end>[0];
-  try {
-    const { output, ...made } = await work(job.id, message.index, job.endpoint, item, {
-      at: itemEnd,
-      signal: budget.signal,
-      pageLoadMs: item.timeout * 1000,
-    });
-    // The output is made and kept: it is charged, whatever the customer's bucket answers.
-    await markDelivered(charge);
-    const uploaded = item.upload ? await upload(item.upload, output, endBy) : undefined;
-    outcome = { status: "succeeded", charged: price, ...made, ...(uploaded ? { upload: uploaded } : {}) };
-  } catch (error) {
-    const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
-    if (ours && receiveCount < JOB_MAX_RECEIVES) throw error;
-    log.warn("job item failed", { jobId: job.id, index: message.index, error: describeError(error) });
-    await refundCharge(charge);
-    const failure = ours ? new AppError("INTERNAL_ERROR", "The item could not be run; it was not charged.") : error;
-    outcome = { status: "failed", charged: 0, error: { code: failure.code, message: failure.message } };
-  } finally {
-    budget.clear();
-  }
-  return end(outcome);
+  await attempt(
+    {
+      piece,
+      lease: taken,
+      receiveCount,
+      price: { amount: price, endpoint: job.endpoint, ...(job.hold ? { hold: job.id } : {}) },
+      budget: {
+        at: itemEnd,
+        timeout: renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`),
+        pageLoadMs: item.timeout * 1000,
+      },
+      work: (deadline) => work(job.id, message.index, job.endpoint, item, deadline),
+      succeeded: async ({ output, ...made }) => {
+        // Charged whatever the customer's bucket answers.
+        const uploaded = item.upload ? await upload(item.upload, output, endBy) : undefined;
+        await end({ status: "succeeded", charged: price, ...made, ...(uploaded ? { upload: uploaded } : {}) });
+      },
+      failed: async (error, how) => {
+        await end({ status: "failed", charged: 0, error: { code: error.code, message: error.message } }, how.ours ? 0 : how.ranMs);
+      },
+    },
+    now,
+  );
+  return "done";
 }
 
 /**

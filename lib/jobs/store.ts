@@ -5,6 +5,7 @@ import { allHolds, closeHold, releaseHold } from "../billing/holds.js";
 import { ACCOUNT_JOB_PREFIX, accountJobKey, feedKey, JOB_ITEM_PREFIX, jobItemKey, jobKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
+import { type Lease, type Piece, takeLease } from "./attempt.js";
 import { travelsInMessage } from "./queue.js";
 
 // Jobs (docs/api.md, "Jobs"): work that does not fit in one request. A job and its items' states in
@@ -16,14 +17,10 @@ export type JobEndpoint = "screenshot" | "html-to-screenshot" | "content" | "ani
 type ItemStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export type JobStatus = "queued" | "running" | "completed" | "cancelled";
 
-/** An item as stored. */
-export interface JobItem {
+/** An item as stored (its lease: lib/jobs/attempt.ts). */
+export interface JobItem extends Lease {
   readonly index: number;
   readonly status: ItemStatus;
-  /** The charge's request id and time, fixed at the first start: a restart charges the same entry. */
-  readonly chargeAt?: string;
-  /** Until when the worker that started it holds it (epoch ms); past it, a redelivery may take it over. */
-  readonly leaseUntil?: number;
   readonly startedAt?: string;
   readonly finishedAt?: string;
   /** Its price (micro-USD), held with the job's when it was submitted (absent on jobs from before holds). */
@@ -58,7 +55,7 @@ export interface Job {
   /** Where its webhooks go (lib/jobs/webhooks.ts), and whether each item's end is one too. */
   readonly webhookUrl?: string;
   readonly webhookEvents?: readonly "item"[];
-  /** The items that have ended, noted as each does when the job has a webhook (lib/jobs/webhooks.ts, announce). */
+  /** The items that have ended, noted as each does when the job has a webhook (lib/jobs/events.ts, announce). */
   readonly endedItems?: ReadonlySet<number>;
 }
 
@@ -203,30 +200,29 @@ export async function releaseItemHold(job: Job, item: JobItem): Promise<void> {
   ]);
 }
 
+/** Item `index` of `job` as a piece of the workers' work (lib/jobs/attempt.ts): charged under `<job id>.<index>`. */
+export const itemPiece = (job: Pick<Job, "id" | "accountId">, index: number): Piece => ({
+  kind: "item",
+  accountId: job.accountId,
+  owner: job.id,
+  id: index,
+  key: jobItemKey(job.id, index),
+  requestId: `${job.id}.${index}`,
+});
+
 /**
- * Takes item `index` of `jobId` for a worker until `leaseUntil`: a queued item, or a running one whose
- * worker's lease has ended (it died). Returns the item as taken, or null when it is not to be run
- * (ended, cancelled, or held by a live worker).
+ * Takes item `index` of `job` for a worker until `leaseUntil` (lib/jobs/attempt.ts, takeLease): a
+ * queued item, or a running one whose worker's lease has ended (it died). Returns the item as taken,
+ * or null when it is not to be run (ended, cancelled, or held by a live worker).
  */
-export async function startItem(jobId: string, index: number, leaseUntil: number, now = Date.now()): Promise<JobItem | null> {
-  try {
-    const { Attributes } = await documents.send(
-      new UpdateCommand({
-        TableName: config.TABLE_NAME,
-        Key: jobItemKey(jobId, index),
-        UpdateExpression: "SET #status = :running, leaseUntil = :lease, chargeAt = if_not_exists(chargeAt, :now), startedAt = if_not_exists(startedAt, :now)",
-        ConditionExpression: "#status = :queued OR (#status = :running AND leaseUntil < :nowMs)",
-        ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":running": "running", ":queued": "queued", ":lease": leaseUntil, ":now": new Date(now).toISOString(), ":nowMs": now },
-        ReturnValues: "ALL_NEW",
-      }),
-    );
-    return Attributes as JobItem;
-  } catch (error) {
-    ignoreFailedCondition(error);
-    return null;
-  }
-}
+export const startItem = (
+  job: Pick<Job, "id" | "accountId">,
+  index: number,
+  leaseUntil: number,
+  now = Date.now(),
+  receives = 1,
+  slot?: Lease["slot"],
+): Promise<JobItem | null> => takeLease<JobItem>(itemPiece(job, index), leaseUntil, receives, slot, now);
 
 /** Ends a running item with its outcome (only if it is still running: a second worker's late end changes nothing). */
 export async function finishItem(

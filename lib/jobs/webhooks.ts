@@ -1,34 +1,37 @@
-import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
-import { JOB_HOOK_PREFIX, jobHookKey, monitorHookKey, receiverKey, type TableKey, webhookSecretKey } from "../billing/keys.js";
+import { documents, ignoreFailedCondition } from "../billing/dynamodb.js";
+import { receiversKey, webhookSecretKey } from "../billing/keys.js";
 import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { guardedStatus } from "../metadata/fetch.js";
-import { JOB_RETENTION_DAYS, MONITOR_HISTORY_DAYS } from "../packaging.js";
+import { type Attempt, type Delivery, type HookOwner, jobHooks, type MonitorHooksOf } from "./events.js";
 import { enqueueAttempt, type WebhookMessage } from "./queue.js";
-import { getJob, type Job, type JobItem, jobStatus, noteEnded, readJob } from "./store.js";
+import { getJob } from "./store.js";
 
-// Webhooks of jobs and monitors (docs/api.md, "Jobs", "Monitors"): events POSTed to the job's (or
-// monitor's) webhookUrl, signed as the
+// Webhooks of jobs and monitors (docs/api.md, "Jobs", "Monitors"): events (kept and queued by
+// lib/jobs/events.ts) POSTed to the job's (or monitor's) webhookUrl, signed as the
 // Standard Webhooks specification defines (webhook-id, webhook-timestamp, webhook-signature:
 // "v1," and the base64 HMAC-SHA256 of "id.timestamp.body" with the account's secret), each attempt
 // through the network guard with a short timeout and no redirect followed, retried with backoff
 // for about a day on anything but a 2xx. Each event and its attempts are kept with its job (or monitor).
-// The senders are shared by every account, so one account's slow or dead receiver holds at most
-// one of them, for one short attempt at a time: attempts to one receiver (its origin) run one at a
-// time per account (a slot: lib/billing/slots.ts), and a receiver that fails RECEIVER_STRIKES
+// The senders are shared by every account, so one account's slow or dead receivers hold at most
+// SENDERS_PER_ACCOUNT of them, for one short attempt at a time: an account's attempts, to whichever
+// of its receivers (as many origins as it likes: a wildcard domain is free), run SENDERS_PER_ACCOUNT
+// at a time (slots: lib/billing/slots.ts), and an account whose receivers fail RECEIVER_STRIKES
 // times in a row is left alone for a while (its attempts wait on the queue, not in a sender).
 
 /** Seconds before each retry after the first attempt (about a day in all), as Standard Webhooks' senders do. */
 const RETRY_SECONDS = [5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600];
 /** An attempt gives up after this long (a receiver should answer at once and work later). */
 const ATTEMPT_TIMEOUT_MS = 5_000;
-/** Failures in a row after which a receiver is backed off, and the first and longest backoff. */
+/** An account's attempts made at once, whatever their receivers (of the 5 senders: lib/routes.ts, consumers). */
+const SENDERS_PER_ACCOUNT = 1;
+/** Failures in a row of an account's receivers after which they are backed off, and the first and longest backoff. */
 const RECEIVER_STRIKES = 3;
 const RECEIVER_BACKOFF_MS = [30_000, 15 * 60_000] as const;
-/** An attempt whose receiver is busy with another attempt of the account waits this long on the queue. */
+/** An attempt whose account's senders are all busy waits this long on the queue. */
 const BUSY_RECEIVER_SECONDS = 1;
 /** SQS delays a message 15 minutes at most: a later attempt waits in steps. */
 const MAX_DELAY_SECONDS = 900;
@@ -54,96 +57,6 @@ export async function webhookSecretOf(accountId: string): Promise<string | null>
 function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), "base64");
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
-}
-
-/** One attempt: when, and the status it got or why it got none. */
-interface Attempt {
-  readonly at: string;
-  readonly status?: number;
-  readonly error?: string;
-}
-
-/** Whose events these are: a job's or a monitor's, where its deliveries are kept and where they go. */
-export interface HookOwner {
-  readonly accountId: string;
-  readonly webhookUrl?: string | undefined;
-  /** What a message of its deliveries names it by. */
-  readonly ref: { readonly jobId: string } | { readonly monitorId: string };
-  /** Where its delivery `id` is kept. */
-  readonly key: (deliveryId: string) => TableKey;
-  readonly retentionDays: number;
-}
-
-/** A job as the owner of its webhooks. */
-export const jobHooks = (job: Job): HookOwner => ({
-  accountId: job.accountId,
-  webhookUrl: job.webhookUrl,
-  ref: { jobId: job.id },
-  key: (id) => jobHookKey(job.id, id),
-  retentionDays: JOB_RETENTION_DAYS,
-});
-
-/** A monitor as the owner of its webhooks. */
-export const monitorHooks = (monitor: { id: string; accountId: string; webhookUrl?: string | undefined }): HookOwner => ({
-  accountId: monitor.accountId,
-  webhookUrl: monitor.webhookUrl,
-  ref: { monitorId: monitor.id },
-  key: (id) => monitorHookKey(monitor.id, id),
-  retentionDays: MONITOR_HISTORY_DAYS,
-});
-
-/** An event and its delivery, as kept with its job or monitor. */
-export interface Delivery {
-  readonly id: string;
-  readonly type: "job.completed" | "job.item" | "monitor.changed" | "monitor.failed" | "monitor.paused";
-  readonly status: "pending" | "delivered" | "failed";
-  readonly attempts: readonly Attempt[];
-  /** The body sent, the same on every attempt. */
-  readonly payload: string;
-}
-
-/**
- * Keeps event `type` of `job` with `data` under its id (`<job id>.<name>`: one event per name) and
- * queues its first attempt, if the job has a webhook.
- */
-export const sendEvent = (job: Job, type: Delivery["type"], name: string, data: Record<string, unknown>, now = Date.now()): Promise<void> =>
-  sendOwnEvent(jobHooks(job), `${job.id}.${name}`, type, { job_id: job.id, ...data }, now);
-
-/**
- * Keeps event `type` of `owner` with `data` as delivery `id` (one event per id) and queues its first
- * attempt, if the owner has a webhook. Sent again (its sender died before queueing it, and its
- * message came back), the event kept first stands and its first attempt is queued again: the
- * attempt is made once however many messages ask for it (deliver claims it).
- */
-export async function sendOwnEvent(owner: HookOwner, id: string, type: Delivery["type"], data: Record<string, unknown>, now = Date.now()): Promise<void> {
-  if (!owner.webhookUrl) return;
-  const payload = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data });
-  await conditionHeld(
-    documents.send(
-      new PutCommand({
-        TableName: config.TABLE_NAME,
-        Item: {
-          ...owner.key(id),
-          id,
-          type,
-          status: "pending",
-          attempts: [],
-          payload,
-          createdAt: now,
-          expiresAt: Math.floor(now / 1000) + owner.retentionDays * 86_400,
-        },
-        ConditionExpression: "attribute_not_exists(pk)",
-      }),
-    ),
-  );
-  const message: WebhookMessage = { kind: "webhook", ...owner.ref, accountId: owner.accountId, deliveryId: id, attempt: 1, dueAt: now };
-  await enqueueAttempt(message, 0);
-}
-
-/** The webhook events of a job (or of the owner whose delivery keys `key` makes) and their attempts, oldest first. */
-export async function readDeliveries(owner: string | Pick<HookOwner, "key">): Promise<Delivery[]> {
-  const pk = typeof owner === "string" ? jobHookKey(owner, "").pk : owner.key("").pk;
-  return (await queryAll<Delivery & { createdAt: number }>(pk, JOB_HOOK_PREFIX)).sort((a, b) => a.createdAt - b.createdAt);
 }
 
 /** One POST of `payload` to `url`, signed; the status it got, or why it got none. */
@@ -233,39 +146,38 @@ export async function deliver(message: WebhookMessage, job: HookOwner, now = Dat
     await enqueueAttempt(grouped, delayUntil(message.dueAt, now));
     return;
   }
-  const receiver = createHash("sha256").update(new URL(job.webhookUrl!).origin).digest("hex");
-  // A receiver backed off after failing: the attempt waits on the queue (it is not spent).
-  const backedOff = await receiverUntil(job.accountId, receiver);
+  // An account whose receivers were backed off after failing: the attempt waits on the queue (it is not spent).
+  const backedOff = await receiversUntil(job.accountId);
   if (backedOff > now) {
     await enqueueAttempt(grouped, delayUntil(backedOff, now));
     return;
   }
-  // One attempt at a time to one receiver of one account: the others wait on the queue, not in a sender.
-  const pool = `hook#${job.accountId}#${receiver}`;
+  // SENDERS_PER_ACCOUNT attempts at a time of one account, to whichever receivers: the others wait on the queue, not in a sender.
+  const pool = `hook#${job.accountId}`;
   const holder = randomUUID();
-  const slot = await takeSlot(pool, 1, holder, now + ATTEMPT_TIMEOUT_MS + CLAIM_MARGIN_MS);
+  const slot = await takeSlot(pool, SENDERS_PER_ACCOUNT, holder, now + ATTEMPT_TIMEOUT_MS + CLAIM_MARGIN_MS);
   if (slot === null) {
     await enqueueAttempt(grouped, BUSY_RECEIVER_SECONDS);
     return;
   }
   try {
-    await attemptOnce(grouped, job, receiver, now);
+    await attemptOnce(grouped, job, now);
   } finally {
     await releaseSlot(pool, slot, holder).catch(() => undefined); // its lease ends it anyway
   }
 }
 
-/** When the account's receiver may be tried again (epoch ms; 0 when it is not backed off). */
-async function receiverUntil(accountId: string, receiver: string): Promise<number> {
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: receiverKey(accountId, receiver), ConsistentRead: true }));
+/** When the account's receivers may be tried again (epoch ms; 0 when they are not backed off). */
+async function receiversUntil(accountId: string): Promise<number> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: receiversKey(accountId), ConsistentRead: true }));
   return Number(Item?.until ?? 0);
 }
 
-/** Records an attempt's outcome for its receiver: a success forgets its failures; the RECEIVER_STRIKES-th failure in a row (and each after) backs it off, doubling. */
-async function noteReceiver(accountId: string, receiver: string, delivered: boolean, now: number): Promise<void> {
-  const key = receiverKey(accountId, receiver);
+/** Records an attempt's outcome for its account's receivers: a success forgets their failures; the RECEIVER_STRIKES-th failure in a row (and each after) backs them off, doubling. */
+async function noteReceivers(accountId: string, delivered: boolean, now: number): Promise<void> {
+  const key = receiversKey(accountId);
   if (delivered) {
-    // Forgotten whole (a receiver that never failed has no row to keep).
+    // Forgotten whole (an account whose receivers never failed has no row to keep).
     await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: key }));
     return;
   }
@@ -292,8 +204,8 @@ async function noteReceiver(accountId: string, receiver: string, delivered: bool
   );
 }
 
-/** Makes attempt `message.attempt` of its delivery, once, holding its receiver's slot. */
-async function attemptOnce(message: WebhookMessage, job: HookOwner, receiver: string, now: number): Promise<void> {
+/** Makes attempt `message.attempt` of its delivery, once, holding one of its account's sender slots. */
+async function attemptOnce(message: WebhookMessage, job: HookOwner, now: number): Promise<void> {
   const delivery = await claimAttempt(job, message, now);
   if (!delivery) return queueNextAgain(job, message, now);
   const secret = await webhookSecretOf(job.accountId);
@@ -301,7 +213,7 @@ async function attemptOnce(message: WebhookMessage, job: HookOwner, receiver: st
     ? await attempt(job.webhookUrl!, secret, delivery.id, delivery.payload, now)
     : { at: new Date(now).toISOString(), error: "no webhook secret" };
   const delivered = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
-  if (secret) await noteReceiver(job.accountId, receiver, delivered, now);
+  if (secret) await noteReceivers(job.accountId, delivered, now);
   const retryIn = RETRY_SECONDS[message.attempt - 1];
   const status = delivered ? "delivered" : retryIn === undefined || !secret ? "failed" : "pending";
   const attempts = [...delivery.attempts, outcome];
@@ -331,9 +243,6 @@ async function attemptOnce(message: WebhookMessage, job: HookOwner, receiver: st
   }
 }
 
-/** A monitor's webhooks' owner by its account and id, or null when it is gone (lib/monitors: jobs do not know monitors). */
-export type MonitorHooksOf = (accountId: string, monitorId: string) => Promise<HookOwner | null>;
-
 /** Handles delivery attempt `message` of a job's (or a monitor's) webhook; its owner gone, there is nothing to deliver. */
 export async function sendAttempt(message: WebhookMessage, monitorHooksOf: MonitorHooksOf): Promise<"done"> {
   // A monitor's messages always name its account (its key); a job's are found by the job.
@@ -343,36 +252,4 @@ export async function sendAttempt(message: WebhookMessage, monitorHooksOf: Monit
       : await getJob(message.jobId ?? "").then((job) => job && jobHooks(job));
   if (owner) await deliver(message, owner);
   return "done";
-}
-
-/**
- * After items of `job` ended (`ended`: one that ran, or those cancelled): each one that ran its
- * `job.item` event when the job asks for them, then, noted as ended, once every item has, the job's
- * `job.completed`. All of it may be done again (the item's message delivered again after its worker
- * died or failed to queue an event): noting is idempotent and an event is kept once.
- */
-export async function announce(job: Job, ended: readonly JobItem[]): Promise<void> {
-  if (!job.webhookUrl) return;
-  if (job.webhookEvents?.includes("item"))
-    for (const item of ended.filter((i) => i.status === "succeeded" || i.status === "failed"))
-      await sendEvent(job, "job.item", `item.${item.index}`, {
-        index: item.index,
-        status: item.status,
-        charged_micro_usd: item.charged ?? 0,
-        ...(item.error ? { error: item.error } : {}),
-      });
-  const noted = await noteEnded(
-    job.id,
-    ended.map((item) => item.index),
-  );
-  if (!noted || (noted.endedItems?.size ?? 0) < noted.count) return;
-  // Every item has ended: read once, for the job's counts.
-  const found = await readJob(job.id);
-  if (!found) return;
-  const counts = Object.fromEntries(["succeeded", "failed", "cancelled"].map((status) => [status, found.items.filter((i) => i.status === status).length]));
-  await sendEvent(job, "job.completed", "completed", {
-    status: jobStatus(found.job, found.items),
-    counts,
-    charged_micro_usd: found.items.reduce((sum, i) => sum + (i.charged ?? 0), 0),
-  });
 }

@@ -1,7 +1,8 @@
 import { consumers } from "../routes.js";
 
 // The time a jobs worker gives one piece of work (a job's item: lib/jobs/run.ts; a monitor's check:
-// lib/monitors/check.ts), and how long its lease and charge outlast it.
+// lib/monitors/check.ts; attempted alike: lib/jobs/attempt.ts), and how long its lease and charge
+// outlast it. A piece whose worker died on its last delivery is swept a minute or so after its lease.
 
 /** Time work is given beyond its page-load limit: capture, encoding, storing. */
 export const WORK_RESERVE_MS = 20_000;

@@ -1,15 +1,12 @@
 import { CopyObjectCommand } from "@aws-sdk/client-s3";
-import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { config } from "../config.js";
-import { whenAborted } from "../deadline.js";
-import { AppError } from "../errors.js";
+import { attempt, heldElsewhere } from "../jobs/attempt.js";
+import { sendOwnEvent } from "../jobs/events.js";
 import { itemDone } from "../jobs/feed.js";
 import type { CheckMessage } from "../jobs/queue.js";
 import { putObject } from "../jobs/requests.js";
-import { sendOwnEvent } from "../jobs/webhooks.js";
-import { CHARGE_HOLD_MS, LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "../jobs/worker-time.js";
-import { describeError, log } from "../log.js";
-import { JOB_MAX_RECEIVES, MONITOR_BASELINES_PREFIX, MONITOR_CHECKS_PREFIX } from "../packaging.js";
+import { LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "../jobs/worker-time.js";
+import { MONITOR_BASELINES_PREFIX, MONITOR_CHECKS_PREFIX } from "../packaging.js";
 import { renderTimeout } from "../render/errors.js";
 import { viewportFor } from "../render/viewport.js";
 import { loadStored } from "../storage/outputs.js";
@@ -18,33 +15,16 @@ import { textDiff, type VisualDiff, visualDiff } from "./diff.js";
 import { decode, diffImage, thumbnail } from "./images.js";
 import { deleteObjects, imageLinks } from "./objects.js";
 import { type Observation, observe } from "./observe.js";
-import {
-  type Check,
-  changeMonitor,
-  checkPrice,
-  dropCheck,
-  finishCheck,
-  getCheck,
-  getMonitor,
-  hooksOf,
-  type Monitor,
-  noteOnMonitor,
-  startCheck,
-} from "./store.js";
+import { eventData, failed, pauseUnpaid, reschedule } from "./outcomes.js";
+import { type Check, checkPiece, checkPrice, dropCheck, finishCheck, getCheck, getMonitor, hooksOf, type Monitor, noteOnMonitor, startCheck } from "./store.js";
 
 // A monitor's check, run by a jobs worker (functions/job-worker.ts) when the queue delivers its
 // message (docs/api.md, "Monitors"): taken once at a time, charged as the screenshot (or, for text
 // alone, the content) it takes, the page observed (lib/monitors/observe.ts), compared with the
 // monitor's baseline, kept, and announced. A message delivered again charges the check once (its
-// charge's request id is the check's). A check that fails is not charged, and is retried sooner
-// than the next scheduled one; FAILURE_STREAK failures in a row send one monitor.failed and back
-// the monitor off. A balance that cannot pay pauses the monitor (monitor.paused), nothing run.
+// charge's request id is the check's). How a check that failed ends (retried, backed off, paused):
+// lib/monitors/outcomes.ts, shared with the sweeper.
 
-/** Failures in a row after which the monitor says so and backs off. */
-const FAILURE_STREAK = 3;
-/** The retries before the streak, and the backoff after it, doubling up to a day. */
-const RETRY_MS = 60_000;
-const MAX_BACKOFF_MS = 86_400_000;
 /** Lines of text added and removed a check keeps, each. */
 const MAX_TEXT_LINES = 200;
 
@@ -126,73 +106,17 @@ async function keep(monitor: Monitor, checkId: string, seen: Observation, compar
   return { images, baseline, thumbKey };
 }
 
-/** When a monitor that has failed `failures` times in a row is checked next: a minute after the first failures, then backing off, doubling up to a day. */
-const retryAfter = (failures: number, every: number) =>
-  failures < FAILURE_STREAK ? Math.min(RETRY_MS, every * 1000) : Math.min(MAX_BACKOFF_MS, Math.max(every * 1000, RETRY_MS) * 2 ** (failures - FAILURE_STREAK));
-
-/** Moves a monitor's next check to `at` (only while its schedule is as read; a change meanwhile wins). */
-async function reschedule(monitor: Monitor, at: number, set: Record<string, unknown>): Promise<void> {
-  if (monitor.paused || (await changeMonitor(monitor, { ...set, nextDueAt: at }))) return;
-  // Its schedule changed meanwhile (the schedule claimed it, a PATCH): the note stands without the move.
-  await noteOnMonitor(monitor, set);
-}
-
-/** The webhook data of a check. */
-const eventData = (monitor: Monitor, check: Partial<Check> & { id: string }) => ({
-  monitor_id: monitor.id,
-  ...(monitor.request.name ? { name: monitor.request.name } : {}),
-  url: monitor.request.url,
-  check_id: check.id,
-  ...(check.outcome ? { outcome: check.outcome } : {}),
-  ...(check.changedPercent !== undefined ? { changedPercent: check.changedPercent } : {}),
-  ...(check.boxes ? { boxes: check.boxes } : {}),
-  ...(check.text ? { text: check.text } : {}),
-  ...(check.error ? { error: check.error } : {}),
-});
-
-/** A failed check's outcome: nothing charged, and why. */
-const failure = (error: AppError) => ({ outcome: "failed" as const, charged: 0, error: { code: error.code, message: error.message } });
-
-/** A check that could not run: not charged, the failure counted, retried sooner or backed off; at the streak's length, monitor.failed once. */
-async function failed(monitor: Monitor, check: Check, error: AppError, now: number): Promise<void> {
-  const outcome = failure(error);
-  await finishCheck(monitor.id, check.id, outcome);
-  const failures = monitor.failures + 1;
-  const notify = failures >= FAILURE_STREAK && !monitor.failedNotified;
-  await reschedule(monitor, now + retryAfter(failures, monitor.every), {
-    failures,
-    failedNotified: monitor.failedNotified || notify,
-    lastCheck: { id: check.id, at: new Date(now).toISOString(), outcome: "failed" },
-  });
-  if (notify)
-    await sendOwnEvent(hooksOf(monitor), `${monitor.id}.failed.${check.id}`, "monitor.failed", {
-      ...eventData(monitor, { ...check, ...outcome }),
-      failures,
-    });
-}
-
-/** Pauses a monitor whose account's balance cannot pay for its check; monitor.paused says so. */
-async function pauseUnpaid(monitor: Monitor, check: Check, error: AppError): Promise<void> {
-  await finishCheck(monitor.id, check.id, failure(error));
-  if (!(await changeMonitor(monitor, { paused: true, pausedReason: "insufficient_balance", nextDueAt: undefined }))) return;
-  await sendOwnEvent(hooksOf(monitor), `${monitor.id}.paused.${check.id}`, "monitor.paused", {
-    monitor_id: monitor.id,
-    url: monitor.request.url,
-    reason: "insufficient_balance",
-    message: `${error.message} The monitor is paused; top up, then resume it with PATCH {"paused": false}.`,
-  });
-}
-
 /**
  * Runs check `message` if it is to run: "done" when the message is spent, "busy" while a live worker
- * holds it. Failures of our own (the table, the bucket) are thrown, and the queue delivers the
- * message again, up to JOB_MAX_RECEIVES times; at the last, the check fails instead.
+ * holds it. The attempt itself is lib/jobs/attempt.ts's, as a job item's is: failures of our own (the
+ * table, the bucket) are thrown, and the queue delivers the message again, up to JOB_MAX_RECEIVES
+ * times; at the last, the check fails instead.
  */
 export async function runCheck(message: CheckMessage, receiveCount: number, now = Date.now()): Promise<"done" | "busy"> {
   // Everything the check does ends by then, inside the worker's own limit.
   const until = Math.min(now + config.PAGE_LOAD_TIMEOUT_MS + WORK_RESERVE_MS, now + WORKER_LIMIT_MS - WORKER_MARGIN_MS);
-  const done = async () => {
-    await itemDone(message, message.accountId);
+  const done = async (heldOnMs = 0) => {
+    await itemDone(message, message.accountId, heldOnMs);
     return "done" as const;
   };
   const monitor = await getMonitor(message.accountId, message.monitorId);
@@ -200,74 +124,75 @@ export async function runCheck(message: CheckMessage, receiveCount: number, now 
   if (!monitor || !queued || queued.status === "done") return done();
   // A paused monitor runs nothing: a check queued before it was paused goes.
   if (monitor.paused && queued.status === "queued") {
-    await dropCheck(monitor.id, queued.id);
+    await dropCheck(monitor, queued.id);
     return done();
   }
-  const check = await startCheck(monitor.id, queued.id, until + LEASE_MARGIN_MS, now);
+  const piece = checkPiece(monitor, queued.id);
+  const check = await startCheck(monitor, queued.id, until + LEASE_MARGIN_MS, now, receiveCount, message.slot);
   if (!check) {
     const again = await getCheck(monitor.id, queued.id);
-    return again?.status === "running" && (again.leaseUntil ?? 0) >= now ? "busy" : done();
+    return again?.status === "running" && (again.leaseUntil ?? 0) >= now ? heldElsewhere(piece, receiveCount) : done();
   }
   const price = checkPrice(monitor);
-  let charge: Charge;
-  try {
-    charge = await chargeForRequest(monitor.accountId, price, {
-      requestId: check.id,
-      endpoint: "monitor-check",
-      at: new Date(check.chargeAt!),
-      holdUntil: Date.parse(check.chargeAt!) + CHARGE_HOLD_MS,
+  let heldOnMs = 0;
+  await attempt(
+    {
+      piece,
+      lease: check,
+      receiveCount,
+      price: { amount: price, endpoint: "monitor-check" },
+      budget: { at: until, timeout: renderTimeout("The check did not finish within the page-load limit and the time to capture it.") },
+      work: async (deadline) => {
+        const seen = await observe(monitor, deadline);
+        const comparison = await compare(monitor, seen);
+        return { seen, comparison, kept: await keep(monitor, check.id, seen, comparison) };
+      },
+      succeeded: ({ seen, comparison, kept }) => succeeded(monitor, check, price, seen, comparison, kept),
+      failed: async (error, how) => {
+        if (how.unpaid) await pauseUnpaid(monitor, check, error);
+        else {
+          await failed(monitor, check, error, Date.now());
+          if (!how.ours) heldOnMs = how.ranMs;
+        }
+      },
+    },
+    now,
+  );
+  return done(heldOnMs);
+}
+
+/** Ends a check whose work was done and charged: kept, noted on its monitor (its baseline moved on a change), monitor.changed sent. */
+async function succeeded(monitor: Monitor, check: Check, price: number, seen: Observation, comparison: Comparison, kept: Awaited<ReturnType<typeof keep>>) {
+  const { pixelBoxes: _, ...result } = comparison;
+  const finished = { ...result, charged: price, page: seen.page, ...(kept.images ? { images: kept.images } : {}) };
+  await finishCheck(monitor, check.id, finished);
+  const summary = {
+    id: check.id,
+    at: new Date().toISOString(),
+    outcome: comparison.outcome,
+    ...(result.changedPercent !== undefined ? { changedPercent: result.changedPercent } : {}),
+  };
+  const notes = {
+    lastCheck: summary,
+    failures: 0,
+    failedNotified: false,
+    ...(comparison.outcome === "changed" ? { lastChange: { ...summary, ...(kept.thumbKey ? { thumbKey: kept.thumbKey } : {}) } } : {}),
+  };
+  if (kept.baseline) {
+    // The baseline moves only while nobody changed what the monitor watches meanwhile (a PATCH of its page or options).
+    const moved = await noteOnMonitor(
+      monitor,
+      { ...notes, baseline: kept.baseline },
+      { expression: "generation = :generation", values: { ":generation": monitor.generation } },
+    );
+    await deleteObjects(moved ? [monitor.baseline?.imageKey, monitor.baseline?.textKey] : [kept.baseline.imageKey, kept.baseline.textKey]);
+    if (!moved) await noteOnMonitor(monitor, notes);
+  } else await noteOnMonitor(monitor, notes);
+  // Back on its schedule after a failure's retry or backoff.
+  if (monitor.failures > 0) await reschedule(monitor, Date.now() + monitor.every * 1000, {});
+  if (comparison.outcome === "changed")
+    await sendOwnEvent(hooksOf(monitor), `${monitor.id}.changed.${check.id}`, "monitor.changed", {
+      ...eventData(monitor, { ...check, ...finished }),
+      ...(kept.images ? { images: await imageLinks(kept.images) } : {}),
     });
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    await pauseUnpaid(monitor, check, error);
-    return done();
-  }
-  const budget = whenAborted(until, renderTimeout("The check did not finish within the page-load limit and the time to capture it."));
-  try {
-    const seen = await observe(monitor, { at: until, signal: budget.signal });
-    const comparison = await compare(monitor, seen);
-    const kept = await keep(monitor, check.id, seen, comparison);
-    await markDelivered(charge);
-    const { pixelBoxes: _, ...result } = comparison;
-    const finished = { ...result, charged: price, page: seen.page, ...(kept.images ? { images: kept.images } : {}) };
-    await finishCheck(monitor.id, check.id, finished);
-    const summary = {
-      id: check.id,
-      at: new Date().toISOString(),
-      outcome: comparison.outcome,
-      ...(result.changedPercent !== undefined ? { changedPercent: result.changedPercent } : {}),
-    };
-    const notes = {
-      lastCheck: summary,
-      failures: 0,
-      failedNotified: false,
-      ...(comparison.outcome === "changed" ? { lastChange: { ...summary, ...(kept.thumbKey ? { thumbKey: kept.thumbKey } : {}) } } : {}),
-    };
-    if (kept.baseline) {
-      // The baseline moves only while nobody changed what the monitor watches meanwhile (a PATCH of its page or options).
-      const moved = await noteOnMonitor(
-        monitor,
-        { ...notes, baseline: kept.baseline },
-        { expression: "generation = :generation", values: { ":generation": monitor.generation } },
-      );
-      await deleteObjects(moved ? [monitor.baseline?.imageKey, monitor.baseline?.textKey] : [kept.baseline.imageKey, kept.baseline.textKey]);
-      if (!moved) await noteOnMonitor(monitor, notes);
-    } else await noteOnMonitor(monitor, notes);
-    // Back on its schedule after a failure's retry or backoff.
-    if (monitor.failures > 0) await reschedule(monitor, Date.now() + monitor.every * 1000, {});
-    if (comparison.outcome === "changed")
-      await sendOwnEvent(hooksOf(monitor), `${monitor.id}.changed.${check.id}`, "monitor.changed", {
-        ...eventData(monitor, { ...check, ...finished }),
-        ...(kept.images ? { images: await imageLinks(kept.images) } : {}),
-      });
-  } catch (error) {
-    const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
-    if (ours && receiveCount < JOB_MAX_RECEIVES) throw error;
-    log.warn("monitor check failed", { monitorId: monitor.id, checkId: check.id, error: describeError(error) });
-    await refundCharge(charge);
-    await failed(monitor, check, ours ? new AppError("INTERNAL_ERROR", "The check could not be run; it was not charged.") : error, Date.now());
-  } finally {
-    budget.clear();
-  }
-  return done();
 }

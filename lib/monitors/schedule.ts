@@ -4,7 +4,7 @@ import { DUE_PARTITION, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { feed } from "../jobs/feed.js";
 import { describeError, log } from "../log.js";
-import { dueMoves, queuedCheckItems } from "./store.js";
+import { dueMoves, getCheck, queuedCheckItems } from "./store.js";
 
 // The monitors' schedule (docs/api.md, "Monitors"): a function run each minute (lib/routes.ts,
 // schedules) reads the DUE partition up to now, oldest first, and claims each due monitor in one
@@ -18,11 +18,24 @@ type DueRow = { pk: string; sk: string; accountId: string; monitorId: string; du
 /** Claims at once, per run. */
 const PARALLEL = 16;
 
-/** Claims due monitor `row`: its check's id, or null when another run did, or the monitor changed (paused, rescheduled, gone). */
+/** Whether check `checkId` of monitor `monitorId` is still to end (queued or running). */
+async function stillOpen(monitorId: string, checkId: string): Promise<boolean> {
+  const check = await getCheck(monitorId, checkId);
+  return check?.status === "queued" || check?.status === "running";
+}
+
+/**
+ * Claims due monitor `row`: its check's id, or null when another run did, the monitor changed
+ * (paused, rescheduled, gone), or its last check is still queued or running: then this tick is
+ * skipped (its next due moved on, nothing queued, nothing charged), so that a monitor whose checks
+ * wait (its account's share of the workers full, a page slow to load) has one check in the backlog.
+ */
 async function claim(row: DueRow, now: number): Promise<string | null> {
   const { monitorId, accountId, dueAt } = row;
   const key = monitorKey(accountId, monitorId);
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: key, ProjectionExpression: "every", ConsistentRead: true }));
+  const { Item } = await documents.send(
+    new GetCommand({ TableName: config.TABLE_NAME, Key: key, ProjectionExpression: "every, openCheck", ConsistentRead: true }),
+  );
   // A due row whose monitor is gone: dropped.
   if (!Item) {
     await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk } }));
@@ -31,24 +44,32 @@ async function claim(row: DueRow, now: number): Promise<string | null> {
   // The next one after now, on the monitor's cadence (a schedule that fell behind does not queue the missed ones).
   const every = Number(Item.every) * 1000;
   const next = dueAt + Math.max(1, Math.ceil((now + 1 - dueAt) / every)) * every;
+  const open = Item.openCheck as string | undefined;
+  const skip = open !== undefined && (await stillOpen(monitorId, open));
   const queued = queuedCheckItems({ id: monitorId, accountId }, "scheduled", now);
   // The monitor's own condition claims it: once its next due has moved, no other run's holds.
-  const claimed = await transactIf({
+  return transactIf({
     TransactItems: [
       {
         Update: {
           TableName: config.TABLE_NAME,
           Key: key,
-          UpdateExpression: "SET nextDueAt = :next",
-          ConditionExpression: "nextDueAt = :due AND paused = :no",
-          ExpressionAttributeValues: { ":next": next, ":due": dueAt, ":no": false },
+          UpdateExpression: skip ? "SET nextDueAt = :next" : "SET nextDueAt = :next, openCheck = :check",
+          // Its open check as read: one that ended meanwhile (or one queued meanwhile) makes this run leave it to the next.
+          ConditionExpression: `nextDueAt = :due AND paused = :no AND ${open === undefined ? "attribute_not_exists(openCheck)" : "openCheck = :open"}`,
+          ExpressionAttributeValues: {
+            ":next": next,
+            ":due": dueAt,
+            ":no": false,
+            ...(skip ? {} : { ":check": queued.id }),
+            ...(open === undefined ? {} : { ":open": open }),
+          },
         },
       },
       ...dueMoves({ id: monitorId, accountId }, dueAt, next),
-      ...queued.items,
+      ...(skip ? [] : queued.items),
     ],
-  });
-  return claimed ? queued.id : null;
+  }).then((claimed) => (claimed && !skip ? queued.id : null));
 }
 
 /** The schedule's run: queues a check of every monitor due by `now`, each once; how many it queued. */

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition, queryAll, queryPages, setClause, transactIf } from "../billing/dynamodb.js";
+import { conditionHeld, documents, queryAll, queryPages, setClause, transactIf } from "../billing/dynamodb.js";
 import { dueKey, feedCheckKey, MONITOR_CHECK_PREFIX, MONITOR_PREFIX, monitorCheckKey, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
+import { closeLease, type Lease, type Piece, takeLease } from "../jobs/attempt.js";
+import { type MonitorHooksOf, monitorHooks } from "../jobs/events.js";
 import { feed } from "../jobs/feed.js";
-import { type MonitorHooksOf, monitorHooks } from "../jobs/webhooks.js";
 import { describeError, log } from "../log.js";
 import { MONITOR_HISTORY_DAYS } from "../packaging.js";
 import type { CaptureOptions } from "../render/options.js";
@@ -48,13 +49,18 @@ export interface Monitor extends MonitorSpec {
   readonly accountId: string;
   readonly createdAt: string;
   readonly paused: boolean;
-  /** Why it is paused: asked (PATCH), or its account's balance could not pay for a check. */
-  readonly pausedReason?: "requested" | "insufficient_balance";
+  /** Why it is paused: asked (PATCH), its account's balance could not pay for a check, or its checks kept failing (lib/monitors/check.ts). */
+  readonly pausedReason?: "requested" | "insufficient_balance" | "failing";
   /** When its next scheduled check is due (epoch ms); absent while paused. */
   readonly nextDueAt?: number;
   /** Checks failed in a row, and whether the streak's monitor.failed was sent. */
   readonly failures: number;
   readonly failedNotified?: boolean;
+  /**
+   * A check of it queued or running (the first queued while none was): the schedule queues no other
+   * until it ends, so a monitor's backlog is one check however long its checks wait.
+   */
+  readonly openCheck?: string;
   /** Bumped by a change that makes the baseline meaningless (another page, other options): a check begun before it keeps no baseline. */
   readonly generation: number;
   readonly baseline?: { readonly checkId: string; readonly at: string; readonly imageKey?: string; readonly textKey?: string };
@@ -62,8 +68,8 @@ export interface Monitor extends MonitorSpec {
   readonly lastChange?: CheckSummary & { readonly thumbKey?: string };
 }
 
-/** A check as kept. */
-export interface Check {
+/** A check as kept (its lease: lib/jobs/attempt.ts). */
+export interface Check extends Lease {
   readonly id: string;
   readonly monitorId: string;
   readonly status: "queued" | "running" | "done";
@@ -71,8 +77,6 @@ export interface Check {
   readonly queuedAt: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
-  readonly chargeAt?: string;
-  readonly leaseUntil?: number;
   readonly outcome?: Outcome;
   readonly charged?: number;
   readonly changedPercent?: number;
@@ -124,7 +128,13 @@ export async function createMonitor(accountId: string, spec: MonitorSpec, now = 
   const first = queuedCheckItems(monitor, "manual", now);
   await transactIf({
     TransactItems: [
-      { Put: { TableName: config.TABLE_NAME, Item: { ...monitorKey(accountId, id), ...monitor }, ConditionExpression: "attribute_not_exists(pk)" } },
+      {
+        Put: {
+          TableName: config.TABLE_NAME,
+          Item: { ...monitorKey(accountId, id), ...monitor, openCheck: first.id },
+          ConditionExpression: "attribute_not_exists(pk)",
+        },
+      },
       ...dueMoves(monitor, undefined, nextDueAt),
       ...first.items,
     ],
@@ -247,7 +257,22 @@ export async function deleteMonitor(monitor: Monitor): Promise<void> {
 /** Queues a check of `monitor` now (POST .../check): its id. */
 async function queueCheck(monitor: Monitor, trigger: Check["trigger"], now = Date.now()): Promise<string> {
   const queued = queuedCheckItems(monitor, trigger, now);
-  await transactIf({ TransactItems: queued.items }, []);
+  await transactIf(
+    {
+      TransactItems: [
+        ...queued.items,
+        {
+          Update: {
+            TableName: config.TABLE_NAME,
+            Key: monitorKey(monitor.accountId, monitor.id),
+            UpdateExpression: "SET openCheck = if_not_exists(openCheck, :id)",
+            ExpressionAttributeValues: { ":id": queued.id },
+          },
+        },
+      ],
+    },
+    [],
+  );
   return queued.id;
 }
 
@@ -279,33 +304,33 @@ export async function listChecks(monitorId: string, limit: number, before?: stri
   return { checks, next: found.length > limit || page.LastEvaluatedKey ? (checks.at(-1)?.id ?? null) : null };
 }
 
-/**
- * Takes check `checkId` for a worker until `leaseUntil`: a queued one, or a running one whose worker's
- * lease ended (it died). The check as taken, or null when it is not to be run.
- */
-export async function startCheck(monitorId: string, checkId: string, leaseUntil: number, now = Date.now()): Promise<Check | null> {
-  try {
-    const { Attributes } = await documents.send(
-      new UpdateCommand({
-        TableName: config.TABLE_NAME,
-        Key: monitorCheckKey(monitorId, checkId),
-        UpdateExpression: "SET #status = :running, leaseUntil = :lease, chargeAt = if_not_exists(chargeAt, :now), startedAt = if_not_exists(startedAt, :now)",
-        ConditionExpression: "#status = :queued OR (#status = :running AND leaseUntil < :nowMs)",
-        ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":running": "running", ":queued": "queued", ":lease": leaseUntil, ":now": new Date(now).toISOString(), ":nowMs": now },
-        ReturnValues: "ALL_NEW",
-      }),
-    );
-    return Attributes as Check;
-  } catch (error) {
-    ignoreFailedCondition(error);
-    return null;
-  }
-}
+/** Check `checkId` of `monitor` as a piece of the workers' work (lib/jobs/attempt.ts): charged under its id. */
+export const checkPiece = (monitor: Pick<Monitor, "id" | "accountId">, checkId: string): Piece => ({
+  kind: "check",
+  accountId: monitor.accountId,
+  owner: monitor.id,
+  id: checkId,
+  key: monitorCheckKey(monitor.id, checkId),
+  requestId: checkId,
+});
 
-/** Ends a running check with its outcome (only if it is still running). */
+/**
+ * Takes check `checkId` of `monitor` for a worker until `leaseUntil` (lib/jobs/attempt.ts, takeLease):
+ * a queued one, or a running one whose worker's lease ended (it died). The check as taken, or null
+ * when it is not to be run.
+ */
+export const startCheck = (
+  monitor: Pick<Monitor, "id" | "accountId">,
+  checkId: string,
+  leaseUntil: number,
+  now = Date.now(),
+  receives = 1,
+  slot?: Lease["slot"],
+): Promise<Check | null> => takeLease<Check>(checkPiece(monitor, checkId), leaseUntil, receives, slot, now);
+
+/** Ends a running check with its outcome (only if it is still running): its lease closed, its monitor's open check let go. */
 export async function finishCheck(
-  monitorId: string,
+  monitor: Pick<Monitor, "id" | "accountId">,
   checkId: string,
   outcome: Omit<Check, "id" | "monitorId" | "status" | "trigger" | "queuedAt">,
   now = Date.now(),
@@ -315,7 +340,7 @@ export async function finishCheck(
     documents.send(
       new UpdateCommand({
         TableName: config.TABLE_NAME,
-        Key: monitorCheckKey(monitorId, checkId),
+        Key: monitorCheckKey(monitor.id, checkId),
         UpdateExpression: `${set} REMOVE leaseUntil`,
         ConditionExpression: "#status = :running",
         ExpressionAttributeNames: names,
@@ -323,11 +348,29 @@ export async function finishCheck(
       }),
     ),
   );
+  await closeLease(checkPiece(monitor, checkId));
+  await letGoOpenCheck(monitor, checkId);
 }
 
-/** Drops a check that will not run (its monitor paused or gone before it started). */
-export const dropCheck = (monitorId: string, checkId: string) =>
-  documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: monitorCheckKey(monitorId, checkId) }));
+/** Drops a check that will not run (its monitor paused or gone before it started), and lets its monitor's open check go. */
+export async function dropCheck(monitor: Pick<Monitor, "id" | "accountId">, checkId: string): Promise<void> {
+  await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: monitorCheckKey(monitor.id, checkId) }));
+  await letGoOpenCheck(monitor, checkId);
+}
+
+/** Forgets `monitor`'s open check if it is `checkId` (the schedule queues the next one again). */
+const letGoOpenCheck = (monitor: Pick<Monitor, "id" | "accountId">, checkId: string) =>
+  conditionHeld(
+    documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: monitorKey(monitor.accountId, monitor.id),
+        UpdateExpression: "REMOVE openCheck",
+        ConditionExpression: "openCheck = :id",
+        ExpressionAttributeValues: { ":id": checkId },
+      }),
+    ),
+  );
 
 /** What a check of `monitor` costs: a screenshot's price, or content's for text alone (a capture and its text are one page load). */
 export const checkPrice = (monitor: Pick<Monitor, "mode">) => (monitor.mode === "text" ? PRICES.content : PRICES.screenshot);

@@ -302,7 +302,8 @@ describe("Api stack", () => {
     // Only what queues items or webhook attempts may send, and only to those queues: the route that
     // makes jobs, the worker (an account's next items, as one ends) and the reconciler (items a
     // feed missed) to the jobs queue; the route that cancels jobs (its completion webhook), the
-    // worker (events) and the sender (retries) to the webhooks queue; the monitors' routes, their
+    // worker (events), the sender (retries), the reconciler and the monitors' schedule (the events
+    // of the items and checks they sweep) to the webhooks queue; the monitors' routes, their
     // schedule and the MCP server to the jobs queue.
     const sending = (Object.values(api.findResources("AWS::IAM::Policy")) as Resource[]).flatMap((p) =>
       (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((st) =>
@@ -315,12 +316,12 @@ describe("Api stack", () => {
       "jobs-cancel": ["webhooks"],
       "job-worker": ["jobs", "webhooks"],
       "webhook-sender": ["webhooks"],
-      reconcile: ["jobs"],
+      reconcile: ["jobs", "webhooks"],
       // A monitor's first check, one asked for now, the schedule's, and an agent's (MCP) all go
       // through the account's feed to the jobs queue.
       "monitors-create": ["jobs"],
       "monitors-check": ["jobs"],
-      "monitors-schedule": ["jobs"],
+      "monitors-schedule": ["jobs", "webhooks"],
       mcp: ["jobs"],
     };
     const senders = sending.map((st) => [Object.keys(sends).find((id) => st.roles.includes(roleOf(id))), st.resource] as const);

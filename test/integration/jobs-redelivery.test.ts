@@ -2,7 +2,6 @@
 // pending), and twice at once. The worker runs in process against the shared stack's DynamoDB Local,
 // s3rver and Chromium, as Lambda runs it; the dead worker's state is left by the very functions a
 // worker calls (take the item, charge it) and nothing after them. One render, charged once.
-import { createHash } from "node:crypto";
 import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { admin, signUp } from "../../dev/harness/dev-process.js";
@@ -29,12 +28,14 @@ const { GetCommand, QueryCommand, UpdateCommand } = await import("@aws-sdk/lib-d
 const { documents } = await import("../../lib/billing/dynamodb.js");
 const { reconcileCharges } = await import("../../lib/billing/ledger.js");
 const { placeHold } = await import("../../lib/billing/holds.js");
+const { takeSlot } = await import("../../lib/billing/slots.js");
 const { config } = await import("../../lib/config.js");
 const { jobRequest } = await import("../../lib/api/schemas.js");
 const { storeRequests } = await import("../../lib/jobs/requests.js");
 const { chargeItem, runItem } = await import("../../lib/jobs/run.js");
 const { createJob, finishItem, getJob, newJobId, readJob, reconcileHolds, startItem } = await import("../../lib/jobs/store.js");
-const { deliver, jobHooks, readDeliveries, rotateWebhookSecret, sendEvent } = await import("../../lib/jobs/webhooks.js");
+const { deliver, rotateWebhookSecret } = await import("../../lib/jobs/webhooks.js");
+const { jobHooks, readDeliveries, sendEvent } = await import("../../lib/jobs/events.js");
 
 const base = inject("baseUrl");
 let counter = 0;
@@ -51,13 +52,13 @@ const markSent = (id: string) =>
   );
 
 /** An account with $10, and a job of `count` screenshot items of it (with `webhookUrl`, if given). */
-async function jobOf(count: number, webhookUrl?: string) {
+async function jobOf(count: number, webhookUrl?: string, path = "/simple") {
   const email = `redelivery-${Date.now()}-${counter++}@jobs.test`;
   const { api_key: key, account_id: accountId } = await signUp(base, email);
   admin(inject("localDir"), "credit", accountId, "10");
   const { items } = jobRequest.parse({
     endpoint: "screenshot",
-    items: Array.from({ length: count }, () => ({ url: `${inject("fixtureUrl")}/simple`, width: 320, deviceScaleFactor: 1 })),
+    items: Array.from({ length: count }, () => ({ url: `${inject("fixtureUrl")}${path}`, width: 320, deviceScaleFactor: 1 })),
   });
   const id = newJobId();
   // As POST /api/v1/jobs does: the items' price held, their requests stored, the job recorded.
@@ -95,7 +96,7 @@ describe("a job item delivered again", () => {
     const { job, key, message } = await jobOf(1);
     const before = await balance(key);
     // The dead worker: took the item (its lease now over) and charged it, then nothing.
-    const taken = (await startItem(job.id, 0, Date.now() - 1))!;
+    const taken = (await startItem(job, 0, Date.now() - 1))!;
     await chargeItem(job, 0, 5_000, taken);
     expect(await balance(key)).toBe(before - 5_000);
     expect((await ledgerOf(job.accountId, `${job.id}.0`)).pending).toHaveLength(1);
@@ -126,7 +127,7 @@ describe("a job item delivered again", () => {
     const { job, message } = await jobOf(1, `${inject("fixtureUrl")}/hooks/in?id=redelivered-${Date.now()}`);
     await rotateWebhookSecret(job.accountId);
     // The dead worker: took the item and ended it, then nothing (no job.completed queued).
-    await startItem(job.id, 0, Date.now() + 60_000);
+    await startItem(job, 0, Date.now() + 60_000);
     await finishItem(job.id, 0, { status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "gone" } });
     expect(await readDeliveries(job.id)).toEqual([]);
     // The queue delivers its message again, twice: the job is noted complete and announced once.
@@ -144,7 +145,7 @@ describe("a job item delivered again", () => {
     const grace = config.RECONCILE_GRACE_SECONDS * 1000;
     const deadAgo = async (minutes: number) => {
       const { job, key } = await jobOf(1);
-      const taken = (await startItem(job.id, 0, Date.now() - 1))!;
+      const taken = (await startItem(job, 0, Date.now() - 1))!;
       await chargeItem(job, 0, 5_000, { ...taken, chargeAt: new Date(Date.now() - minutes * 60_000).toISOString() });
       return { job, key };
     };
@@ -241,6 +242,23 @@ describe("a job item delivered again", () => {
     expect(await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${hook}`)).json()).toHaveLength(2);
   }, 60_000);
 
+  it("an item that fails as the customer's (its page a 404) is refunded, and its slot stays held as long again as it ran", async () => {
+    const { job, key, message } = await jobOf(1, undefined, "/not-found");
+    const before = await balance(key);
+    const holder = `test-${Date.now()}`;
+    const slot = (await takeSlot(`items#${job.accountId}`, 3, holder, Date.now() + 60_000))!;
+    const started = Date.now();
+    expect(await runItem({ ...message, accountId: job.accountId, slot: { index: slot, holder } }, 1)).toBe("done");
+    const ended = Date.now();
+    expect((await readJob(job.id))!.items[0]).toMatchObject({ status: "failed", charged: 0, error: { code: "INVALID_URL" } });
+    expect(await balance(key)).toBe(before);
+    // Held on, by the same holder, until about as long after its end as it ran.
+    const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: `SLOT#items#${job.accountId}`, sk: String(slot) } }));
+    expect(Item!.holder).toBe(holder);
+    expect(Item!.leaseUntil).toBeGreaterThan(ended);
+    expect(Item!.leaseUntil).toBeLessThanOrEqual(ended + (ended - started));
+  }, 60_000);
+
   it("a message for no job (expired, or made up) is spent without a charge", async () => {
     expect(await runItem({ jobId: newJobId(), index: 0, timeout: 30 }, 1)).toBe("done");
   });
@@ -270,7 +288,7 @@ describe("a job item delivered again", () => {
     expect((await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "HOLD", sk: orphan } }))).Item).toBeUndefined();
     // A job whose item ended without a charge or a release (its worker died between the two): the rest comes back.
     const { job } = await jobOf(1);
-    const taken = (await startItem(job.id, 0, Date.now() + 60_000))!;
+    const taken = (await startItem(job, 0, Date.now() + 60_000))!;
     expect(taken.price).toBe(5_000);
     await finishItem(job.id, 0, { status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "test" } });
     const before = (await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: "HOLD", sk: job.id } }))).Item;
@@ -312,10 +330,8 @@ describe("a job item delivered again", () => {
     const attempt = (n: number, now = Date.now()) =>
       deliver({ kind: "webhook", jobId: job.id, accountId: job.accountId, deliveryId, attempt: n, dueAt: 0 }, jobHooks(job), now);
     for (let n = 1; n <= 3; n++) await attempt(n);
-    const origin = createHash("sha256").update(new URL(url).origin).digest("hex");
-    const receiver = (
-      await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: `RECEIVER#${job.accountId}#${origin}`, sk: "RECEIVER" } }))
-    ).Item as { failures: number; until: number };
+    const receiver = (await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: `RECEIVER#${job.accountId}`, sk: "RECEIVER" } })))
+      .Item as { failures: number; until: number };
     expect(receiver.failures).toBe(3);
     // Backed off: the fourth attempt, due before `until`, is not made, and not spent.
     await attempt(4, receiver.until - 1);
@@ -326,7 +342,7 @@ describe("a job item delivered again", () => {
     expect(delivery).toMatchObject({ status: "delivered" });
     expect(delivery!.attempts.map((a) => a.status)).toEqual([500, 500, 500, 204]);
     expect(
-      (await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: `RECEIVER#${job.accountId}#${origin}`, sk: "RECEIVER" } }))).Item,
+      (await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: { pk: `RECEIVER#${job.accountId}`, sk: "RECEIVER" } }))).Item,
     ).toBeUndefined();
   });
 });

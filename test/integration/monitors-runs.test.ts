@@ -14,7 +14,9 @@ const { accountKey } = await import("../../lib/billing/keys.js");
 const { config } = await import("../../lib/config.js");
 const { monitorRequest, monitorSpecOf } = await import("../../lib/http/monitor-schemas.js");
 const { runCheck } = await import("../../lib/monitors/check.js");
-const { changeMonitor, createMonitor, getCheck, getMonitor } = await import("../../lib/monitors/store.js");
+const { changeMonitor, checkNow, createMonitor, getCheck, getMonitor, hooksOf, noteOnMonitor } = await import("../../lib/monitors/store.js");
+const { rotateWebhookSecret } = await import("../../lib/jobs/webhooks.js");
+const { readDeliveries } = await import("../../lib/jobs/events.js");
 
 const base = inject("baseUrl");
 const fixture = (path: string) => `${inject("fixtureUrl")}${path}`;
@@ -63,5 +65,42 @@ describe("monitors' checks in process", () => {
     expect(await getCheck(monitor.id, checkId)).toMatchObject({ status: "done", outcome: "baseline", charged: 5_000 });
     const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: accountKey(accountId), ConsistentRead: true }));
     expect(Item!.totalSpent).toBe(5_000);
+  }, 60_000);
+
+  it("a monitor failing 10 times in a row pauses and says so (monitor.paused, reason failing); PATCH {paused: false} resumes it, its failures forgotten", async () => {
+    const email = `failing-${Date.now()}-${counter++}@monitors.test`;
+    const { api_key: key, account_id: accountId } = await signUp(base, email);
+    admin(inject("localDir"), "credit", email, "5");
+    await rotateWebhookSecret(accountId);
+    const page = `failing-${counter++}`;
+    await fetch(fixture(`/monitor/set?id=${page}&v=down`));
+    const { monitor, checkId } = await createMonitor(
+      accountId,
+      monitorSpecOf(monitorRequest.parse({ url: fixture(`/monitor/article?id=${page}`), every: "5m", webhookUrl: fixture(`/hooks/in?id=${page}`) })),
+    );
+    // Eight failures in a row already (its first check is the ninth).
+    await noteOnMonitor(monitor, { failures: 8, failedNotified: true });
+    expect(await runCheck({ kind: "check", accountId, monitorId: monitor.id, checkId }, 1)).toBe("done");
+    expect(await getCheck(monitor.id, checkId)).toMatchObject({ outcome: "failed", charged: 0, error: { code: "INVALID_URL" } });
+    expect(await getMonitor(accountId, monitor.id)).toMatchObject({ paused: false, failures: 9 });
+    // The tenth: paused, its due row gone, one monitor.paused with the reason and the last error.
+    const tenth = (await checkNow(accountId, monitor.id)).checkId;
+    expect(await runCheck({ kind: "check", accountId, monitorId: monitor.id, checkId: tenth }, 1)).toBe("done");
+    const paused = (await getMonitor(accountId, monitor.id))!;
+    expect(paused).toMatchObject({ paused: true, pausedReason: "failing", failures: 10 });
+    expect(paused.nextDueAt).toBeUndefined();
+    expect(await queryAll<{ sk: string }>("DUE").then((due) => due.filter((row) => row.sk.endsWith(monitor.id)))).toEqual([]);
+    const events = await readDeliveries(hooksOf(paused));
+    expect(events.map((d) => d.type)).toEqual(["monitor.paused"]);
+    expect(JSON.parse(events[0]!.payload).data).toMatchObject({ monitor_id: monitor.id, reason: "failing" });
+    expect(JSON.parse(events[0]!.payload).data.message).toContain("500");
+    // The API says so, and resumes it.
+    const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const shown = (await (await fetch(`${base}/api/v1/monitors/${monitor.id}`, { headers: auth })).json()) as Record<string, unknown>;
+    expect(shown).toMatchObject({ status: "paused", paused_reason: "failing", failures_in_a_row: 10 });
+    const resumed = await fetch(`${base}/api/v1/monitors/${monitor.id}`, { method: "PATCH", headers: auth, body: JSON.stringify({ paused: false }) });
+    expect(resumed.status).toBe(200);
+    expect(await resumed.json()).toMatchObject({ status: "active", failures_in_a_row: 0 });
+    expect(await getMonitor(accountId, monitor.id)).toMatchObject({ paused: false, failures: 0 });
   }, 60_000);
 });

@@ -9,14 +9,15 @@ import { ownQueues, useSharedStackInProcess } from "../helpers/in-process.js";
 
 const { sqs, queues, environment } = await ownQueues();
 useSharedStackInProcess({ TABLE_NAME: `shotline-monitors-tick-${process.pid}`, ...environment });
-const { BatchWriteCommand } = await import("@aws-sdk/lib-dynamodb");
+const { BatchWriteCommand, DeleteCommand } = await import("@aws-sdk/lib-dynamodb");
 const { ensureTable } = await import("../../dev/stack.js");
 const { documents, queryAll } = await import("../../lib/billing/dynamodb.js");
 const { dueKey, monitorKey } = await import("../../lib/billing/keys.js");
 const { config } = await import("../../lib/config.js");
 const { monitorRequest, monitorSpecOf } = await import("../../lib/http/monitor-schemas.js");
 const { scheduleChecks } = await import("../../lib/monitors/schedule.js");
-const { getMonitor, listChecks } = await import("../../lib/monitors/store.js");
+const { dropCheck, getMonitor, listChecks } = await import("../../lib/monitors/store.js");
+const { itemsInFlightPerAccount } = await import("../../lib/jobs/feed.js");
 await ensureTable();
 
 const client = new SQSClient({ region: config.AWS_REGION, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
@@ -86,4 +87,57 @@ describe("the monitors' schedule", () => {
     for (const accountId of accounts) expect(messages.filter((m) => m.accountId === accountId).length).toBe(3);
     expect(await queryAll("FEED")).toHaveLength(1000 - 300);
   }, 120_000);
+
+  it("500 monitors of one account due every tick, its share of the workers full: each keeps one check waiting, and the ticks between queue nothing", async () => {
+    // Only these are due in this file's table from now on.
+    for (const row of await queryAll<{ pk: string; sk: string }>("DUE"))
+      await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk } }));
+    const accountId = `busy-acct-${Date.now()}`;
+    const then = Date.now();
+    const due = then - 30_000;
+    // Due every minute (below what the API accepts, written straight to the table), so that every run meets them all.
+    const every = 60;
+    const { request, mode, thresholdPercent, ignoreText, options } = monitorSpecOf(monitorRequest.parse({ url: "http://127.0.0.1:9/watched", every: "5m" }));
+    const monitors = Array.from({ length: 500 }, (_, m) => `mon_${`busy${m}`.padStart(22, "y")}`);
+    const rows = monitors.flatMap((id) => [
+      {
+        ...monitorKey(accountId, id),
+        id,
+        accountId,
+        request,
+        every,
+        mode,
+        thresholdPercent,
+        ignoreText,
+        options,
+        createdAt: new Date().toISOString(),
+        paused: false,
+        nextDueAt: due,
+        failures: 0,
+        generation: 0,
+      },
+      { ...dueKey(due, accountId, id), accountId, monitorId: id, dueAt: due },
+    ]);
+    for (let i = 0; i < rows.length; i += 25)
+      await documents.send(new BatchWriteCommand({ RequestItems: { [config.TABLE_NAME]: rows.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    const waiting = async () => (await queryAll<{ sk: string }>("FEED")).filter((row) => row.sk.startsWith(`${accountId}#`)).length;
+    const checksOf = async () => (await Promise.all(monitors.map((id) => listChecks(id, 10)))).map(({ checks }) => checks.length);
+
+    expect(await scheduleChecks(then)).toBe(500);
+    const sent = (await drain()).filter((m) => m.accountId === accountId);
+    expect(sent.length).toBe(itemsInFlightPerAccount());
+    expect(await waiting()).toBe(500 - sent.length);
+    // Three more runs, each after the monitors are due again: their checks still wait, so nothing is queued (nor charged).
+    for (let tick = 1; tick <= 3; tick++) expect(await scheduleChecks(then + tick * every * 1000 + 1000)).toBe(0);
+    expect(await checksOf()).toEqual(monitors.map(() => 1));
+    expect(await waiting()).toBe(500 - sent.length);
+    // Each tick moved them on: none is left due behind.
+    expect(new Set((await Promise.all(monitors.map((id) => getMonitor(accountId, id)))).map((m) => m!.nextDueAt))).toEqual(new Set([due + 4 * every * 1000]));
+    // One check ends (here: dropped, as a paused monitor's is): its monitor, and only it, is queued at the next run.
+    const [first] = (await listChecks(monitors[0]!, 1)).checks;
+    await dropCheck({ id: monitors[0]!, accountId }, first!.id);
+    expect(await scheduleChecks(then + 4 * every * 1000 + 1000)).toBe(1);
+    expect((await listChecks(monitors[0]!, 10)).checks).toHaveLength(1);
+    expect(await waiting()).toBe(500 - sent.length + 1);
+  }, 180_000);
 });

@@ -6,7 +6,7 @@ describe("the reconciler's metrics", () => {
   it("are one line of CloudWatch's embedded metric format: refunds and unconfirmed settlements, by stage", () => {
     const now = Date.UTC(2026, 10, 26);
     const line = metricsLine(
-      { refunded: 2, confirmed: 1, expired: 0, pending: 3, released: 0, fed: 0, autoTopups: { credited: 0, failed: 0, started: 0 } },
+      { refunded: 2, confirmed: 1, expired: 0, pending: 3, released: 0, fed: 0, swept: 0, autoTopups: { credited: 0, failed: 0, started: 0 } },
       now,
     );
     expect(line).toEqual({
