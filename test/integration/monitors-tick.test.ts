@@ -33,6 +33,32 @@ async function drain(): Promise<Record<string, unknown>[]> {
   return messages;
 }
 
+/** Writes monitors (they need not have accounts) of a page on a closed port straight to the table, each due at `due`, every `every` seconds. */
+async function seed(monitors: readonly { accountId: string; id: string }[], due: number, every?: number) {
+  const spec = monitorSpecOf(monitorRequest.parse({ url: "http://127.0.0.1:9/watched", every: "5m" }));
+  const rows = monitors.flatMap(({ accountId, id }) => [
+    {
+      ...monitorKey(accountId, id),
+      id,
+      accountId,
+      request: spec.request,
+      every: every ?? spec.every,
+      mode: spec.mode,
+      thresholdPercent: spec.thresholdPercent,
+      ignoreText: spec.ignoreText,
+      options: spec.options,
+      createdAt: new Date().toISOString(),
+      paused: false,
+      nextDueAt: due,
+      failures: 0,
+      generation: 0,
+    },
+    { ...dueKey(due, accountId, id), accountId, monitorId: id, dueAt: due },
+  ]);
+  for (let i = 0; i < rows.length; i += 25)
+    await documents.send(new BatchWriteCommand({ RequestItems: { [config.TABLE_NAME]: rows.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+}
+
 describe("the monitors' schedule", () => {
   it("finds 1,000 monitors due in one run and queues each once: a second run, and two at once, queue nothing more", async () => {
     // 1,000 monitors of 100 accounts (they need not exist to be scheduled), due half a minute ago.
@@ -48,30 +74,7 @@ describe("the monitors' schedule", () => {
       })),
     );
     const due = then - 30_000;
-    const { request, every, mode, thresholdPercent, ignoreText, options } = monitorSpecOf(
-      monitorRequest.parse({ url: "http://127.0.0.1:9/watched", every: "5m" }),
-    );
-    const rows = monitors.flatMap(({ accountId, id }) => [
-      {
-        ...monitorKey(accountId, id),
-        id,
-        accountId,
-        request,
-        every,
-        mode,
-        thresholdPercent,
-        ignoreText,
-        options,
-        createdAt: new Date().toISOString(),
-        paused: false,
-        nextDueAt: due,
-        failures: 0,
-        generation: 0,
-      },
-      { ...dueKey(due, accountId, id), accountId, monitorId: id, dueAt: due },
-    ]);
-    for (let i = 0; i < rows.length; i += 25)
-      await documents.send(new BatchWriteCommand({ RequestItems: { [config.TABLE_NAME]: rows.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    await seed(monitors, due);
     const [first, second] = await Promise.all([scheduleChecks(then), scheduleChecks(then)]);
     expect(first + second).toBe(1000);
     expect(await scheduleChecks(then + 1000)).toBe(0);
@@ -97,29 +100,12 @@ describe("the monitors' schedule", () => {
     const due = then - 30_000;
     // Due every minute (below what the API accepts, written straight to the table), so that every run meets them all.
     const every = 60;
-    const { request, mode, thresholdPercent, ignoreText, options } = monitorSpecOf(monitorRequest.parse({ url: "http://127.0.0.1:9/watched", every: "5m" }));
     const monitors = Array.from({ length: 500 }, (_, m) => `mon_${`busy${m}`.padStart(22, "y")}`);
-    const rows = monitors.flatMap((id) => [
-      {
-        ...monitorKey(accountId, id),
-        id,
-        accountId,
-        request,
-        every,
-        mode,
-        thresholdPercent,
-        ignoreText,
-        options,
-        createdAt: new Date().toISOString(),
-        paused: false,
-        nextDueAt: due,
-        failures: 0,
-        generation: 0,
-      },
-      { ...dueKey(due, accountId, id), accountId, monitorId: id, dueAt: due },
-    ]);
-    for (let i = 0; i < rows.length; i += 25)
-      await documents.send(new BatchWriteCommand({ RequestItems: { [config.TABLE_NAME]: rows.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    await seed(
+      monitors.map((id) => ({ accountId, id })),
+      due,
+      every,
+    );
     const waiting = async () => (await queryAll<{ sk: string }>("FEED")).filter((row) => row.sk.startsWith(`${accountId}#`)).length;
     const checksOf = async () => (await Promise.all(monitors.map((id) => listChecks(id, 10)))).map(({ checks }) => checks.length);
 
