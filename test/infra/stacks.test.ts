@@ -648,6 +648,7 @@ describe("the bundled MCP function", () => {
       "create_monitor",
       "list_monitors",
       "check_monitor",
+      "get_check",
       "usage",
     ]);
   });
