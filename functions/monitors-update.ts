@@ -1,5 +1,5 @@
-import { restoredControls } from "../lib/api/secrets.js";
-import { AppError } from "../lib/errors.js";
+import { PAGE_SECRETS, REDACTED, redactedLeft, restoredControls, withoutPageSecrets } from "../lib/api/secrets.js";
+import { AppError, invalidParams } from "../lib/errors.js";
 import { canonical } from "../lib/http/idempotency.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { monitorPatch, monitorRequest, monitorSpecOf } from "../lib/http/monitor-schemas.js";
@@ -32,11 +32,22 @@ export const handler = withHttp({ route: "monitors-update", schema: monitorPatch
   const { paused, ...fields } = body;
   let monitor = await ownMonitor(account.accountId, params.monitorId ?? "");
   const request: Record<string, unknown> = { ...monitor.request };
+  // The page's secrets were given for its origin: a page moved to another gets none of them unless
+  // they are sent again (else any key of the account could send them anywhere and read them there).
+  const url = (fields as { url?: unknown }).url;
+  const moved = typeof url === "string" && URL.canParse(url) && new URL(url).origin !== new URL(monitor.request.url).origin;
+  const kept = moved ? withoutPageSecrets(monitor.request) : monitor.request;
+  if (moved) for (const field of PAGE_SECRETS) delete request[field];
   // A secret sent back as the answer showed it ("[redacted]") keeps the value it stands for.
-  for (const [field, value] of Object.entries(restoredControls(fields, monitor.request))) {
+  for (const [field, value] of Object.entries(restoredControls(fields, kept))) {
     if (value === null) delete request[field];
     else if (value !== undefined) request[field] = value;
   }
+  const unrestored = redactedLeft(request);
+  if (unrestored)
+    throw invalidParams(
+      `Invalid request: ${unrestored}: "${REDACTED}" stands for a stored secret, and there is none to keep${moved ? " (the page moved to another origin: send its secrets again)" : ""}.`,
+    );
   const spec = monitorSpecOf(validate(monitorRequest, request));
   if (spec.request.url !== monitor.request.url) await assertReachable("url", spec.request.url);
   if (spec.request.webhookUrl && spec.request.webhookUrl !== monitor.request.webhookUrl) await assertWebhook(account.accountId, spec.request.webhookUrl);

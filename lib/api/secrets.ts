@@ -83,3 +83,23 @@ export function restoredControls<T extends object>(given: T, kept: object): T {
     ),
   };
 }
+
+/** The controls whose secrets are given for the page's own origin (sent with its requests). */
+export const PAGE_SECRETS = ["headers", "cookies", "httpAuth"] as const;
+
+/** `request` without the secrets given for its page's origin. */
+export function withoutPageSecrets<T extends object>(request: T): T {
+  const rest = { ...request } as Record<string, unknown>;
+  for (const field of PAGE_SECRETS) delete rest[field];
+  return rest as T;
+}
+
+/** The first field of `request` whose secret is still REDACTED (nothing stored stood behind it), or null. */
+export function redactedLeft(request: SecretControls): string | null {
+  const header = Object.entries(request.headers ?? {}).find(([, value]) => value === REDACTED);
+  if (header) return `headers.${header[0]}`;
+  const cookie = request.cookies?.findIndex((c) => c.value === REDACTED) ?? -1;
+  if (cookie >= 0) return `cookies.${cookie}.value`;
+  if (request.httpAuth?.password === REDACTED) return "httpAuth.password";
+  return null;
+}

@@ -52,7 +52,8 @@ export async function takeSlot(pool: string, size: number, holder: string, lease
           TableName: config.TABLE_NAME,
           Key: slotKey(pool, index),
           UpdateExpression: "SET holder = :holder, leaseUntil = :until",
-          ConditionExpression: "attribute_not_exists(holder) OR leaseUntil < :now",
+          // Its own holder may take it again: a retry of a write whose answer was lost takes the slot it already has.
+          ConditionExpression: "attribute_not_exists(holder) OR leaseUntil < :now OR holder = :holder",
           ExpressionAttributeValues: { ":holder": holder, ":until": leaseUntil, ":now": Date.now() },
         }),
       ),

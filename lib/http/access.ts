@@ -237,12 +237,15 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
       const payer = verified.payer.toLowerCase();
       try {
         await count(rates, "payer", [`payer:${payer}`, config.RATE_LIMIT_PER_SECOND, 1], deps);
-        const slot = await takeRenderSlot(route, `payer:${payer}`, request, deps);
-        // x402 pays the same for a cache hit: the price is quoted before the payer is known.
-        const cache = await deps.openCache(cacheRequest(route, request, payer)).catch(async (error: unknown) => {
-          await letGo(slot, deps);
-          throw error;
-        });
+        // x402 pays the same for a cache hit: the price is quoted before the payer is known. A hit renders nothing: no slot.
+        const cache = await deps.openCache(cacheRequest(route, request, payer));
+        const slot =
+          cache?.state === "hit"
+            ? null
+            : await takeRenderSlot(route, callerOf({ payer: verified.payer }), request, deps).catch(async (error: unknown) => {
+                if (cache) await deps.closeCache(cache);
+                throw error;
+              });
         return { ...grant, payer: { kind: "x402", address: verified.payer }, payment: verified, idempotency: claimed, cache, slot };
       } catch (error) {
         // Refused before the work: the authorisation may pay again.
@@ -274,12 +277,13 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
   const claimed = key === null ? null : await claim(account.accountId, key, request.body, route, request, deps);
   if (typeof claimed === "string") return { ...grant, account, payer, replay: claimed };
   return holding(claimed, request, deps, async () => {
-    const slot = await takeRenderSlot(route, `acct:${account.accountId}`, request, deps, account.rendersInFlight ?? RENDERS_IN_FLIGHT);
-    let cache: CacheSlot | null = null;
+    // A cache hit costs an API key nothing, and renders nothing: looked up before the slot and the charge.
+    const cache = await deps.openCache(cacheRequest(route, request, account.accountId));
+    if (cache?.state === "hit") return { ...grant, account, payer, idempotency: claimed, cache };
+    let slot: HeldSlot | null = null;
     try {
-      // A cache hit costs an API key nothing: looked up before the charge.
-      cache = await deps.openCache(cacheRequest(route, request, account.accountId));
-      if (cache?.state === "hit") return { ...grant, account, payer, idempotency: claimed, cache, slot };
+      // A signed link's renders (whoever holds the link makes them) count apart from the account's own.
+      slot = await takeRenderSlot(route, `${signed ? "links:" : ""}${callerOf({ account })}`, request, deps, account.rendersInFlight ?? RENDERS_IN_FLIGHT);
       const price = priceOf(route.price!, request.body);
       // Auto-topup: a charge that leaves the balance under the account's threshold (as the key's read
       // of it says; the pull reads it afresh) launches a pull, handed off while the work runs.
@@ -294,6 +298,13 @@ export async function authorize(route: Route, request: AccessRequest, deps: Acce
       throw error;
     }
   });
+}
+
+/** Whose a request is, as the limits and pools that count per caller name it: an account, an x402 payer, or (neither) a client address group. */
+export function callerOf(who: { account?: Account | null; payer?: string | null; ip?: string }): string {
+  if (who.account) return `acct:${who.account.accountId}`;
+  if (who.payer) return `payer:${who.payer.toLowerCase()}`;
+  return `ip:${addressGroup(who.ip ?? "")}`;
 }
 
 /**

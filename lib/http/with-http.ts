@@ -15,6 +15,7 @@ import {
   type AccessGrant,
   authorize,
   type CallerOf,
+  callerOf,
   endHolding,
   keepForRetries,
   rateLimitHeaders,
@@ -340,11 +341,7 @@ export function withHttp<Id extends RouteId, S extends z.ZodType | undefined = u
       if (grant?.replay) return deps.replayAnswer(grant.replay, requestId);
       const caller = grant ? { account: grant.account, payer: grant.payer } : {};
       // The process's shared pools (a local stack's pages) count the work as its caller's.
-      const tenant = grant?.account
-        ? `acct:${grant.account.accountId}`
-        : grant?.payer?.kind === "x402"
-          ? `payer:${grant.payer.address.toLowerCase()}`
-          : `ip:${internal.clientIp}`;
+      const tenant = callerOf({ account: grant?.account, payer: grant?.payer?.kind === "x402" ? grant.payer.address : null, ip: internal.clientIp });
       const work = asTenant(tenant, () =>
         handler({
           ...caller,

@@ -4,7 +4,7 @@ import { animateRequest, animationOf, contentToolRequest, htmlScreenshotRequest,
 import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
 import { AppError } from "../errors.js";
-import { addressGroup } from "../http/client-address.js";
+import { callerOf } from "../http/access.js";
 import { contentAnswer } from "../http/content.js";
 import { captureOptionsOf, deliverAnimationForTool, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
@@ -122,7 +122,7 @@ const metadata: Tool = {
   // In one of the MCP function's few places for free calls: its instances are there for paid renders.
   // And one caller (a key's account, or a client address) holds at most two of those places.
   pipeline: withHttp({ route: "metadata", schema: metadataRequest, access: keyAccess }, async ({ account, sourceIp, body, deadline, requestId }) => {
-    const caller = account ? `acct:${account.accountId}` : `ip:${addressGroup(sourceIp)}`;
+    const caller = callerOf({ account, ip: sourceIp });
     const work = () => inSlot(FREE_CALLS.pool, FREE_CALLS.size, requestId, deadline.at, () => extractMetadata(body.url, deadline));
     return json(await inSlot(`${FREE_CALLS.pool}:${caller}`, FREE_CALLS.perCaller, requestId, deadline.at, work));
   }),

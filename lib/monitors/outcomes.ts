@@ -1,3 +1,4 @@
+import { redactedControls } from "../api/secrets.js";
 import type { AppError } from "../errors.js";
 import { diedError, sweepDead } from "../jobs/attempt.js";
 import { sendOwnEvent } from "../jobs/events.js";
@@ -33,7 +34,7 @@ export async function reschedule(monitor: Monitor, at: number, set: Record<strin
 export const eventData = (monitor: Monitor, check: Partial<Check> & { id: string }) => ({
   monitor_id: monitor.id,
   ...(monitor.request.name ? { name: monitor.request.name } : {}),
-  url: monitor.request.url,
+  url: redactedControls({ url: monitor.request.url }).url,
   check_id: check.id,
   ...(check.outcome ? { outcome: check.outcome } : {}),
   ...(check.changedPercent !== undefined ? { changedPercent: check.changedPercent } : {}),
@@ -80,7 +81,7 @@ async function pause(monitor: Monitor, check: Check, reason: Exclude<Monitor["pa
   await sendOwnEvent(hooksOf(monitor), `${monitor.id}.paused.${check.id}`, "monitor.paused", {
     monitor_id: monitor.id,
     ...(monitor.request.name ? { name: monitor.request.name } : {}),
-    url: monitor.request.url,
+    url: redactedControls({ url: monitor.request.url }).url,
     reason,
     message,
   });

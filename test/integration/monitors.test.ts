@@ -322,6 +322,19 @@ describe("monitors: the API", () => {
     expect(document.cookie).toContain("tiny=zq");
     expect(document.token).toBe("MONHEADER456");
     expect(document.authorization).toBe(`Basic ${Buffer.from("ann:MONPASS789").toString("base64")}`);
+    // Moved to another origin (localhost: the same server under another name), the page's secrets do not follow it.
+    const elsewhere = fixture(`/logs/page?id=${pageId()}`).replace("127.0.0.1", "localhost");
+    const resentThere = await call<ErrorBody>(key, "PATCH", `/api/v1/monitors/${monitor.id}`, { url: elsewhere, ...shown });
+    expect(resentThere.status).toBe(400);
+    expect(resentThere.body.error.message).toMatch(/cookies\.0\.value|headers\.X-Api-Token/);
+    expect(resentThere.body.error.message).toContain("moved to another origin");
+    const there = await call<Monitor & { headers?: unknown; cookies?: unknown; httpAuth?: unknown }>(key, "PATCH", `/api/v1/monitors/${monitor.id}`, {
+      url: elsewhere,
+    });
+    expect(there.status, JSON.stringify(there.body)).toBe(200);
+    expect(there.body.headers ?? {}).toEqual({});
+    expect(there.body.cookies ?? []).toEqual([]);
+    expect(there.body.httpAuth).toBeUndefined();
 
     // A password in the page's URL is one too: shown as [redacted], and the URL sent back as shown is the one kept.
     const withPassword = fixture(`/monitor/article?id=${pageId()}`).replace("://", "://ann:MONURL777@");

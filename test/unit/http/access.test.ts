@@ -288,6 +288,19 @@ describe("renders in flight, per caller, across routes", () => {
     });
   });
 
+  it("a cache hit renders nothing and holds no slot; a signed link's renders count apart from the account's own", async () => {
+    const hit = { state: "hit", entry: { objectKey: "cache/d1/x", meta: {}, storedAt: 0, freshUntil: 1 } } as const;
+    const { deps, slots } = fakeAccess({ cache: hit });
+    for (let i = 0; i < RENDERS_IN_FLIGHT; i++) await authorize(routeById("screenshot"), keyed(`req-${i}`), deps);
+    const cached = await authorize(routeById("screenshot"), { ...keyed("req-hit"), body: { url: "https://example.com", cacheTtl: 60 } }, deps);
+    expect(cached.cache?.state).toBe("hit");
+    expect(cached.slot ?? null).toBeNull();
+    // The owner's own slots are all held: a link's viewer is counted in the links' pool, and the owner's next is still refused.
+    const link = await authorize(routeById("signed-screenshot"), { ...request(), requestId: "req-link", query: "signature=good" }, deps);
+    expect(link.slot).toMatchObject({ pool: "render:links:acct:acct-1" });
+    expect(slots.get("render:acct:acct-1")).toHaveLength(RENDERS_IN_FLIGHT);
+  });
+
   it("a charge refused lets the slot go at once; so does a refused x402 payer, whose payment is released for another try", async () => {
     const { deps, slots } = fakeAccess({ account: account({ balance: 0 }) });
     expect(await codeOf(authorize(routeById("screenshot"), keyed("req-poor"), deps))).toBe("INSUFFICIENT_BALANCE");
