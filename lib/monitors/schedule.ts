@@ -4,7 +4,7 @@ import { DUE_PARTITION, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import { feed } from "../jobs/feed.js";
 import { describeError, log } from "../log.js";
-import { dueMoves, getCheck, queuedCheckItems } from "./store.js";
+import { dueMoves, queuedCheckItems, stillOpen } from "./store.js";
 
 // The monitors' schedule (docs/api.md, "Monitors"): a function run each minute (lib/routes.ts,
 // schedules) reads the DUE partition up to now, oldest first, and claims each due monitor in one
@@ -17,12 +17,6 @@ type DueRow = { pk: string; sk: string; accountId: string; monitorId: string; du
 
 /** Claims at once, per run. */
 const PARALLEL = 16;
-
-/** Whether check `checkId` of monitor `monitorId` is still to end (queued or running). */
-async function stillOpen(monitorId: string, checkId: string): Promise<boolean> {
-  const check = await getCheck(monitorId, checkId);
-  return check?.status === "queued" || check?.status === "running";
-}
 
 /**
  * Claims due monitor `row`: its check's id, or null when another run did, the monitor changed
@@ -45,7 +39,7 @@ async function claim(row: DueRow, now: number): Promise<string | null> {
   const every = Number(Item.every) * 1000;
   const next = dueAt + Math.max(1, Math.ceil((now + 1 - dueAt) / every)) * every;
   const open = Item.openCheck as string | undefined;
-  const skip = open !== undefined && (await stillOpen(monitorId, open));
+  const skip = open !== undefined && (await stillOpen({ id: monitorId, every: Number(Item.every) }, open, now));
   const queued = queuedCheckItems({ id: monitorId, accountId }, "scheduled", now);
   // The monitor's own condition claims it: once its next due has moved, no other run's holds.
   return transactIf({

@@ -265,7 +265,8 @@ async function queueCheck(monitor: Monitor, trigger: Check["trigger"], now = Dat
           Update: {
             TableName: config.TABLE_NAME,
             Key: monitorKey(monitor.accountId, monitor.id),
-            UpdateExpression: "SET openCheck = if_not_exists(openCheck, :id)",
+            // Queued only when its monitor has no open check (checkNow): this one is it.
+            UpdateExpression: "SET openCheck = :id",
             ExpressionAttributeValues: { ":id": queued.id },
           },
         },
@@ -274,6 +275,19 @@ async function queueCheck(monitor: Monitor, trigger: Check["trigger"], now = Dat
     [],
   );
   return queued.id;
+}
+
+/**
+ * A queued check older than this (and twice its monitor's interval) is taken for lost (its message
+ * went to the dead-letter queue before a worker took it): it no longer holds its monitor's place.
+ */
+const QUEUED_CHECK_LOST_MS = 3_600_000;
+
+/** Whether check `checkId` of `monitor` is still to end: running, or queued and not lost (QUEUED_CHECK_LOST_MS). */
+export async function stillOpen(monitor: Pick<Monitor, "id" | "every">, checkId: string, now = Date.now()): Promise<boolean> {
+  const check = await getCheck(monitor.id, checkId);
+  if (check?.status === "running") return true;
+  return check?.status === "queued" && now - Date.parse(check.queuedAt) < Math.max(QUEUED_CHECK_LOST_MS, 2 * monitor.every * 1000);
 }
 
 /** Check `checkId` of monitor `monitorId`, or null. */
@@ -386,6 +400,9 @@ export async function ownMonitor(accountId: string, id: string): Promise<Monitor
 export async function checkNow(accountId: string, id: string): Promise<{ monitor: Monitor; checkId: string }> {
   const monitor = await ownMonitor(accountId, id);
   if (monitor.paused) throw new AppError("MONITOR_PAUSED", 'The monitor is paused; resume it with PATCH {"paused": false} first.');
+  // One check at a time: asked again while one is queued or running, the answer is that one (a loop
+  // of calls cannot grow the account's backlog).
+  if (monitor.openCheck && (await stillOpen(monitor, monitor.openCheck))) return { monitor, checkId: monitor.openCheck };
   const checkId = await queueCheck(monitor, "manual");
   await feed(accountId).catch((error: unknown) =>
     log.error("sending a monitor's check failed; the reconciler will", { monitorId: monitor.id, error: describeError(error) }),

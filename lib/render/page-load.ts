@@ -95,18 +95,18 @@ async function navigate(
   let documentUrl: string | undefined = source.kind === "url" ? source.url : undefined;
   let documentStatus = 0;
   const lastDocument = () => documentUrl;
-  // Documents the main frame has committed: a failure while it committed another is a navigation's
-  // race, whatever words the browser found for it.
+  // Documents the main frame was sent (not a redirect's hop, not a script's pushState, which fetch
+  // nothing): a failure while another arrived is a navigation's race, whatever words the browser
+  // found for it.
   let committed = 0;
   const navigations = () => committed;
-  page.on("framenavigated", (frame) => {
-    if (frame === page.mainFrame()) committed++;
-  });
   page.on("request", (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentUrl = request.url();
   });
   page.on("response", (answer) => {
-    if (answer.request().isNavigationRequest() && answer.frame() === page.mainFrame()) documentStatus = answer.status();
+    if (!answer.request().isNavigationRequest() || answer.frame() !== page.mainFrame()) return;
+    documentStatus = answer.status();
+    if (documentStatus < 300 || documentStatus >= 400) committed++;
   });
   // An anti-flicker snippet still hiding the page is ended first, and the page given a frame to paint.
   // Once it painted it stays painted: the answer is kept, not asked for again.
