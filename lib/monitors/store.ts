@@ -283,11 +283,14 @@ async function queueCheck(monitor: Monitor, trigger: Check["trigger"], now = Dat
  */
 const QUEUED_CHECK_LOST_MS = 3_600_000;
 
-/** Whether check `checkId` of `monitor` is still to end: running, or queued and not lost (QUEUED_CHECK_LOST_MS). */
+/** Whether `check` of `monitor` waits to run: queued, and not lost (QUEUED_CHECK_LOST_MS). */
+const waiting = (check: Check | null, monitor: Pick<Monitor, "every">, now: number) =>
+  check?.status === "queued" && now - Date.parse(check.queuedAt) < Math.max(QUEUED_CHECK_LOST_MS, 2 * monitor.every * 1000);
+
+/** Whether check `checkId` of `monitor` is still to end: running, or waiting to run. */
 export async function stillOpen(monitor: Pick<Monitor, "id" | "every">, checkId: string, now = Date.now()): Promise<boolean> {
   const check = await getCheck(monitor.id, checkId);
-  if (check?.status === "running") return true;
-  return check?.status === "queued" && now - Date.parse(check.queuedAt) < Math.max(QUEUED_CHECK_LOST_MS, 2 * monitor.every * 1000);
+  return check?.status === "running" || waiting(check, monitor, now);
 }
 
 /** Check `checkId` of monitor `monitorId`, or null. */
@@ -400,9 +403,10 @@ export async function ownMonitor(accountId: string, id: string): Promise<Monitor
 export async function checkNow(accountId: string, id: string): Promise<{ monitor: Monitor; checkId: string }> {
   const monitor = await ownMonitor(accountId, id);
   if (monitor.paused) throw new AppError("MONITOR_PAUSED", 'The monitor is paused; resume it with PATCH {"paused": false} first.');
-  // One check at a time: asked again while one is queued or running, the answer is that one (a loop
-  // of calls cannot grow the account's backlog).
-  if (monitor.openCheck && (await stillOpen(monitor, monitor.openCheck))) return { monitor, checkId: monitor.openCheck };
+  // Asked again while a check waits to run, the answer is that one: a loop of calls cannot grow the
+  // account's backlog. (One already running may be seeing what the monitor watched before a change.)
+  const open = monitor.openCheck ? await getCheck(monitor.id, monitor.openCheck) : null;
+  if (open && waiting(open, monitor, Date.now())) return { monitor, checkId: open.id };
   const checkId = await queueCheck(monitor, "manual");
   await feed(accountId).catch((error: unknown) =>
     log.error("sending a monitor's check failed; the reconciler will", { monitorId: monitor.id, error: describeError(error) }),

@@ -152,7 +152,8 @@ describe("tools/call with an API key", () => {
       expect(result.isError).toBeFalsy();
       expect(Date.now() - asked).toBeLessThan(5_000);
       let answer = result.structuredContent as Check;
-      expect(answer.status).toBe("queued");
+      // Queued, or (asked while the first check runs) that one.
+      expect(["queued", "running"]).toContain(answer.status);
       while (answer.status !== "done") {
         await new Promise((resolve) => setTimeout(resolve, 200));
         const read = (await keyed.callTool({ name: "get_check", arguments: { monitorId: monitor.id, checkId: answer.id } })) as CallToolResult;

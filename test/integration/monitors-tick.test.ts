@@ -16,7 +16,7 @@ const { dueKey, monitorKey } = await import("../../lib/billing/keys.js");
 const { config } = await import("../../lib/config.js");
 const { monitorRequest, monitorSpecOf } = await import("../../lib/http/monitor-schemas.js");
 const { scheduleChecks } = await import("../../lib/monitors/schedule.js");
-const { dropCheck, getMonitor, listChecks } = await import("../../lib/monitors/store.js");
+const { checkNow, dropCheck, getMonitor, listChecks } = await import("../../lib/monitors/store.js");
 const { itemsInFlightPerAccount } = await import("../../lib/jobs/feed.js");
 await ensureTable();
 
@@ -126,4 +126,19 @@ describe("the monitors' schedule", () => {
     expect((await listChecks(monitors[0]!, 10)).checks).toHaveLength(1);
     expect(await waiting()).toBe(500 - sent.length + 1);
   }, 180_000);
+
+  it("a check asked for while one waits to run answers that one: a loop of calls queues nothing more", async () => {
+    const accountId = `manual-acct-${Date.now()}`;
+    const id = `mon_${`manual${Date.now()}`.padStart(22, "m")}`;
+    await seed([{ accountId, id }], Date.now() + 3_600_000);
+    // No worker takes this file's queue: the first check waits.
+    const first = await checkNow(accountId, id);
+    for (let i = 0; i < 5; i++) expect((await checkNow(accountId, id)).checkId).toBe(first.checkId);
+    expect((await listChecks(id, 10)).checks.map((c) => c.id)).toEqual([first.checkId]);
+    // Once it has gone (dropped, as a pause drops it), the next call queues one of its own.
+    await dropCheck({ id, accountId }, first.checkId);
+    const next = await checkNow(accountId, id);
+    expect(next.checkId).not.toBe(first.checkId);
+    await drain();
+  });
 });

@@ -353,24 +353,6 @@ describe("monitors: the API", () => {
     expect(stored?.request.url).toBe(withPassword);
   }, 90_000);
 
-  it("a check asked for while one is queued or running answers that one: a loop of calls queues nothing more", async () => {
-    const key = await account();
-    // Its page answers after 3 s: the first check (queued when the monitor was made) is still open.
-    const monitor = await create(key, { url: fixture(`/simple?ttfb=3000&id=${pageId()}`), every: "1d", mode: "text" });
-    for (let i = 0; i < 5; i++) {
-      const { status, body } = await call<{ check_id: string }>(key, "POST", `/api/v1/monitors/${monitor.id}/check`);
-      expect(status).toBe(202);
-      expect(body.check_id).toBe(monitor.first_check_id);
-    }
-    const first = await checkDone(key, monitor.id, monitor.first_check_id);
-    expect(first.outcome, JSON.stringify(first.error)).toBe("baseline");
-    // Once it ended, the next call queues a check of its own.
-    const { body: next } = await call<{ check_id: string }>(key, "POST", `/api/v1/monitors/${monitor.id}/check`);
-    expect(next.check_id).not.toBe(monitor.first_check_id);
-    const { body: history } = await call<{ checks: Check[] }>(key, "GET", `/api/v1/monitors/${monitor.id}/checks?limit=50`);
-    expect(history.checks).toHaveLength(2);
-  }, 60_000);
-
   it("another account's monitor is 404 to every method, and its checks are not listed", async () => {
     const [owner, other] = [await account(), await account()];
     const monitor = await create(owner, articleMonitor(pageId()));
