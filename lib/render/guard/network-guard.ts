@@ -39,15 +39,19 @@ export interface PrivateHosts {
   readonly explain: boolean;
 }
 
-/** Resolves `hostname` and picks a public address to connect to (or an allowed private target's first address). */
-export async function resolveTarget(hostname: string, port: number, { allowed, explain }: PrivateHosts): Promise<Target> {
+/** A name's addresses: the system's resolver by default (getaddrinfo, /etc/hosts included). */
+export type LookupAll = (host: string) => Promise<string[]>;
+const systemLookup: LookupAll = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/** Resolves `hostname` (with `lookupAll`) and picks a public address to connect to (or an allowed private target's first address). */
+export async function resolveTarget(hostname: string, port: number, { allowed, explain }: PrivateHosts, lookupAll = systemLookup): Promise<Target> {
   const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
   let addresses: string[];
   if (net.isIP(host)) {
     addresses = [host];
   } else {
     try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+      addresses = await lookupAll(host);
     } catch {
       return { ok: false, reason: `could not resolve host ${host}`, refused: false };
     }
