@@ -111,6 +111,9 @@ export interface Redactor {
   header(name: string, value: string): string;
 }
 
+/** The page's own cookies redacted at most (the first set); Chromium keeps up to 180 a domain. */
+const MAX_PAGE_COOKIES = 200;
+
 /** Secrets this short are also common words and fragments of a page ("ab", "42"): redacted only where they stand whole. */
 const SHORT = 4;
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -123,8 +126,12 @@ const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  * console message (the request's own secrets), a cookie's value after its name (`name=ab;` in a
  * Cookie line or `document.cookie`), a header's after its (`Name: ab` on a line of its own).
  */
-export function redactor(secrets: Secrets, pageCookies: readonly NamedValue[] = []): Redactor {
+export function redactor(secrets: Secrets, allPageCookies: readonly NamedValue[] = []): Redactor {
   const names = new Set(secrets.headers.map(({ name }) => name.toLowerCase()));
+  // Each is a pass over every string of the logs: a hostile page sets thousands (across its frames),
+  // so that the redaction, synchronous, would hold the process past its deadline. The request's own
+  // secrets are always all of them.
+  const pageCookies = allPageCookies.slice(0, MAX_PAGE_COOKIES);
   const cookies = [...secrets.cookies, ...pageCookies];
   const spelled = (values: readonly string[]) => [...new Set(values.flatMap((v) => [v, encodeURIComponent(v)]).filter(Boolean))];
   // Longest first, so a secret that holds another is redacted whole.
