@@ -133,11 +133,9 @@ export function serveZoo(pathname: string, query: URLSearchParams, request: http
       request.socket.destroy();
       return true;
     case "gigabyte": {
-      // 1 GB of HTML, streamed as fast as the client reads it. Comments: nothing of it paints, so the
-      // render ends at the guard's byte limit or the page-load limit, never as a page captured where it
-      // stood (which one that painted would be, on a machine too busy to read 256 MB in time).
+      // 1 GB of HTML, streamed as fast as the client reads it.
       response.writeHead(200, { "content-type": "text/html", "content-length": String(GIGABYTE) });
-      const chunk = Buffer.alloc(64 * 1024, "<!-- flood -->\n");
+      const chunk = Buffer.alloc(64 * 1024, "<p>flood</p>\n");
       let sent = 0;
       const pump = () => {
         while (sent < GIGABYTE && !response.destroyed) {
