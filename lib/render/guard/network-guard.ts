@@ -40,7 +40,7 @@ export interface PrivateHosts {
 }
 
 /** A name's addresses: the system's resolver by default (getaddrinfo, /etc/hosts included). */
-export type LookupAll = (host: string) => Promise<string[]>;
+type LookupAll = (host: string) => Promise<string[]>;
 const systemLookup: LookupAll = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** Resolves `hostname` (with `lookupAll`) and picks a public address to connect to (or an allowed private target's first address). */
