@@ -1,4 +1,4 @@
-import { PAGE_SECRETS, REDACTED, redactedLeft, restoredControls, withoutPageSecrets } from "../lib/api/secrets.js";
+import { REDACTED, redactedLeft, restoredControls, withoutPageSecrets } from "../lib/api/secrets.js";
 import { AppError, invalidParams } from "../lib/errors.js";
 import { canonical } from "../lib/http/idempotency.js";
 import { keyAccess } from "../lib/http/key-access.js";
@@ -31,13 +31,12 @@ const watchesOtherwise = (before: Monitor, after: ReturnType<typeof monitorSpecO
 export const handler = withHttp({ route: "monitors-update", schema: monitorPatch, access: keyAccess }, async ({ account, params, body }) => {
   const { paused, ...fields } = body;
   let monitor = await ownMonitor(account.accountId, params.monitorId ?? "");
-  const request: Record<string, unknown> = { ...monitor.request };
   // The page's secrets were given for its origin: a page moved to another gets none of them unless
   // they are sent again (else any key of the account could send them anywhere and read them there).
   const url = (fields as { url?: unknown }).url;
   const moved = typeof url === "string" && URL.canParse(url) && new URL(url).origin !== new URL(monitor.request.url).origin;
   const kept = moved ? withoutPageSecrets(monitor.request) : monitor.request;
-  if (moved) for (const field of PAGE_SECRETS) delete request[field];
+  const request: Record<string, unknown> = { ...kept };
   // A secret sent back as the answer showed it ("[redacted]") keeps the value it stands for.
   for (const [field, value] of Object.entries(restoredControls(fields, kept))) {
     if (value === null) delete request[field];

@@ -85,7 +85,7 @@ export function restoredControls<T extends object>(given: T, kept: object): T {
 }
 
 /** The controls whose secrets are given for the page's own origin (sent with its requests). */
-export const PAGE_SECRETS = ["headers", "cookies", "httpAuth"] as const;
+const PAGE_SECRETS = ["headers", "cookies", "httpAuth"] as const;
 
 /** `request` without the secrets given for its page's origin. */
 export function withoutPageSecrets<T extends object>(request: T): T {

@@ -129,7 +129,10 @@ async function work(jobId: string, index: number, endpoint: JobRequest["endpoint
  * redelivery) is the same charge.
  */
 export const chargeItem = (job: Job, index: number, price: number, taken: JobItem): Promise<Charge> =>
-  chargePiece(itemPiece(job, index), taken, { amount: price, endpoint: job.endpoint, ...(job.hold ? { hold: job.id } : {}) });
+  chargePiece(itemPiece(job, index), taken, itemPrice(job, price));
+
+/** What an item of `job` is charged: `amount` as its endpoint, out of the job's hold when it has one. */
+const itemPrice = (job: Job, amount: number) => ({ amount, endpoint: job.endpoint, ...(job.hold ? { hold: job.id } : {}) });
 
 /**
  * The end of item `index` of `job`: kept, its OPEN row closed, announced, its slot let go (held on
@@ -198,7 +201,7 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
       piece,
       lease: taken,
       receiveCount,
-      price: { amount: price, endpoint: job.endpoint, ...(job.hold ? { hold: job.id } : {}) },
+      price: itemPrice(job, price),
       budget: {
         at: itemEnd,
         timeout: renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`),
