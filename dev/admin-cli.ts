@@ -5,6 +5,7 @@
 //   reconcile                 the reconciler's pass now: refund charges older than the grace period, confirm pending settlements
 //   reconcile --check         verify the ledger's invariants (dev/ledger-invariants.ts); exit 1 if any fails
 //   migrate-emails            rewrite bonus reservations made before addresses were canonical (run once after upgrading)
+//   seal-monitors             seal the secrets of monitors made before secrets were sealed at rest (run once after upgrading)
 //   revoke-key <key>          revoke an API key named whole, or as lists show it ("shl_live_AbCd…wxyz", or its start alone)
 // <account> is an account id, or an email address: the account that received that address's signup
 // bonus (several accounts may share an address; docs/api.md, "Keys and accounts").
@@ -17,7 +18,7 @@ import path from "node:path";
 import { LOCAL_CREDENTIALS } from "./ports.js";
 
 const USAGE =
-  "usage: npm run admin -- credit <account> <usd> | show <account> | limit <account> <requests-per-second> [<renders-in-flight>] (an account id or email) | reconcile [--check] | migrate-emails | revoke-key <key or shl_live_AbCd…wxyz>";
+  "usage: npm run admin -- credit <account> <usd> | show <account> | limit <account> <requests-per-second> [<renders-in-flight>] (an account id or email) | reconcile [--check] | migrate-emails | seal-monitors | revoke-key <key or shl_live_AbCd…wxyz>";
 
 function fail(message: string): never {
   console.error(`admin: ${message}`);
@@ -30,6 +31,9 @@ function useLocalStackUnlessConfigured() {
   const devJson = path.resolve(process.env.LOCAL_DIR ?? ".local", "dev.json");
   if (!existsSync(devJson)) fail(`no TABLE_NAME set and no local stack found (${devJson}): start it with npm run dev, or set TABLE_NAME and AWS credentials.`);
   const dev = JSON.parse(readFileSync(devJson, "utf8")) as { dynamodbEndpoint: string; tableName: string; region: string };
+  // The local stack's key for the secrets it keeps (dev/dev.ts made it).
+  const secretsKey = path.resolve(process.env.LOCAL_DIR ?? ".local", "secrets.key");
+  if (existsSync(secretsKey)) process.env.SECRETS_LOCAL_KEY ??= readFileSync(secretsKey, "utf8").trim();
   Object.assign(process.env, {
     TABLE_NAME: dev.tableName,
     DYNAMODB_ENDPOINT: dev.dynamodbEndpoint,
@@ -86,6 +90,12 @@ async function main() {
     const { canonicalizeBonusReservations } = await import("./migrations.js");
     const { read, added } = await canonicalizeBonusReservations();
     return console.log(`read ${read} bonus reservations; added ${added} in the canonical form`);
+  }
+  if (command === "seal-monitors") {
+    useLocalStackUnlessConfigured();
+    const { sealMonitorSecrets } = await import("./migrations.js");
+    const { read, sealed } = await sealMonitorSecrets();
+    return console.log(`read ${read} monitors kept before secrets were sealed; sealed ${sealed}`);
   }
   if (!command || !email) fail(USAGE);
   useLocalStackUnlessConfigured();

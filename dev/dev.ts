@@ -1,5 +1,7 @@
 // `npm run dev`: the whole service on this machine. Nothing that reads lib/config.ts is imported before
 // the local endpoints are in process.env, because lib/config.ts reads the environment once.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { formatUsd, SIGNUP_BONUS_MICRO_USD } from "../lib/billing/money.js";
 import { packageVersion } from "../lib/packaging.js";
@@ -18,6 +20,23 @@ const localDefaults = async (): Promise<Record<string, string>> => ({
   AWS_REGION: "us-east-1",
 });
 
+/**
+ * The local key that wraps the secrets kept at rest (lib/storage/sealed.ts; KMS on AWS): made once
+ * into `<state folder>/secrets.key`, readable by its owner alone, and read again at every start.
+ */
+function localSecretsKey(localDir: string): string {
+  const file = path.join(localDir, "secrets.key");
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  mkdirSync(localDir, { recursive: true });
+  const key = randomBytes(32).toString("base64");
+  writeFileSync(file, `${key}\n`, { mode: 0o600, flag: "wx" });
+  return key;
+}
+
 async function main() {
   for (const [key, value] of Object.entries(await localDefaults())) process.env[key] ??= value;
   // s3rver accepts only its fixed S3RVER/S3RVER key pair; DynamoDB Local (run with -sharedDb) takes
@@ -29,6 +48,7 @@ async function main() {
   const started = Date.now();
   checkJava();
   const localDir = path.resolve(process.env.LOCAL_DIR ?? ".local");
+  process.env.SECRETS_LOCAL_KEY ??= localSecretsKey(localDir);
   // These services pick their own ports (no window for another process to take a chosen one), and
   // their endpoints must be in the environment before lib/config.ts is read.
   const ready: { stop(): Promise<void> }[] = [];

@@ -6,7 +6,7 @@ import { assertAllReachable, assertWebhook } from "../lib/http/outbound.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { feed } from "../lib/jobs/feed.js";
-import { storeRequests } from "../lib/jobs/requests.js";
+import { sealRequests, storeRequests } from "../lib/jobs/requests.js";
 import { createJob, newJobId } from "../lib/jobs/store.js";
 import { describeError, log } from "../lib/log.js";
 import { priceOf, routeById } from "../lib/routes.js";
@@ -22,13 +22,18 @@ export const handler = withHttp({ route: "jobs-create", schema: jobRequest, acce
   const id = newJobId();
   // The price of every item is held now: a job the balance cannot cover is refused, with nothing queued.
   const rule = routeById(body.endpoint).price!;
-  const requests = body.items.map((request) => ({ request, timeout: request.timeout, price: priceOf(rule, request) }));
+  // Kept with their secrets sealed, each under a key its item's row holds until the item ends (docs/design.md, "Secrets at rest").
+  const kept = await sealRequests<(typeof body.items)[number]>(id, body.items);
+  const requests = body.items.map((request, index) => ({ ...kept[index]!, timeout: request.timeout, price: priceOf(rule, request) }));
   await placeHold(
     account.accountId,
     id,
     requests.reduce((sum, { price }) => sum + price, 0),
   );
-  await storeRequests(id, body.items);
+  await storeRequests(
+    id,
+    kept.map(({ request }) => request),
+  );
   const webhook = body.webhookUrl ? { webhookUrl: body.webhookUrl, ...(body.webhookEvents?.length ? { webhookEvents: body.webhookEvents } : {}) } : {};
   const { job, items } = await createJob(id, account.accountId, body.endpoint, requests, webhook);
   // Its first items go to the queue now, as many as the account's share of the workers allows; the rest as its items end (lib/jobs/feed.ts).

@@ -1,4 +1,4 @@
-import { REDACTED, redactedLeft, restoredControls, withoutPageSecrets } from "../lib/api/secrets.js";
+import { redactedLeft, restoredControls, withoutPageSecrets } from "../lib/api/secrets.js";
 import { AppError, invalidParams } from "../lib/errors.js";
 import { canonical } from "../lib/http/idempotency.js";
 import { keyAccess } from "../lib/http/key-access.js";
@@ -9,7 +9,8 @@ import { json } from "../lib/http/responses.js";
 import { validate } from "../lib/http/validate.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { deleteObjects } from "../lib/monitors/objects.js";
-import { changeMonitor, getMonitor, type Monitor, ownMonitor } from "../lib/monitors/store.js";
+import { changeMonitor, getMonitor, keptSpec, type Monitor, openMonitor, ownMonitor } from "../lib/monitors/store.js";
+import { REDACTED } from "../lib/redacted.js";
 
 /** Times a change is tried again when a check or the schedule changed the monitor meanwhile. */
 const ATTEMPTS = 5;
@@ -31,11 +32,12 @@ const watchesOtherwise = (before: Monitor, after: ReturnType<typeof monitorSpecO
 export const handler = withHttp({ route: "monitors-update", schema: monitorPatch, access: keyAccess }, async ({ account, params, body }) => {
   const { paused, ...fields } = body;
   let monitor = await ownMonitor(account.accountId, params.monitorId ?? "");
+  const given = await openMonitor(monitor);
   // The page's secrets were given for its origin: a page moved to another gets none of them unless
   // they are sent again (else any key of the account could send them anywhere and read them there).
   const url = (fields as { url?: unknown }).url;
-  const moved = typeof url === "string" && URL.canParse(url) && new URL(url).origin !== new URL(monitor.request.url).origin;
-  const kept = moved ? withoutPageSecrets(monitor.request) : monitor.request;
+  const moved = typeof url === "string" && URL.canParse(url) && new URL(url).origin !== new URL(given.request.url).origin;
+  const kept = moved ? withoutPageSecrets(given.request) : given.request;
   const request: Record<string, unknown> = { ...kept };
   // A secret sent back as the answer showed it ("[redacted]") keeps the value it stands for.
   for (const [field, value] of Object.entries(restoredControls(fields, kept))) {
@@ -48,11 +50,13 @@ export const handler = withHttp({ route: "monitors-update", schema: monitorPatch
       `Invalid request: ${unrestored}: "${REDACTED}" stands for a stored secret, and there is none to keep${moved ? " (the page moved to another origin: send its secrets again)" : ""}.`,
     );
   const spec = monitorSpecOf(validate(monitorRequest, request));
-  if (spec.request.url !== monitor.request.url) await assertReachable("url", spec.request.url);
-  if (spec.request.webhookUrl && spec.request.webhookUrl !== monitor.request.webhookUrl) await assertWebhook(account.accountId, spec.request.webhookUrl);
+  if (spec.request.url !== given.request.url) await assertReachable("url", spec.request.url);
+  if (spec.request.webhookUrl && spec.request.webhookUrl !== given.request.webhookUrl) await assertWebhook(account.accountId, spec.request.webhookUrl);
+  // Its secrets sealed again, under a new key (none kept when it holds none).
+  const keptNow = await keptSpec(spec, monitor.id);
   for (let attempt = 1; ; attempt++) {
     const now = Date.now();
-    const rebase = watchesOtherwise(monitor, spec);
+    const rebase = watchesOtherwise(await openMonitor(monitor), spec);
     const pausing = paused ?? monitor.paused;
     const resumed = monitor.paused && paused === false;
     const nextDueAt = pausing
@@ -65,14 +69,14 @@ export const handler = withHttp({ route: "monitors-update", schema: monitorPatch
     const changed = await changeMonitor(
       monitor,
       {
-        ...spec,
+        ...keptNow,
         paused: pausing,
         nextDueAt,
         ...(paused === true && !monitor.paused ? { pausedReason: "requested" } : {}),
         ...(resumed ? { failures: 0, failedNotified: false } : {}),
         ...(rebase ? { generation: monitor.generation + 1 } : {}),
       },
-      [...(resumed ? ["pausedReason"] : []), ...(rebase ? ["baseline"] : [])],
+      [...(resumed ? ["pausedReason"] : []), ...(rebase ? ["baseline"] : []), ...(keptNow.sealed ? [] : ["sealed", "secretKey"])],
     );
     if (changed) {
       if (rebase) await deleteObjects([monitor.baseline?.imageKey, monitor.baseline?.textKey]);

@@ -36,6 +36,15 @@ const envSchema = z.object({
   JOBS_QUEUE_URL: z.url().optional(),
   WEBHOOKS_QUEUE_URL: z.url().optional(),
   SQS_ENDPOINT: z.url().optional(),
+  // Secrets at rest (lib/storage/sealed.ts): the KMS key that wraps them (set by the stack), or,
+  // set only locally, a key of 32 bytes (base64) that does (dev/dev.ts makes .local/secrets.key),
+  // and the KMS endpoint to use instead of AWS's (tests).
+  SECRETS_KEY_ID: z.string().min(1).optional(),
+  SECRETS_LOCAL_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$/, { error: "must be 32 bytes in base64" })
+    .optional(),
+  KMS_ENDPOINT: z.url().optional(),
   // Webhook retries wait their schedule times this (tests shorten it; docs/api.md, "Jobs").
   WEBHOOK_BACKOFF_SCALE: z.coerce.number().min(0.001).max(1).default(1),
   // Failed authentications (a wrong API key) per client IP per minute; past it, 429 for the rest of the minute.

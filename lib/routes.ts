@@ -25,7 +25,8 @@ export type RateLimit = "caller" | "signup-ip";
  * What a function uses besides its code, each granted by the stack (stacks/Api.ts): the table, the
  * bucket, x402's settings, the dashboard's files, the verification mail; and for auto-topup
  * (lib/payments/auto-topup.ts) its offer (the top-up address), its launch (invoking the worker) and
- * its key (the secret that sends pulls and permits); the jobs queue (sending a job's items: lib/jobs).
+ * its key (the secret that sends pulls and permits); the jobs queue (sending a job's items: lib/jobs);
+ * the secrets key (sealing and opening the secrets a job's item or a monitor keeps: lib/storage/sealed.ts).
  */
 export type Use =
   | "table"
@@ -37,7 +38,8 @@ export type Use =
   | "auto-topup-launch"
   | "auto-topup-key"
   | "jobs-queue"
-  | "webhooks-queue";
+  | "webhooks-queue"
+  | "secrets";
 
 /** Prices in micro-USD (1 USD = 1,000,000 = USDC atomic units), the one place they are written. */
 export const PRICES = {
@@ -302,16 +304,16 @@ const ROWS = [
   },
   // Jobs (docs/api.md, "Jobs"): work that does not fit in one request, queued item by item; each
   // item is charged when it starts, by the worker (the `consumers` below).
-  { id: "jobs-create", method: "POST", path: "/api/v1/jobs", ...MANAGE, timeoutSeconds: 30, cap: JOBS_CAP, uses: ["table", "bucket", "jobs-queue"] },
+  { id: "jobs-create", method: "POST", path: "/api/v1/jobs", ...MANAGE, timeoutSeconds: 30, cap: JOBS_CAP, uses: ["table", "bucket", "jobs-queue", "secrets"] },
   { id: "jobs-list", method: "GET", path: "/api/v1/jobs", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   { id: "jobs-get", method: "GET", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
   { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "webhooks-queue"] },
   // Monitors (docs/api.md, "Monitors"): pages checked on a schedule; each check is charged when it
   // runs, by the jobs' worker (the `consumers` below), queued by the schedule (`schedules`).
-  { id: "monitors-create", method: "POST", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue"] },
+  { id: "monitors-create", method: "POST", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue", "secrets"] },
   { id: "monitors-list", method: "GET", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
   { id: "monitors-get", method: "GET", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
-  { id: "monitors-update", method: "PATCH", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
+  { id: "monitors-update", method: "PATCH", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "secrets"] },
   { id: "monitors-delete", method: "DELETE", path: "/api/v1/monitors/{monitorId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
   { id: "monitors-check", method: "POST", path: "/api/v1/monitors/{monitorId}/check", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "jobs-queue"] },
   { id: "monitors-checks", method: "GET", path: "/api/v1/monitors/{monitorId}/checks", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
@@ -330,7 +332,7 @@ const ROWS = [
     price: null,
     limits: [],
     cap: MCP_CAP,
-    uses: ["table", "bucket", "x402", "auto-topup-launch", "jobs-queue"],
+    uses: ["table", "bucket", "x402", "auto-topup-launch", "jobs-queue", "secrets"],
   },
   // API Gateway's $default route: answers 404 / 405 for anything the rows above do not route.
   { id: "fallback", method: null, path: null, ...LIGHT, ...OPEN, cap: FALLBACK_CAP, uses: [] },
@@ -394,7 +396,7 @@ export const consumers: readonly Consumer[] = [
     timeoutSeconds: 150,
     browser: true,
     concurrency: 20,
-    uses: ["table", "bucket", "jobs-queue", "webhooks-queue"],
+    uses: ["table", "bucket", "jobs-queue", "webhooks-queue", "secrets"],
   },
   // An attempt waits 10 s at most for its receiver.
   { id: "webhook-sender", queue: "webhooks", memoryMB: 256, timeoutSeconds: 30, browser: false, concurrency: 5, uses: ["table", "webhooks-queue"] },

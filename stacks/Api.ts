@@ -78,7 +78,7 @@ type Grant = {
 
 /** API Gateway HTTP API: one route and one Lambda per row of lib/routes.ts, plus the 404/405 catch-all. */
 export function Api({ stack, app }: StackContext) {
-  const { table, outputs } = use(Storage);
+  const { table, outputs, secrets } = use(Storage);
   const layers = use(Layers);
   // The header our CloudFront adds to what it sends the API (stacks/Cdn.ts): made once by Secrets
   // Manager, the same on both sides, read by the functions as EDGE_SECRET (lib/http/client-address.ts).
@@ -144,6 +144,7 @@ export function Api({ stack, app }: StackContext) {
     },
     "jobs-queue": { environment: { JOBS_QUEUE_URL: queues.jobs.queueUrl }, permissions: [], copyFiles: [] },
     "webhooks-queue": { environment: { WEBHOOKS_QUEUE_URL: queues.webhooks.queueUrl }, permissions: [], copyFiles: [] },
+    secrets: { environment: { SECRETS_KEY_ID: secrets.keyArn }, permissions: [], copyFiles: [] },
     "dashboard-files": {
       environment: { DASHBOARD_DIR: copiedDir("dashboard") },
       permissions: [],
@@ -169,7 +170,7 @@ export function Api({ stack, app }: StackContext) {
   // A row that uses one of them and calls nothing of it, or the reverse, fails the build.
   const functions: Record<string, Fn> = {};
   const grantCalls = (row: FunctionRow) => async (_props: FunctionProps, out: string) => {
-    const { dynamodb, s3, ses, lambda, sqs } = awsActionsOf(out);
+    const { dynamodb, s3, ses, lambda, sqs, kms } = awsActionsOf(out);
     // Which queue a bundle sends to is not in its commands: the rows' queues together answer for SQS.
     const queuesUsed = (Object.keys(queues) as Consumer["queue"][]).filter((name) => row.uses.includes(`${name}-queue`));
     for (const [use, actions, used] of [
@@ -178,6 +179,7 @@ export function Api({ stack, app }: StackContext) {
       ["mail", ses, row.uses.includes("mail")],
       ["auto-topup-launch", lambda, row.uses.includes("auto-topup-launch")],
       ["queues", sqs, queuesUsed.length > 0],
+      ["secrets", kms, row.uses.includes("secrets")],
     ] as const)
       if (used !== actions.length > 0)
         throw new Error(`functions/${row.id} calls [${actions.join(", ")}] of the ${use}, and its row in lib/routes.ts ${used ? "uses" : "does not use"} it`);
@@ -193,6 +195,7 @@ export function Api({ stack, app }: StackContext) {
       ...(ses.length && mail ? [new PolicyStatement({ actions: ses, resources: mailResources })] : []),
       ...(lambda.length ? [new PolicyStatement({ actions: lambda, resources: [worker!.functionArn] })] : []),
       ...(sqs.length ? [new PolicyStatement({ actions: sqs, resources: queuesUsed.map((name) => queues[name].queueArn) })] : []),
+      ...(kms.length ? [new PolicyStatement({ actions: kms, resources: [secrets.keyArn] })] : []),
     ]);
   };
 

@@ -1,4 +1,5 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Key } from "aws-cdk-lib/aws-kms";
 import { BlockPublicAccess, BucketEncryption } from "aws-cdk-lib/aws-s3";
 import { Bucket, type StackContext, Table } from "sst/constructs";
 import {
@@ -13,7 +14,7 @@ import {
   TABLE,
 } from "../lib/packaging.js";
 
-/** The ledger table and the bucket for outputs too large to return inline. */
+/** The ledger table, the bucket for outputs too large to return inline, and the key that wraps the secrets kept at rest. */
 export function Storage({ stack, app }: StackContext) {
   // Customers' balances and what they paid for: kept unless the stage is for development.
   const protect = !isDevelopmentStage(app.stage);
@@ -57,5 +58,14 @@ export function Storage({ stack, app }: StackContext) {
     },
   });
 
-  return { table, outputs };
+  // Secrets at rest (lib/storage/sealed.ts): each sealed under a data key of its own, which this key
+  // wraps. Kept with the table: a monitor's secrets are sealed for its life.
+  const secrets = new Key(stack, "Secrets", {
+    description: "Shotline: wraps the data keys of the secrets kept with job items and monitors",
+    enableKeyRotation: true,
+    removalPolicy: protect ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    ...(protect ? {} : { pendingWindow: Duration.days(7) }),
+  });
+
+  return { table, outputs, secrets };
 }

@@ -6,9 +6,9 @@ import type { FunctionProps } from "sst/constructs";
 // function's role exactly these actions, on the stack's own table, bucket and mail (docs/deploy.md,
 // "Permissions"). A call the code adds is granted with it; one it drops is no longer allowed.
 
-type Service = "dynamodb" | "s3" | "ses" | "lambda" | "sqs";
+type Service = "dynamodb" | "s3" | "ses" | "lambda" | "sqs" | "kms";
 
-/** DynamoDB, S3, SES, Lambda and SQS operations our code sends, and the IAM actions each needs. */
+/** DynamoDB, S3, SES, Lambda, SQS and KMS operations our code sends, and the IAM actions each needs. */
 const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly actions: readonly string[] }>> = {
   GetItem: { service: "dynamodb", actions: ["dynamodb:GetItem"] },
   PutItem: { service: "dynamodb", actions: ["dynamodb:PutItem"] },
@@ -38,6 +38,9 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   // A job's items and its webhooks' attempts, sent to the jobs queue (lib/jobs/queue.ts).
   SendMessageBatch: { service: "sqs", actions: ["sqs:SendMessage"] },
   SendMessage: { service: "sqs", actions: ["sqs:SendMessage"] },
+  // Secrets at rest (lib/storage/sealed.ts): a data key made to seal them, and one opened to read them.
+  GenerateDataKey: { service: "kms", actions: ["kms:GenerateDataKey"] },
+  Decrypt: { service: "kms", actions: ["kms:Decrypt"] },
 };
 
 /**
@@ -74,6 +77,7 @@ const CLIENTS: Readonly<Record<Service, string>> = {
   ses: '"SimpleEmailService_v2"',
   lambda: '"AWSGirApiService"',
   sqs: '"AmazonSQS"',
+  kms: '"TrentService"',
 };
 
 /** The code files of a built function (its own, not the packages copied beside it: sharp). */
@@ -87,7 +91,7 @@ function codeFiles(dir: string): string[] {
 
 /** The IAM actions a built function (its folder) may need, by service, sorted; throws on a command this file does not know. */
 export function awsActionsOf(dir: string): Record<Service, string[]> {
-  const found: Record<Service, Set<string>> = { dynamodb: new Set(), s3: new Set(), ses: new Set(), lambda: new Set(), sqs: new Set() };
+  const found: Record<Service, Set<string>> = { dynamodb: new Set(), s3: new Set(), ses: new Set(), lambda: new Set(), sqs: new Set(), kms: new Set() };
   const clients = new Set<string>();
   for (const file of codeFiles(dir)) {
     const code = readFileSync(file, "utf8");

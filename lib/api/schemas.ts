@@ -822,9 +822,17 @@ const itemsOf = <T extends z.ZodType>(item: T) =>
     .min(1, { error: `must hold 1 to ${MAX_JOB_ITEMS} items` })
     .max(MAX_JOB_ITEMS, { error: `must hold 1 to ${MAX_JOB_ITEMS} items` });
 
+/**
+ * Where webhooks go: a URL with no user-info. A webhook is proved ours by its signature, and a
+ * receiver's password would be a secret kept in the clear for as long as its job or monitor.
+ */
+export const webhookUrl = httpUrl.refine((value) => !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(value), {
+  error: "must not hold a username or password (a webhook is proved ours by its signature, made with the account's webhook secret)",
+});
+
 /** Where a job's webhooks go (docs/api.md, "Jobs"): its end, and with `webhookEvents: ["item"]` each item's. */
 const jobWebhook = {
-  webhookUrl: httpUrl.optional(),
+  webhookUrl: webhookUrl.optional(),
   webhookEvents: z
     .array(oneOf(["item"]))
     .max(1, { error: 'must be ["item"] or left out' })

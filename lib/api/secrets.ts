@@ -1,12 +1,16 @@
-// The secrets a request carries in its page controls (docs/api.md, "Monitors", secrets in answers): header
-// values, cookie values, basic auth's password, and the password in a URL's user-info (the page's
-// `url`, `webhookUrl`, `proxy`). They are sent to the page, never back to a client: an answer that
-// echoes a request it keeps (a monitor's) shows each as REDACTED, with the names that say which one
-// it is (a header's or cookie's name, basic auth's and a URL's username). A change that sends
-// REDACTED back keeps the value it stands for.
+import { isDeepStrictEqual } from "node:util";
+import { AppError } from "../errors.js";
+import { REDACTED, withoutPassword } from "../redacted.js";
+import { seal, unseal } from "../storage/sealed.js";
 
-/** What an answer shows in place of a secret value. */
-export const REDACTED = "[redacted]";
+// The secrets a request carries in its page controls (docs/api.md, "Monitors", secrets in answers): header
+// values, cookie values, basic auth's password, the password in a URL's user-info (the page's
+// `url`, `webhookUrl`, `proxy`), and an item's upload (a presigned URL and its headers). They are
+// sent to the page, never back to a client: an answer that echoes a request it keeps (a monitor's)
+// shows each as REDACTED, with the names that say which one it is (a header's or cookie's name,
+// basic auth's and a URL's username). A change that sends REDACTED back keeps the value it stands
+// for. At rest (a job's item, a monitor) they are sealed (lib/storage/sealed.ts), the request kept
+// as an answer would show it.
 
 interface SecretCookie {
   readonly name: string;
@@ -23,23 +27,24 @@ interface SecretControls {
   readonly proxy?: string | undefined;
   readonly url?: string | undefined;
   readonly webhookUrl?: string | undefined;
+  readonly upload?: { readonly url: string; readonly headers?: Readonly<Record<string, string>> | undefined } | undefined;
 }
 
 /** The fields that are URLs a password may ride in. */
 const URL_FIELDS = ["url", "webhookUrl", "proxy"] as const;
 
-// scheme://user:password@host: the password runs to the last "@" before the path (one may hold an unescaped "@").
-const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*):[^/?#]*@/i;
-const withoutPassword = (url: string) => url.replace(URL_PASSWORD, `$1:${REDACTED}@`);
+const namesOnly = (headers: Readonly<Record<string, string>>) => Object.fromEntries(Object.keys(headers).map((name) => [name, REDACTED]));
 
 /** `request` as an answer shows it: every secret value REDACTED, the rest as given. */
 export function redactedControls<T extends object>(given: T): T {
   const request = given as T & SecretControls;
   return {
     ...request,
-    ...(request.headers ? { headers: Object.fromEntries(Object.keys(request.headers).map((name) => [name, REDACTED])) } : {}),
+    ...(request.headers ? { headers: namesOnly(request.headers) } : {}),
     ...(request.cookies ? { cookies: request.cookies.map((cookie) => ({ ...cookie, value: REDACTED })) } : {}),
     ...(request.httpAuth ? { httpAuth: { ...request.httpAuth, password: REDACTED } } : {}),
+    // A presigned URL is a credential whole.
+    ...(request.upload ? { upload: { url: REDACTED, ...(request.upload.headers ? { headers: namesOnly(request.upload.headers) } : {}) } } : {}),
     ...Object.fromEntries(URL_FIELDS.filter((field) => typeof request[field] === "string").map((field) => [field, withoutPassword(request[field]!)])),
   };
 }
@@ -102,4 +107,46 @@ export function redactedLeft(request: SecretControls): string | null {
   if (cookie >= 0) return `cookies.${cookie}.value`;
   if (request.httpAuth?.password === REDACTED) return "httpAuth.password";
   return null;
+}
+
+/** The fields a secret may be in, sealed at rest whole. */
+const SECRET_FIELDS = ["headers", "cookies", "httpAuth", "proxy", "url", "upload"] as const;
+
+/**
+ * `request` split for keeping at rest: `open`, as an answer shows it (every secret REDACTED, the
+ * names kept), and `secret`, the fields that held a secret, as given (null when none did).
+ */
+export function splitSecrets<T extends object>(request: T): { open: T; secret: Record<string, unknown> | null } {
+  const given = request as Record<string, unknown>;
+  const shown = redactedControls(request) as Record<string, unknown>;
+  const held = SECRET_FIELDS.filter((field) => given[field] !== undefined && !isDeepStrictEqual(given[field], shown[field]));
+  if (!held.length) return { open: request, secret: null };
+  return {
+    open: { ...request, ...Object.fromEntries(held.map((field) => [field, shown[field]])) },
+    secret: Object.fromEntries(held.map((field) => [field, given[field]])),
+  };
+}
+
+/** A request as kept at rest: its secrets sealed in `sealed` (the box; the key that opens it is kept apart, by its row). */
+export type KeptRequest<T> = T & { readonly sealed?: string };
+
+/** `request` as kept at rest for `context`, and the key its secrets open with (none when it holds no secret). */
+export async function sealRequest<T extends object>(request: T, context: string): Promise<{ request: KeptRequest<T>; secretKey?: string }> {
+  const { open, secret } = splitSecrets(request);
+  if (!secret) return { request };
+  const sealed = await seal(secret, context);
+  return { request: { ...open, sealed: sealed.box }, secretKey: sealed.key };
+}
+
+/** The secrets sealed in `box` under `secretKey` for `context`; a throw when the key is gone. */
+export async function openSecrets(box: string, secretKey: string | undefined, context: string): Promise<Record<string, unknown>> {
+  if (!secretKey) throw new AppError("INTERNAL_ERROR", "The request's secrets are gone: the key that opens them was deleted.");
+  return unseal<Record<string, unknown>>({ key: secretKey, box }, context);
+}
+
+/** `kept` with its secrets back (lib/storage/sealed.ts); as it is when it holds none. */
+export async function openRequest<T extends object>(kept: KeptRequest<T>, secretKey: string | undefined, context: string): Promise<T> {
+  const { sealed, ...open } = kept;
+  if (sealed === undefined) return kept;
+  return { ...open, ...(await openSecrets(sealed, secretKey, context)) } as T;
 }

@@ -17,6 +17,7 @@ import {
   renderRules,
   SNAPSHOT_DEFAULTS,
   selectorList,
+  webhookUrl,
 } from "../api/schemas.js";
 import { compilePattern, MAX_IGNORE_PATTERNS, MAX_PATTERN_CHARS } from "../monitors/observe.js";
 import type { MonitorSpec } from "../monitors/store.js";
@@ -65,7 +66,7 @@ const monitorFields = z.strictObject({
     .array(ignorePattern, { error: "must be a list of regular expressions" })
     .max(MAX_IGNORE_PATTERNS, { error: `must hold at most ${MAX_IGNORE_PATTERNS} patterns` })
     .default([]),
-  webhookUrl: httpUrl.optional(),
+  webhookUrl: webhookUrl.optional(),
   width: renderFields.width,
   height: renderFields.height,
   fullPage: renderFields.fullPage,

@@ -1,4 +1,5 @@
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { type KeptRequest, openRequest, sealRequest } from "../api/secrets.js";
 import { config } from "../config.js";
 import { JOBS_PREFIX } from "../packaging.js";
 import { s3 } from "../storage/s3.js";
@@ -13,6 +14,21 @@ const requestKey = (jobId: string, index: number) => `${JOBS_PREFIX}${jobId}/req
 
 /** Where an item's output (an image, a PDF, a content answer) is kept. */
 export const outputKeyOf = (jobId: string, index: number, extension: string) => `${JOBS_PREFIX}${jobId}/outputs/${index}.${extension}`;
+
+/** Whose item's secrets a sealed request holds: they open for it alone. */
+const itemContext = (jobId: string, index: number) => `item ${jobId}.${index}`;
+
+/** The validated `requests` of job `jobId` as kept at rest, their secrets sealed (lib/api/secrets.ts), ten at a time. */
+export async function sealRequests<T extends object>(jobId: string, requests: readonly T[]): Promise<{ request: KeptRequest<T>; secretKey?: string }[]> {
+  const kept: { request: KeptRequest<T>; secretKey?: string }[] = [];
+  for (let start = 0; start < requests.length; start += 10)
+    kept.push(...(await Promise.all(requests.slice(start, start + 10).map((request, i) => sealRequest(request, itemContext(jobId, start + i))))));
+  return kept;
+}
+
+/** Item `index`'s request as it was given, its secrets opened with `secretKey`. */
+export const openItemRequest = <T extends object>(jobId: string, index: number, kept: KeptRequest<T>, secretKey: string | undefined): Promise<T> =>
+  openRequest(kept, secretKey, itemContext(jobId, index));
 
 /**
  * Stores the validated `requests` of job `jobId` that do not travel in their messages (lib/jobs/queue.ts),

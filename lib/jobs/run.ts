@@ -14,7 +14,7 @@ import { attempt, chargePiece, closeLease, heldElsewhere } from "./attempt.js";
 import { announce } from "./events.js";
 import { itemDone } from "./feed.js";
 import type { ItemMessage } from "./queue.js";
-import { loadRequest, outputKeyOf, putObject } from "./requests.js";
+import { loadRequest, openItemRequest, outputKeyOf, putObject } from "./requests.js";
 import { finishItem, getJob, itemPiece, type Job, type JobItem, readJob, releaseItemHold, startItem } from "./store.js";
 import { LEASE_MARGIN_MS, WORK_RESERVE_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "./worker-time.js";
 
@@ -171,7 +171,7 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
   // Its account names its lease's OPEN row (a message from before messages named it: read from the job first).
   const accountId = message.accountId ?? (await getJob(message.jobId))?.accountId;
   const piece = accountId ? itemPiece({ id: message.jobId, accountId }, message.index) : null;
-  const [job, item, taken] = await Promise.all([
+  const [job, kept, taken] = await Promise.all([
     getJob(message.jobId),
     request,
     accountId && startItem({ id: message.jobId, accountId }, message.index, Math.max(deadlineAt, endBy) + LEASE_MARGIN_MS, now, receiveCount, message.slot),
@@ -187,10 +187,12 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     return state;
   }
   const end = ender(job, message.index, message);
-  if (!item) {
+  if (!kept) {
     await releaseItemHold(job, taken);
     return end({ status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "The item's request is gone; it was not charged." } });
   }
+  // Its secrets, sealed at rest, open for this run alone (their key is deleted when it ends).
+  const item = await openItemRequest(job.id, message.index, kept, taken.secretKey);
   // The price held when the job was submitted (priced again only for a job from before holds).
   const price = taken.price ?? priceOf(routeById(job.endpoint).price!, item);
   // An animation's frames take their time past the page's load, within the worker's own limit.

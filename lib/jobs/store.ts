@@ -27,6 +27,8 @@ export interface JobItem extends Lease {
   readonly price?: number;
   /** Its share of the job's hold went back to the balance (it ended without a charge). */
   readonly holdReleased?: boolean;
+  /** The key its request's secrets open with (lib/api/secrets.ts, sealRequest), deleted when it ends: its secrets with it. */
+  readonly secretKey?: string;
   /** What it was charged (micro-USD; 0 when refunded or never charged). */
   readonly charged?: number;
   /** The result's summary (the synchronous answer's small fields); the whole answer is at `resultKey`. */
@@ -75,7 +77,7 @@ export async function createJob(
   id: string,
   accountId: string,
   endpoint: JobEndpoint,
-  requests: readonly { price: number; timeout: number; request: unknown }[],
+  requests: readonly { price: number; timeout: number; request: unknown; secretKey?: string | undefined }[],
   webhook: Pick<Job, "webhookUrl" | "webhookEvents"> = {},
   now = Date.now(),
 ): Promise<{ job: Job; items: JobItem[] }> {
@@ -83,12 +85,13 @@ export async function createJob(
   const job: Job = { id, accountId, endpoint, createdAt, count: requests.length, hold: true, ...webhook };
   const expires = expiresAt(now);
   // Each item with its price (held), its page-load limit, and its request unless that is in the bucket: what its message is made of when it is sent (lib/jobs/feed.ts).
-  const items = requests.map(({ price, timeout, request }, index) => ({
+  const items = requests.map(({ price, timeout, request, secretKey }, index) => ({
     ...jobItemKey(id, index),
     index,
     status: "queued",
     price,
     timeout,
+    ...(secretKey ? { secretKey } : {}),
     ...(travelsInMessage(request) ? { request } : {}),
     expiresAt: expires,
   }));
@@ -168,7 +171,7 @@ export async function cancelJob(job: Job, items: readonly JobItem[], now = Date.
       Update: {
         TableName: config.TABLE_NAME,
         Key: jobItemKey(job.id, item.index),
-        UpdateExpression: "SET #status = :cancelled, finishedAt = :now",
+        UpdateExpression: "SET #status = :cancelled, finishedAt = :now REMOVE secretKey",
         ConditionExpression: "#status = :queued",
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: { ":cancelled": "cancelled", ":queued": "queued", ":now": new Date(now).toISOString() },
@@ -224,7 +227,7 @@ export const startItem = (
   slot?: Lease["slot"],
 ): Promise<JobItem | null> => takeLease<JobItem>(itemPiece(job, index), leaseUntil, receives, slot, now);
 
-/** Ends a running item with its outcome (only if it is still running: a second worker's late end changes nothing). */
+/** Ends a running item with its outcome (only if it is still running: a second worker's late end changes nothing), its secrets deleted. */
 export async function finishItem(
   jobId: string,
   index: number,
@@ -236,7 +239,7 @@ export async function finishItem(
     new UpdateCommand({
       TableName: config.TABLE_NAME,
       Key: jobItemKey(jobId, index),
-      UpdateExpression: `${set} REMOVE leaseUntil`,
+      UpdateExpression: `${set} REMOVE leaseUntil, secretKey`,
       ConditionExpression: "#status = :running",
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ...values, ":running": "running" },

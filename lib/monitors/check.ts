@@ -16,7 +16,20 @@ import { decode, diffImage, thumbnail } from "./images.js";
 import { deleteObjects, imageLinks } from "./objects.js";
 import { type Observation, observe } from "./observe.js";
 import { eventData, failed, pauseUnpaid, reschedule } from "./outcomes.js";
-import { type Check, checkPiece, checkPrice, dropCheck, finishCheck, getCheck, getMonitor, hooksOf, type Monitor, noteOnMonitor, startCheck } from "./store.js";
+import {
+  type Check,
+  checkPiece,
+  checkPrice,
+  dropCheck,
+  finishCheck,
+  getCheck,
+  getMonitor,
+  hooksOf,
+  type Monitor,
+  noteOnMonitor,
+  openMonitor,
+  startCheck,
+} from "./store.js";
 
 // A monitor's check, run by a jobs worker (functions/job-worker.ts) when the queue delivers its
 // message (docs/api.md, "Monitors"): taken once at a time, charged as the screenshot (or, for text
@@ -143,7 +156,8 @@ export async function runCheck(message: CheckMessage, receiveCount: number, now 
       price: { amount: price, endpoint: "monitor-check" },
       budget: { at: until, timeout: renderTimeout("The check did not finish within the page-load limit and the time to capture it.") },
       work: async (deadline) => {
-        const seen = await observe(monitor, deadline);
+        // Its secrets open for the check alone (sealed at rest: lib/monitors/store.ts, keptSpec).
+        const seen = await observe(await openMonitor(monitor), deadline);
         const comparison = await compare(monitor, seen);
         return { seen, comparison, kept: await keep(monitor, check.id, seen, comparison) };
       },

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { openSecrets, redactedControls, splitSecrets } from "../api/secrets.js";
 import { conditionHeld, documents, queryAll, queryPages, setClause, transactIf } from "../billing/dynamodb.js";
 import { dueKey, feedCheckKey, MONITOR_CHECK_PREFIX, MONITOR_PREFIX, monitorCheckKey, monitorKey } from "../billing/keys.js";
 import { config } from "../config.js";
@@ -11,6 +12,7 @@ import { describeError, log } from "../log.js";
 import { MONITOR_HISTORY_DAYS } from "../packaging.js";
 import type { CaptureOptions } from "../render/options.js";
 import { PRICES } from "../routes.js";
+import { seal } from "../storage/sealed.js";
 
 // Monitors (docs/api.md, "Monitors"): a page checked on a schedule, each check compared with the
 // monitor's baseline (its capture and text at the last change). A monitor lives in its account's
@@ -44,7 +46,13 @@ interface CheckSummary {
   readonly changedPercent?: number;
 }
 
-export interface Monitor extends MonitorSpec {
+/** A spec as kept at rest: its request and options as an answer shows them, their secrets sealed (lib/storage/sealed.ts) for the monitor's life. */
+interface KeptSpec extends MonitorSpec {
+  readonly sealed?: string;
+  readonly secretKey?: string;
+}
+
+export interface Monitor extends KeptSpec {
   readonly id: string;
   readonly accountId: string;
   readonly createdAt: string;
@@ -120,11 +128,39 @@ export function queuedCheckItems(monitor: Pick<Monitor, "id" | "accountId">, tri
   };
 }
 
+/** Whose secrets a monitor's sealed ones are: they open for it alone. */
+const monitorContext = (id: string) => `monitor ${id}`;
+
+/** `spec` as monitor `id` keeps it at rest: the secrets of its request (and so of its options) sealed. */
+export async function keptSpec(spec: MonitorSpec, id: string): Promise<KeptSpec> {
+  const { open, secret } = splitSecrets(spec.request);
+  if (!secret) return spec;
+  const sealed = await seal(secret, monitorContext(id));
+  return { ...spec, request: open, options: redactedControls(spec.options), sealed: sealed.box, secretKey: sealed.key };
+}
+
+/** `monitor` with its secrets back: what its check sends the page, what a change keeps. */
+export async function openMonitor(monitor: Monitor): Promise<Monitor> {
+  if (monitor.sealed === undefined) return monitor;
+  const secret = await openSecrets(monitor.sealed, monitor.secretKey, monitorContext(monitor.id));
+  const inOptions = Object.entries(secret).filter(([field]) => field in monitor.options);
+  return { ...monitor, request: { ...monitor.request, ...secret }, options: { ...monitor.options, ...Object.fromEntries(inOptions) } };
+}
+
 /** Records a new monitor of `accountId`, its first check queued now (its baseline) and its next due after `every`. */
 export async function createMonitor(accountId: string, spec: MonitorSpec, now = Date.now()): Promise<{ monitor: Monitor; checkId: string }> {
   const id = newMonitorId();
   const nextDueAt = now + spec.every * 1000;
-  const monitor: Monitor = { ...spec, id, accountId, createdAt: new Date(now).toISOString(), paused: false, nextDueAt, failures: 0, generation: 0 };
+  const monitor: Monitor = {
+    ...(await keptSpec(spec, id)),
+    id,
+    accountId,
+    createdAt: new Date(now).toISOString(),
+    paused: false,
+    nextDueAt,
+    failures: 0,
+    generation: 0,
+  };
   const first = queuedCheckItems(monitor, "manual", now);
   await transactIf({
     TransactItems: [

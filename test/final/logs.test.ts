@@ -35,4 +35,8 @@ it("the log of the whole suite carries no key, secret, signature, cookie, passwo
   expect(found(/\b(?:https?|wss?|socks5h?):\/\/[^\s"'\\/@]*:[^\s"'\\/@]*@/i), "a URL's user-info").toEqual([]);
   // A monitor's secrets (test/integration/monitors.test.ts), and the MCP's (mcp.test.ts).
   expect(found(/MONCOOKIE123|MONHEADER456|MONPASS789|MCPCOOKIE42|MCPPASS99/), "a monitor's secret").toEqual([]);
+  // Secrets sealed at rest (test/integration/secrets-at-rest.test.ts).
+  expect(found(/JOBCOOKIE314|JOBHEADER159|JOBPASS265|JOBCANCEL777|MONSEAL[A-Z]+\d\d|MONLEGACY[A-Z]+\d\d/), "a job item's or a monitor's sealed secret").toEqual(
+    [],
+  );
 });

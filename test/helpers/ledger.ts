@@ -1,5 +1,5 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { inject } from "vitest";
 import { LOCAL_CREDENTIALS } from "../../dev/ports.js";
 
@@ -64,4 +64,17 @@ export async function setAttribute(pk: string, sk: string, name: string, value: 
       ExpressionAttributeValues: { ":value": value },
     }),
   );
+}
+
+/** Every item of the table, as stored (a test that looks for what must never be stored). */
+export async function scanTable(): Promise<Record<string, unknown>[]> {
+  const stack = inject("devInfo");
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents(stack).send(new ScanCommand({ TableName: stack.tableName, ConsistentRead: true, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
 }

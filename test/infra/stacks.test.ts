@@ -268,6 +268,29 @@ describe("Api stack", () => {
     expect(resources).not.toContain("*");
   });
 
+  it("seals secrets with a KMS key of the stack's own, rotated yearly: only the functions that seal or open them may use it, and only it", () => {
+    storage.hasResourceProperties("AWS::KMS::Key", { EnableKeyRotation: true });
+    expect(Object.keys(storage.findResources("AWS::KMS::Key"))).toHaveLength(1);
+    const statements = (Object.values(api.findResources("AWS::IAM::Policy")) as Resource[]).flatMap((p) =>
+      (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((st) =>
+        [st.Action].flat().some((a) => a.startsWith("kms:")),
+      ).map((st) => ({ roles: JSON.stringify(p.Properties.Roles), actions: [st.Action].flat().sort(), resource: JSON.stringify(st.Resource) })),
+    );
+    const roleOf = (id: string) => (fn(`functions/${id}.handler`).Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0];
+    // Who keeps secrets (a job's items, a monitor: made through the API or MCP, changed) and who opens them (the worker).
+    const keepers = ["jobs-create", "job-worker", "monitors-create", "monitors-update", "mcp"];
+    expect(statements.map((st) => keepers.find((id) => st.roles.includes(roleOf(id)))).sort()).toEqual([...keepers].sort());
+    for (const st of statements) {
+      expect(st.actions).toEqual(["kms:Decrypt", "kms:GenerateDataKey"]);
+      expect(st.resource).toMatch(/Secrets[0-9A-F]{8}.*Arn/);
+      expect(st.resource).not.toContain("*");
+    }
+    for (const id of keepers)
+      expect(JSON.stringify((fn(`functions/${id}.handler`).Environment as { Variables: Record<string, unknown> }).Variables.SECRETS_KEY_ID)).toMatch(/Secrets/);
+    // A function that keeps none is not told the key.
+    expect((fn("functions/monitors-get.handler").Environment as { Variables: Record<string, unknown> }).Variables.SECRETS_KEY_ID).toBeUndefined();
+  });
+
   it("feeds each consumer (job items, webhook attempts) from its own SQS queue with a dead-letter queue, reporting partial failures, capped so jobs cannot starve requests", () => {
     const queues = Object.entries(api.findResources("AWS::SQS::Queue")) as [string, Resource][];
     expect(queues).toHaveLength(2 * consumers.length);

@@ -3,12 +3,15 @@
 // run now (POST .../check) by the stack's jobs worker, their outcomes read from the history, their
 // webhooks verified with the Standard Webhooks reference library. The schedule's own runs, a
 // balance at zero and redelivered checks are in monitors-schedule.test.ts.
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import sharp from "sharp";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, inject, it } from "vitest";
 import { fundedKey } from "../../dev/harness/dev-process.js";
 import { BAND } from "../../dev/harness/monitor-pages.js";
+import { localKeyRing, unseal } from "../../lib/storage/sealed.js";
 import { type ErrorBody, postJson } from "../helpers/api.js";
 import { getItem } from "../helpers/ledger.js";
 
@@ -347,10 +350,12 @@ describe("monitors: the API", () => {
     expect(resent.status).toBe(200);
     expect(resent.body).toMatchObject({ url: shownUrl, name: "same page" });
     expect(JSON.stringify([inUrl, gotUrl, resent.body])).not.toContain("MONURL777");
-    // As stored: the page's own URL, its password and all.
+    // As stored: the URL as shown, and sealed (under the stack's local key), the page's own URL, its password and all.
     const { account_id } = (await call<{ account_id: string }>(key, "GET", "/api/v1/auto-topup")).body;
-    const stored = (await getItem(`ACCT#${account_id}`, `MON#${inUrl.id}`)) as { request: { url: string } } | undefined;
-    expect(stored?.request.url).toBe(withPassword);
+    const stored = (await getItem(`ACCT#${account_id}`, `MON#${inUrl.id}`)) as { request: { url: string }; sealed: string; secretKey: string };
+    expect(stored.request.url).toBe(shownUrl);
+    const localKey = localKeyRing(Buffer.from(readFileSync(path.join(inject("localDir"), "secrets.key"), "utf8").trim(), "base64"));
+    expect(await unseal({ key: stored.secretKey, box: stored.sealed }, `monitor ${inUrl.id}`, localKey)).toEqual({ url: withPassword });
   }, 90_000);
 
   it("another account's monitor is 404 to every method, and its checks are not listed", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactedControls, restoredControls } from "../../../lib/api/secrets.js";
+import { redactedControls, restoredControls, splitSecrets } from "../../../lib/api/secrets.js";
+import { REDACTED } from "../../../lib/redacted.js";
 
 const request = {
   url: "https://example.com/",
@@ -56,5 +57,32 @@ describe("secrets in answers", () => {
     expect(restoredControls({ url: `https://ann:${REDACTED}@example.com/b` }, stored).url).toBe(`https://ann:${REDACTED}@example.com/b`);
     // Another username is another login: its password is not the stored one.
     expect(restoredControls({ httpAuth: { username: "eve", password: REDACTED } }, request).httpAuth.password).toBe(REDACTED);
+  });
+});
+
+describe("secrets split for keeping at rest", () => {
+  it("keeps the request as an answer shows it, and the fields that held a secret apart, whole", () => {
+    const upload = { url: "https://bucket.example/x.png?X-Amz-Signature=abcdef", headers: { "x-amz-acl": "private" } };
+    const { open, secret } = splitSecrets({ ...request, upload, url: "https://ann:pw@example.com/" });
+    expect(open).toEqual({
+      ...redactedControls(request),
+      url: `https://ann:${REDACTED}@example.com/`,
+      upload: { url: REDACTED, headers: { "x-amz-acl": REDACTED } },
+    });
+    expect(secret).toEqual({
+      headers: request.headers,
+      cookies: request.cookies,
+      httpAuth: request.httpAuth,
+      proxy: request.proxy,
+      upload,
+      url: "https://ann:pw@example.com/",
+    });
+    // Joined again, it is the request as given.
+    expect({ ...open, ...secret }).toEqual({ ...request, upload, url: "https://ann:pw@example.com/" });
+  });
+
+  it("a request with no secret (empty headers and cookies, a proxy and URL without password) keeps nothing apart", () => {
+    const plain = { url: "https://example.com/", headers: {}, cookies: [], proxy: "socks5://proxy.example:1080", width: 800 };
+    expect(splitSecrets(plain)).toEqual({ open: plain, secret: null });
   });
 });
