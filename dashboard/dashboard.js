@@ -26,15 +26,22 @@
   async function api(path, { method = "GET", body, headers = {}, auth = true } = {}) {
     const key = sessionStorage.getItem(KEY_STORAGE);
     let response;
-    try {
-      response = await fetch(`${API}${path}`, {
-        method,
-        headers: { ...(body ? { "content-type": "application/json" } : {}), ...(auth && key ? { authorization: `Bearer ${key}` } : {}), ...headers },
-        body: body ? JSON.stringify(body) : undefined,
-        cache: "no-store",
-      });
-    } catch {
-      throw new ApiError(0, "NETWORK", "Shotline could not be reached. Check your connection and try again.");
+    // A 429 is answered before any work: the page's own burst (a sign-in loads several panels at
+    // once, sharing the account's per-second limit) waits its Retry-After and tries again, twice.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        response = await fetch(`${API}${path}`, {
+          method,
+          headers: { ...(body ? { "content-type": "application/json" } : {}), ...(auth && key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+          body: body ? JSON.stringify(body) : undefined,
+          cache: "no-store",
+        });
+      } catch {
+        throw new ApiError(0, "NETWORK", "Shotline could not be reached. Check your connection and try again.");
+      }
+      const wait = Number(response.headers.get("retry-after"));
+      if (response.status !== 429 || attempt === 2 || !(wait >= 0 && wait <= 5)) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(wait, 0.25) * 1000));
     }
     const data = await response.json().catch(() => null);
     if (!response.ok) {

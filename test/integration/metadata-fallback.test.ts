@@ -10,7 +10,10 @@ beforeAll(async () => {
   // A page-load limit longer than the fallback's budget, so that the budget is what ends it.
   useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host, PAGE_LOAD_TIMEOUT_MS: "30000" });
   ({ extractMetadata } = await import("../../lib/metadata/extract.js"));
-  const { closeBrowser } = await import("../../lib/render/browser.js");
+  const { closeBrowser, warmUp } = await import("../../lib/render/browser.js");
+  // The browser up first: its launch (fonts built, Chromium started) would hold this process for
+  // seconds on a busy machine, and the three requests would reach the fallback that far apart.
+  await warmUp();
   return () => closeBrowser();
 });
 
