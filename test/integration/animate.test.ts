@@ -127,6 +127,37 @@ async function frames(file: Buffer) {
   return { width: width!, height: pageHeight!, delay: delay!, columns };
 }
 
+/** An animated image as this test's Chromium decodes it (ImageDecoder): each frame's duration (ms) and column x = 5. */
+async function decodedByChromium(file: Buffer, type: string): Promise<{ delay: number[]; columns: Column[] }> {
+  const tab = await browser.newPage();
+  try {
+    // ImageDecoder needs a secure context: a loopback page is one.
+    await tab.goto(page("short"));
+    return (await tab.evaluate(
+      `(async () => {
+        const data = Uint8Array.from(atob(${JSON.stringify(file.toString("base64"))}), (c) => c.charCodeAt(0));
+        const decoder = new ImageDecoder({ data, type: ${JSON.stringify(type)} });
+        await decoder.tracks.ready;
+        const count = decoder.tracks.selectedTrack.frameCount;
+        const delay = [], columns = [];
+        for (let i = 0; i < count; i++) {
+          const { image } = await decoder.decode({ frameIndex: i });
+          const canvas = new OffscreenCanvas(image.displayWidth, image.displayHeight);
+          const context = canvas.getContext("2d");
+          context.drawImage(image, 0, 0);
+          const pixels = context.getImageData(5, 0, 1, image.displayHeight).data;
+          columns.push(Array.from({ length: image.displayHeight }, (_, y) => [pixels[y * 4], pixels[y * 4 + 1], pixels[y * 4 + 2]]));
+          delay.push(Math.round(image.duration / 1000));
+          image.close();
+        }
+        return { delay, columns };
+      })()`,
+    )) as { delay: number[]; columns: Column[] };
+  } finally {
+    await tab.close();
+  }
+}
+
 /** Each frame's top as it plays at `fps`: a frame written once for a hold is shown for as many frames as its delay lasts. */
 const played = (read: { delay: number[]; columns: Column[] }, fps: number) =>
   read.columns.flatMap((column, i) => Array(Math.round((read.delay[i]! * fps) / 1000)).fill(topOf(column)) as number[]);
@@ -181,12 +212,17 @@ describe("animate: each format", () => {
       const res = await animate(clip({ format, duration: 2, fps: 6, scroll: { easing: "linear" } }));
       expect(res.status, await res.clone().text()).toBe(200);
       expect(res.headers.get("content-type")).toBe(`image/${format}`);
-      const read = await frames(Buffer.from(await res.arrayBuffer()));
+      const file = Buffer.from(await res.arrayBuffer());
+      const read = await frames(file);
       expect([read.width, read.height]).toEqual([640, 360]);
       expect(read.columns.length).toBe(12);
       // GIF counts in hundredths: the whole is still the duration.
       expect(read.delay.reduce((a, b) => a + b, 0)).toBe(2000);
       expect(read.columns.map(topOf)).toEqual(planned({ duration: 2, fps: 6, easing: "linear" }, bottom));
+      // A browser shows the same frames, for the same time.
+      const shown = await decodedByChromium(file, `image/${format}`);
+      expect(shown.delay).toEqual(read.delay);
+      expect(shown.columns.map(topOf)).toEqual(read.columns.map(topOf));
     },
     60_000,
   );

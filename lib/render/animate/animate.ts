@@ -86,17 +86,20 @@ const MAX_FRAME_PIXELS = 3840 * 2160;
 
 /**
  * Memory, as a budget checked before the work starts (docs/api.md, "Animate"). What our encoding
- * holds at its peak, fitted to peak RSS measured at 1280x720 on random noise (the worst case for a
- * palette and for compression), from the bytes of RGBA it keeps: the sheet of every frame's rows
- * (the tall capture, or each live frame stacked) and, for WebP, every frame again, laid end to end
- * for libwebp (1.6 x both: 1,051 MB for a 20,000-row sheet and 150 frames); for GIF, the sheet, its
- * quantised copy and its palette indices (2 x the sheet) and the file as it grows, up to 1.4 bytes a
- * pixel a frame on noise (3.2 x that: 812 MB for the same). A video is encoded by the browser a
- * frame at a time, from the sheet (2 x it).
+ * holds at its peak, fitted to the peak RSS of the encoding alone (VmHWM), measured at 1280x720 on
+ * random noise (the worst case for a palette and for compression), from the bytes of RGBA it keeps
+ * (`frame`: one frame's; `sheet`: the tall capture's, or every live frame's): a WebP is written a
+ * frame at a time (./webp.ts), holding a synthetic scroll's capture twice (as captured and decoded:
+ * 338 MB with a 20,000-row sheet and 135 frames) or two live frames, and the file as it grows, a
+ * third of a frame's bytes a frame on noise, twice (327 MB for 200 live frames); a GIF holds its
+ * sheet twice (its captures, and decoded to be quantised) and its file twice (565 MB for the
+ * 20,000-row sheet and 193 frames; 668 MB for 70 live ones); 64 MB besides is libvips's. A video is
+ * encoded by the browser a frame at a time, from the sheet (2 x it).
  */
+const ENCODER_BYTES = 64 * 1024 * 1024;
 const memoryOf: Record<AnimationFormat, (sheetBytes: number, frameBytes: number, frames: number) => number> = {
-  gif: (sheet, frame, frames) => 2 * sheet + 3.2 * 1.4 * (frame / 4) * frames,
-  webp: (sheet, frame, frames) => 1.6 * (sheet + frame * frames),
+  gif: (sheet, frame, frames) => 2 * sheet + 0.7 * frame * frames + ENCODER_BYTES,
+  webp: (sheet, frame, frames) => 2 * sheet + 0.45 * frame * frames + ENCODER_BYTES,
   mp4: (sheet) => 2 * sheet,
   webm: (sheet) => 2 * sheet,
 };
@@ -108,11 +111,10 @@ const memoryOf: Record<AnimationFormat, (sheetBytes: number, frameBytes: number,
  */
 export const ANIMATION_MEMORY_BYTES = (2048 - 1024 - 256) * 1024 * 1024;
 
-/** The bytes an animation's encoding holds at its peak, with a sheet of `rows` (device px; a live GIF or WebP stacks every frame, a live video one). */
+/** The bytes an animation's encoding holds at its peak, with a sheet of `rows` (device px; a live GIF stacks every frame, a live WebP or video keeps one). */
 function animationMemory(options: Pick<AnimationOptions, "format" | "mode">, frames: number, size: { width: number; height: number }, rows: number): number {
   const frameBytes = size.width * size.height * 4;
-  const image = options.format === "gif" || options.format === "webp";
-  const sheet = options.mode === "live" ? (image ? frames * frameBytes : frameBytes) : rows * size.width * 4;
+  const sheet = options.mode === "live" ? (options.format === "gif" ? frames * frameBytes : frameBytes) : rows * size.width * 4;
   return memoryOf[options.format](sheet, frameBytes, frames);
 }
 
