@@ -39,8 +39,9 @@
       } catch {
         throw new ApiError(0, "NETWORK", "Shotline could not be reached. Check your connection and try again.");
       }
-      const wait = Number(response.headers.get("retry-after"));
-      if (response.status !== 429 || attempt === 2 || !(wait >= 0 && wait <= 5)) break;
+      const after = response.headers.get("retry-after");
+      const wait = Number(after);
+      if (response.status !== 429 || attempt === 2 || after === null || !(wait >= 0 && wait <= 5)) break;
       await new Promise((resolve) => setTimeout(resolve, Math.max(wait, 0.25) * 1000));
     }
     const data = await response.json().catch(() => null);

@@ -10,7 +10,7 @@ import { validate } from "../lib/http/validate.js";
 import { withHttp } from "../lib/http/with-http.js";
 import { deleteObjects } from "../lib/monitors/objects.js";
 import { changeMonitor, getMonitor, keptSpec, type Monitor, openMonitor, ownMonitor } from "../lib/monitors/store.js";
-import { REDACTED } from "../lib/redacted.js";
+import { hasCredentials, REDACTED } from "../lib/redacted.js";
 
 /** Times a change is tried again when a check or the schedule changed the monitor meanwhile. */
 const ATTEMPTS = 5;
@@ -49,7 +49,10 @@ export const handler = withHttp({ route: "monitors-update", schema: monitorPatch
     throw invalidParams(
       `Invalid request: ${unrestored}: "${REDACTED}" stands for a stored secret, and there is none to keep${moved ? " (the page moved to another origin: send its secrets again)" : ""}.`,
     );
-  const spec = monitorSpecOf(validate(monitorRequest, request));
+  // A webhook URL with credentials, from before they were refused, is kept as it is while the change leaves it alone.
+  const earlierHook = !("webhookUrl" in fields) && typeof request.webhookUrl === "string" && hasCredentials(request.webhookUrl) ? request.webhookUrl : null;
+  const validated = monitorSpecOf(validate(monitorRequest, earlierHook ? { ...request, webhookUrl: undefined } : request));
+  const spec = earlierHook ? { ...validated, request: { ...validated.request, webhookUrl: earlierHook } } : validated;
   if (spec.request.url !== given.request.url) await assertReachable("url", spec.request.url);
   if (spec.request.webhookUrl && spec.request.webhookUrl !== given.request.webhookUrl) await assertWebhook(account.accountId, spec.request.webhookUrl);
   // Its secrets sealed again, under a new key (none kept when it holds none).

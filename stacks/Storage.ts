@@ -67,5 +67,8 @@ export function Storage({ stack, app }: StackContext) {
     ...(protect ? {} : { pendingWindow: Duration.days(7) }),
   });
 
+  // What `npm run admin -- seal-monitors` is given as SECRETS_KEY_ID (docs/deploy.md).
+  stack.addOutputs({ SecretsKeyArn: secrets.keyArn });
+
   return { table, outputs, secrets };
 }

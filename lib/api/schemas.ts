@@ -3,6 +3,7 @@ import { z } from "zod";
 import { imitatesLatinDomain } from "../billing/emails.js";
 import { config } from "../config.js";
 import { browserControls } from "../content/controls.js";
+import { hasCredentials } from "../redacted.js";
 import { type AnimationOptions, animationRefusal } from "../render/animate/animate.js";
 import { COUNTRIES, countryDefaults } from "../render/geo.js";
 import { targetKey } from "../render/guard/network-guard.js";
@@ -826,7 +827,7 @@ const itemsOf = <T extends z.ZodType>(item: T) =>
  * Where webhooks go: a URL with no user-info. A webhook is proved ours by its signature, and a
  * receiver's password would be a secret kept in the clear for as long as its job or monitor.
  */
-export const webhookUrl = httpUrl.refine((value) => !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(value), {
+export const webhookUrl = httpUrl.refine((value) => !hasCredentials(value), {
   error: "must not hold a username or password (a webhook is proved ours by its signature, made with the account's webhook secret)",
 });
 

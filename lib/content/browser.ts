@@ -1,5 +1,6 @@
 import type { Deadline } from "../deadline.js";
 import { scriptsDrawn } from "../metadata/rendered.js";
+import { withoutCredentials } from "../redacted.js";
 import { type Capture, captureSettled, type SettledPage, withSettledPage } from "../render/capture.js";
 import type { CaptureOptions, RenderSource } from "../render/options.js";
 import type { Incomplete } from "../render/page-load.js";
@@ -203,6 +204,7 @@ export function readInBrowser(source: RenderSource, options: CaptureOptions, sna
     await scriptsDrawn(settled.loaded);
     const capture = snapshot ? await captureSettled(settled, source, options) : null;
     const html = await settledDom(settled);
-    return { html, url: source.kind === "url" ? settled.loaded.page.url() : null, capture, incomplete: settled.loaded.incomplete };
+    // Without the credentials its URL was given with: the answer says it, and its links are resolved against it.
+    return { html, url: source.kind === "url" ? withoutCredentials(settled.loaded.page.url()) : null, capture, incomplete: settled.loaded.incomplete };
   });
 }

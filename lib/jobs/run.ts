@@ -191,12 +191,13 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
     await releaseItemHold(job, taken);
     return end({ status: "failed", charged: 0, error: { code: "INTERNAL_ERROR", message: "The item's request is gone; it was not charged." } });
   }
-  // Its secrets, sealed at rest, open for this run alone (their key is deleted when it ends).
-  const item = await openItemRequest(job.id, message.index, kept, taken.secretKey);
+  // Its request as kept: what it costs and how long it may take are in the clear; its secrets open
+  // in its work (a failure to open them is ours: tried again, then failed and refunded).
+  let opened: Item | undefined;
   // The price held when the job was submitted (priced again only for a job from before holds).
-  const price = taken.price ?? priceOf(routeById(job.endpoint).price!, item);
+  const price = taken.price ?? priceOf(routeById(job.endpoint).price!, kept);
   // An animation's frames take their time past the page's load, within the worker's own limit.
-  const animation = job.endpoint === "animate" ? animationOf(item as Extract<JobRequest, { endpoint: "animate" }>["items"][number]) : null;
+  const animation = job.endpoint === "animate" ? animationOf(kept as Extract<JobRequest, { endpoint: "animate" }>["items"][number]) : null;
   const itemEnd = animation ? Math.min(endBy, deadlineAt + animationWorkMs(animation.options, animation.animation)) : deadlineAt;
   await attempt(
     {
@@ -206,13 +207,17 @@ export async function runItem(message: ItemMessage, receiveCount: number, now = 
       price: itemPrice(job, price),
       budget: {
         at: itemEnd,
-        timeout: renderTimeout(`The item did not finish within its ${item.timeout} s page-load limit and the time to capture it.`),
-        pageLoadMs: item.timeout * 1000,
+        timeout: renderTimeout(`The item did not finish within its ${kept.timeout} s page-load limit and the time to capture it.`),
+        pageLoadMs: kept.timeout * 1000,
       },
-      work: (deadline) => work(job.id, message.index, job.endpoint, item, deadline),
+      work: async (deadline) => {
+        // Its secrets, sealed at rest, open for this run alone (their key is deleted when it ends).
+        opened = await openItemRequest(job.id, message.index, kept, taken.secretKey);
+        return work(job.id, message.index, job.endpoint, opened, deadline);
+      },
       succeeded: async ({ output, ...made }) => {
         // Charged whatever the customer's bucket answers.
-        const uploaded = item.upload ? await upload(item.upload, output, endBy) : undefined;
+        const uploaded = opened?.upload ? await upload(opened.upload, output, endBy) : undefined;
         await end({ status: "succeeded", charged: price, ...made, ...(uploaded ? { upload: uploaded } : {}) });
       },
       failed: async (error, how) => {

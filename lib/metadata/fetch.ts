@@ -4,6 +4,7 @@ import net from "node:net";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import { config } from "../config.js";
+import { withoutCredentials } from "../redacted.js";
 import { invalidUrl } from "../render/errors.js";
 import { resolveTarget } from "../render/guard/network-guard.js";
 
@@ -173,6 +174,7 @@ export async function guardedFetch(
     }
     const [type = "", ...parameters] = String(response.headers["content-type"] ?? "").split(";");
     const charset = parameters.map((p) => /^\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(p)?.[1]).find((c) => c !== undefined);
-    return { url: current.href, status, mediaType: type.trim().toLowerCase(), charset, body: decode(response) };
+    // Credentials given in the URL were sent (basic auth); the URL said back, and resolved against, holds none.
+    return { url: withoutCredentials(current.href), status, mediaType: type.trim().toLowerCase(), charset, body: decode(response) };
   }
 }

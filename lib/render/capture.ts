@@ -1,6 +1,6 @@
 import { config } from "../config.js";
 import { type Deadline, pageLoadLimit } from "../deadline.js";
-import { withoutPassword } from "../redacted.js";
+import { withoutCredentials } from "../redacted.js";
 import { cleanText, MAX_URL_CHARS } from "../text.js";
 import type { PageSession } from "./browser.js";
 import { assertValidSelectors, captureArea, emulate, selectorsOf } from "./controls.js";
@@ -135,8 +135,8 @@ export async function withSettledPage<T extends object>(
 
 /** The page's final URL (null for HTML input) and title, as answers carry them. */
 export async function pageIdentity(loaded: LoadedPage, source: RenderSource): Promise<{ url: string | null; title: string }> {
-  // A password given in the page's URL is not said back (nor kept with a job's item or a monitor's check).
-  const finalUrl = source.kind === "url" ? withoutPassword(loaded.page.url()) : null;
+  // Credentials given in the page's URL are not said back (nor kept with a job's item or a monitor's check).
+  const finalUrl = source.kind === "url" ? withoutCredentials(loaded.page.url()) : null;
   return {
     url: finalUrl && finalUrl.length > MAX_URL_CHARS ? `${finalUrl.slice(0, MAX_URL_CHARS)}…` : finalUrl,
     title: cleanText(await loaded.evaluate<string>("document.title"), MAX_TITLE_CHARS),

@@ -1,13 +1,18 @@
 import { TimeoutError } from "puppeteer-core";
 import { AppError } from "../errors.js";
+import { credentialsScrubbed } from "../redacted.js";
 import type { GuardSession } from "./guard/network-guard.js";
 import { targetKey } from "./guard/network-guard.js";
 import type { ProxyFailure } from "./guard/upstream-proxy.js";
 
 // Where puppeteer/DevTools failures enter our code they become one of three domain errors.
 
-/** 422: the page cannot be loaded (unresolvable, refused, unreachable, or an HTTP error status). */
-export const invalidUrl = (reason: string, cause?: unknown) => new AppError("INVALID_URL", `The page could not be loaded: ${reason}.`, { cause });
+/**
+ * 422: the page cannot be loaded (unresolvable, refused, unreachable, or an HTTP error status), for
+ * `reason`: the credentials of any URL it names taken out (it is answered, logged, kept with an item).
+ */
+export const invalidUrl = (reason: string, cause?: unknown) =>
+  new AppError("INVALID_URL", `The page could not be loaded: ${credentialsScrubbed(reason)}.`, { cause });
 
 /** 504: the page (or a selector) took longer than allowed. */
 export const renderTimeout = (what: string, cause?: unknown) => new AppError("RENDER_TIMEOUT", what, { cause });

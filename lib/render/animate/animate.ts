@@ -88,18 +88,20 @@ const MAX_FRAME_PIXELS = 3840 * 2160;
  * Memory, as a budget checked before the work starts (docs/api.md, "Animate"). What our encoding
  * holds at its peak, fitted to the peak RSS of the encoding alone (VmHWM), measured at 1280x720 on
  * random noise (the worst case for a palette and for compression), from the bytes of RGBA it keeps
- * (`frame`: one frame's; `sheet`: the tall capture's, or every live frame's): a WebP is written a
- * frame at a time (./webp.ts), holding a synthetic scroll's capture twice (as captured and decoded:
- * 338 MB with a 20,000-row sheet and 135 frames) or two live frames, and the file as it grows, a
- * third of a frame's bytes a frame on noise, twice (327 MB for 200 live frames); a GIF holds its
- * sheet twice (its captures, and decoded to be quantised) and its file twice (565 MB for the
- * 20,000-row sheet and 193 frames; 668 MB for 70 live ones); 64 MB besides is libvips's. A video is
- * encoded by the browser a frame at a time, from the sheet (2 x it).
+ * (`frame`: one frame's; `sheet`: the tall capture's, or every live frame's). A WebP is written a
+ * frame at a time (./webp.ts): it holds a synthetic scroll's capture twice (as captured and
+ * decoded) or two live frames, and its file twice (a sixth of a frame's bytes a frame on noise:
+ * 0.34 where 0.45 is counted; 338 MB with a 20,000-row sheet and 135 frames, 327 MB for 200 live
+ * ones). A GIF holds its sheet twice (its captures, and decoded to be quantised) and its file twice
+ * (a third of a frame's bytes a frame: 0.68, counted 0.7; 565 MB for the 20,000-row sheet and 193
+ * frames, 668 MB for 70 live ones). Both take 64 MB besides, and two frames' bytes more for the
+ * encoder's own buffers, which grow with the frame. A video is encoded by the browser a frame at a
+ * time, from the sheet (2 x it).
  */
 const ENCODER_BYTES = 64 * 1024 * 1024;
 const memoryOf: Record<AnimationFormat, (sheetBytes: number, frameBytes: number, frames: number) => number> = {
-  gif: (sheet, frame, frames) => 2 * sheet + 0.7 * frame * frames + ENCODER_BYTES,
-  webp: (sheet, frame, frames) => 2 * sheet + 0.45 * frame * frames + ENCODER_BYTES,
+  gif: (sheet, frame, frames) => 2 * sheet + 0.7 * frame * frames + 2 * frame + ENCODER_BYTES,
+  webp: (sheet, frame, frames) => 2 * sheet + 0.45 * frame * frames + 2 * frame + ENCODER_BYTES,
   mp4: (sheet) => 2 * sheet,
   webm: (sheet) => 2 * sheet,
 };

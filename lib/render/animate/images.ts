@@ -44,7 +44,7 @@ async function palettedSheet(images: FrameImages): Promise<{ png: Buffer; tops: 
     rows += (await sharp(png).metadata()).height;
   }
   const sheet = pngs.length === 1 ? sharp(pngs[0]!, { limitInputPixels: false }) : sharp(pngs, { join: { across: 1 }, limitInputPixels: false });
-  return { png: await sheet.png({ palette: true, colours: 256, dither: 1, effort: 1 }).toBuffer(), tops };
+  return { png: await sheet.png({ palette: true, colours: 256, dither: 1, effort: 1, adaptiveFiltering: false }).toBuffer(), tops };
 }
 
 /**

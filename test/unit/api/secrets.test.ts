@@ -19,7 +19,8 @@ describe("secrets in answers", () => {
       headers: { "X-Api-Token": REDACTED, "X-Short": REDACTED },
       cookies: [{ name: "session", value: REDACTED, domain: "example.com", path: "/" }],
       httpAuth: { username: "ann", password: REDACTED },
-      proxy: `http://bob:${REDACTED}@proxy.example:3128`,
+      // Written as the URL standard writes it.
+      proxy: `http://bob:${REDACTED}@proxy.example:3128/`,
       width: 800,
     });
     const text = JSON.stringify(shown);
@@ -34,6 +35,14 @@ describe("secrets in answers", () => {
       width: 1,
     });
     expect(redactedControls({ url: "https://example.com/a?to=b@c.example" }).url).toBe("https://example.com/a?to=b@c.example");
+    // However the URL is spelled, as long as it parses: the password is found by parsing it, not by its look.
+    for (const spelling of [
+      "https:ann:pw77@host.example/",
+      "https:\\\\ann:pw77@host.example/",
+      "https:///ann:pw77@host.example/",
+      " https://ann:pw77@host.example/",
+    ])
+      expect(redactedControls({ url: spelling }).url, spelling).toBe(`https://ann:${REDACTED}@host.example/`);
   });
 
   it("a change that sends [redacted] back keeps the stored value it stands for, and only that", () => {
@@ -79,6 +88,12 @@ describe("secrets split for keeping at rest", () => {
     });
     // Joined again, it is the request as given.
     expect({ ...open, ...secret }).toEqual({ ...request, upload, url: "https://ann:pw@example.com/" });
+  });
+
+  it("a URL's password however it is spelled is sealed apart", () => {
+    const { open, secret } = splitSecrets({ url: "https:ann:pw77@host.example/", proxy: "http:/bob:pw88@proxy.example:3128" });
+    expect(JSON.stringify(open)).not.toMatch(/pw77|pw88/);
+    expect(secret).toEqual({ url: "https:ann:pw77@host.example/", proxy: "http:/bob:pw88@proxy.example:3128" });
   });
 
   it("a request with no secret (empty headers and cookies, a proxy and URL without password) keeps nothing apart", () => {

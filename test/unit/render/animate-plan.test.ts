@@ -106,9 +106,9 @@ describe("an animation's memory, checked before it runs", () => {
       while (animationRefusal({ format, duration: (frames + 1) / 10, fps: 10, mode }, at720, "job") === null) frames++;
       return frames;
     };
-    expect(largest("gif", "synthetic")).toBe(283);
-    expect(largest("webp", "synthetic")).toBe(440);
-    expect(largest("gif", "live")).toBe(74);
+    expect(largest("gif", "synthetic")).toBe(280);
+    expect(largest("webp", "synthetic")).toBe(436);
+    expect(largest("gif", "live")).toBe(73);
     // A live WebP keeps two frames (written a frame at a time): its bound is the work's time.
     expect(largest("webp", "live")).toBe(294);
   });

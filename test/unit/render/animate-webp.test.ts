@@ -1,3 +1,4 @@
+import { inflateSync } from "node:zlib";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { indicesOf } from "../../../lib/render/animate/images.js";
@@ -60,8 +61,22 @@ describe("animated WebP, a frame at a time", () => {
   });
 });
 
+/** A PNG's image data, its IDAT chunks joined. */
+function idatOf(png: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  for (let at = 8; at + 8 <= png.length; at += 12 + png.readUInt32BE(at))
+    if (png.toString("ascii", at + 4, at + 8) === "IDAT") parts.push(png.subarray(at + 8, at + 8 + png.readUInt32BE(at)));
+  return Buffer.concat(parts);
+}
+
 describe("a GIF's palette indices, read from libvips's indexed PNG", () => {
-  it.each([2, 16, 200])("with %i colours: each pixel's index names the colour libvips decodes it to", async (colours) => {
+  it.each([
+    [2, false],
+    [200, false],
+    // Adaptive filtering: rows filtered Sub, Up, Average and Paeth as well as none.
+    [16, true],
+    [200, true],
+  ])("with %i colours (adaptive filtering: %s): each pixel's index names the colour libvips decodes it to", async (colours, adaptiveFiltering) => {
     const width = 37;
     const height = 23;
     const rgba = Buffer.alloc(width * height * 4);
@@ -70,8 +85,10 @@ describe("a GIF's palette indices, read from libvips's indexed PNG", () => {
       Buffer.from([(c * 53) % 256, (c * 101) % 256, (c * 211) % 256, 255]).copy(rgba, p * 4);
     }
     const png = await sharp(rgba, { raw: { width, height, channels: 4 } })
-      .png({ palette: true, colours: 256, dither: 0, effort: 1 })
+      .png({ palette: true, colours: 256, dither: 0, effort: 1, adaptiveFiltering })
       .toBuffer();
+    const filters = new Set(Array.from({ length: height }, (_, y) => inflateSync(idatOf(png))[y * (width + 1)]));
+    expect(filters.size > 1).toBe(adaptiveFiltering);
     const { index, palette } = indicesOf(png);
     const { data } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     expect(index).toHaveLength(width * height);
