@@ -270,6 +270,8 @@ describe("Api stack", () => {
 
   it("seals secrets with a KMS key of the stack's own, rotated yearly: only the functions that seal or open them may use it, and only it", () => {
     storage.hasResourceProperties("AWS::KMS::Key", { EnableKeyRotation: true });
+    // Its ARN is an output: an operator's migration (npm run admin -- seal-monitors) is given it.
+    storage.hasOutput("SecretsKeyArn", {});
     expect(Object.keys(storage.findResources("AWS::KMS::Key"))).toHaveLength(1);
     const statements = (Object.values(api.findResources("AWS::IAM::Policy")) as Resource[]).flatMap((p) =>
       (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((st) =>
