@@ -35,6 +35,18 @@ async function checkDone(key: string, monitorId: string, checkId: string): Promi
   }
 }
 
+type JobRead = { status: string; items: { status: string; upload?: unknown; result?: { url?: string }; error?: { message: string } }[] };
+
+/** Job `id` once it has completed (or after 90 s, as it then is). */
+async function jobDone(key: string, id: string): Promise<JobRead | undefined> {
+  let job: JobRead | undefined;
+  for (const end = Date.now() + 90_000; Date.now() < end; await sleep(250)) {
+    job = (await (await fetch(`${base}/api/v1/jobs/${id}`, { headers: auth(key) })).json()) as JobRead;
+    if (job.status === "completed") break;
+  }
+  return job;
+}
+
 /** Every file s3rver keeps for the stack's bucket (its objects and their metadata), read whole. */
 function bucketFiles(dir = path.join(inject("localDir"), "s3")): Buffer[] {
   return readdirSync(dir).flatMap((name) => {
@@ -95,11 +107,7 @@ describe("secrets at rest", () => {
     }
     expect(await inTheClear([...SECRETS, PROXY_PASSWORD])).toEqual([]);
 
-    let done: { status: string; items: { status: string; upload?: unknown; error?: unknown }[] } | undefined;
-    for (const end = Date.now() + 90_000; Date.now() < end; await sleep(250)) {
-      done = (await (await fetch(`${base}/api/v1/jobs/${job.id}`, { headers: auth(key) })).json()) as typeof done;
-      if (done?.status === "completed") break;
-    }
+    const done = await jobDone(key, job.id);
     expect(
       done?.items.map((item) => item.status),
       JSON.stringify(done),
@@ -239,11 +247,7 @@ describe("secrets at rest", () => {
     );
     const job = (await res.json()) as { id: string } & ErrorBody;
     expect(res.status, JSON.stringify(job)).toBe(202);
-    let done: { status: string; items: { status: string; result?: { url?: string }; error?: { message: string } }[] } | undefined;
-    for (const end = Date.now() + 90_000; Date.now() < end; await sleep(250)) {
-      done = (await (await fetch(`${base}/api/v1/jobs/${job.id}`, { headers: auth(key) })).json()) as typeof done;
-      if (done?.status === "completed") break;
-    }
+    const done = await jobDone(key, job.id);
     expect(
       done?.items.map((item) => item.status),
       JSON.stringify(done),
