@@ -204,7 +204,13 @@ export async function startSqsLocal(port = 0): Promise<SqsLocal> {
             clearTimeout(timer);
             resolve();
           };
-          const timer = setTimeout(done, until - Date.now());
+          // Wakes at the next message's visibleAt as well as for a send: a timer may fire a
+          // millisecond before Date.now() reaches the time it was set for, and a wake that finds
+          // nothing visible yet must not sleep out the whole poll.
+          const now = Date.now();
+          let next = until;
+          for (const message of queue.messages) if (message.visibleAt > now && message.visibleAt < next) next = message.visibleAt;
+          const timer = setTimeout(done, next - now + 1);
           queue.waiting.add(done);
         });
       }
