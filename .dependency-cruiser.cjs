@@ -1,7 +1,7 @@
 // The layering rules of docs/design.md ("Layers"), checked by `npm run check` in CI.
 // Folders under lib/ form a DAG, so no two folders depend on each other, directly or through others
 // (no-folder-cycle): lib/*.ts (neutral) <- storage, billing <- render <- metadata <- content <- api
-// <- jobs <- payments, monitors <- http <- mcp <- functions. Every lib/ module ships (lib-ships).
+// <- jobs <- payments, monitors, crawl <- http <- mcp <- functions. Every lib/ module ships (lib-ships).
 const domains = "^lib/(render|metadata|billing|payments|storage)/";
 const forbidOther = (name, comment, from, to) => ({ name, comment, severity: "error", from: { path: from }, to: { path: to } });
 
@@ -58,6 +58,13 @@ module.exports = {
       "^lib/monitors/",
       "^lib/(http|mcp)/",
     ),
+    forbidOther(
+      "crawl-imports-edge",
+      "lib/crawl (sites as the crawler reads them) is a domain over metadata, content and jobs: it never imports the HTTP edge.",
+      "^lib/crawl/",
+      "^lib/(http|mcp)/",
+    ),
+    forbidOther("below-crawl-imports-crawl", "Only the edge (lib/http, lib/mcp) and handlers use lib/crawl.", "^lib/(?!crawl/|http/|mcp/)", "^lib/crawl/"),
     forbidOther(
       "below-monitors-imports-monitors",
       "Only the edge (lib/http, lib/mcp) and handlers use lib/monitors.",

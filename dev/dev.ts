@@ -87,6 +87,9 @@ async function main() {
   // otherwise (tests).
   const queues = await createQueues(sqs.endpoint, Number(process.env.JOBS_VISIBILITY_SECONDS ?? 60));
   if (mail) Object.assign(process.env, { SES_ENDPOINT: mail.endpoint, MAIL_FROM: process.env.MAIL_FROM ?? "signup@shotline.test" });
+  // The crawler's User-Agent names this server's reference page (on a port picked at random, none).
+  const port = Number(process.env.PORT ?? 3000);
+  if (port) process.env.CRAWLER_INFO_URL ??= `http://127.0.0.1:${port}/docs#crawler`;
   Object.assign(process.env, {
     DYNAMODB_ENDPOINT: dynamodb.endpoint,
     S3_ENDPOINT: s3.endpoint,

@@ -132,6 +132,9 @@ const envSchema = z.object({
   // reconciler: longer than any request can last (30 s at the gateway), with room for clock skew.
   RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  // The page the crawler's User-Agent names, saying what it is and how to reach its operator
+  // (docs/crawl.md): set by the stack to the deployment's reference page, by `npm run dev` to its own.
+  CRAWLER_INFO_URL: z.url().optional(),
 });
 
 export type Config = Readonly<

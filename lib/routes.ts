@@ -51,6 +51,8 @@ export const PRICES = {
   content: 2_000,
   /** A page as a moving picture (POST /api/v1/animate): $0.02, up to 30 s. */
   animate: 20_000,
+  /** A site's URLs (POST /api/v1/map): $0.001 a call. */
+  map: 1_000,
 } as const;
 
 /**
@@ -196,6 +198,23 @@ const ROWS = [
     ...RENDER,
     ...PRICED,
     price: { standard: PRICES.animate, mockup: PRICES.animate },
+    uses: ["table", "bucket", "x402", "auto-topup-launch"],
+  },
+  // A site's URLs from its sitemaps and first pages (docs/crawl.md, "Map"): no browser, a crawler's
+  // requests; it holds one of the caller's slots in flight while it waits on the site.
+  {
+    id: "map",
+    method: "POST",
+    path: "/api/v1/map",
+    ...LIGHT,
+    memoryMB: 512,
+    timeoutSeconds: 30,
+    access: "priced",
+    price: { standard: PRICES.map, mockup: PRICES.map },
+    limits: ["caller"],
+    cap: null,
+    holds: "render",
+    // The bucket: an answer kept for an Idempotency-Key's retry.
     uses: ["table", "bucket", "x402", "auto-topup-launch"],
   },
   // Metadata may fall back to the browser for script-rendered pages, so it gets the layer too.

@@ -36,6 +36,12 @@ const X402_VARIABLES = [
 /** S3 actions granted on the bucket itself rather than on its objects. */
 const BUCKET_ACTIONS = new Set(["s3:ListBucket"]);
 
+/** CRAWLER_INFO_URL from the deploy's SHOTLINE_CRAWLER_INFO_URL, else the reference page on SHOTLINE_DOMAIN, else none (docs/deploy.md). */
+const crawlerInfo = (): Record<string, string> => {
+  const url = process.env.SHOTLINE_CRAWLER_INFO_URL ?? (process.env.SHOTLINE_DOMAIN ? `https://${process.env.SHOTLINE_DOMAIN}/docs#crawler` : undefined);
+  return url ? { CRAWLER_INFO_URL: url } : {};
+};
+
 const reserveConcurrency = () => process.env.SHOTLINE_RESERVED_CONCURRENCY !== "off";
 
 /** The X402_* variables set where `sst deploy` runs (without X402_PAY_TO, x402 is not offered). */
@@ -230,6 +236,8 @@ export function Api({ stack, app }: StackContext) {
           SHOTLINE_VERSION: packageVersion(),
           EDGE_SECRET: edgeSecret.secretValue.unsafeUnwrap(),
           ...(process.env.SHOTLINE_DOMAIN ? { PUBLIC_HOSTS: process.env.SHOTLINE_DOMAIN } : {}),
+          // The page the crawler's User-Agent names (docs/crawl.md): the operator's own, or the reference page on their domain.
+          ...crawlerInfo(),
         },
         ...granted.map((grant) => grant.environment),
       ),

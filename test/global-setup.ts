@@ -2,6 +2,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { type CrawlSites, startCrawlSites } from "../dev/harness/crawl-site.js";
 import { type DevProcess, fundedKey, startDev } from "../dev/harness/dev-process.js";
 import { type Fixtures, startFixtures } from "../dev/harness/fixtures.js";
 import { ensurePortFree } from "../dev/ports.js";
@@ -21,6 +22,8 @@ declare module "vitest" {
     accountEmail: string;
     /** An S3 of "the customer's" (another s3rver), that job items upload to through presigned URLs. */
     customerS3: string;
+    /** The crawler's two loopback sites (dev/harness/crawl-site.ts). */
+    crawlSites: { a: string; b: string };
     /** The customer's proxies on loopback (dev/harness/proxies.ts). */
     proxyPorts: { http: number; socks: number; silent: number };
   }
@@ -29,7 +32,7 @@ declare module "vitest" {
 /** The page-load limit of the test stack: short, so the timeout tests take seconds, not half a minute. */
 export const TEST_PAGE_LOAD_MS = 5_000;
 
-type Shared = { dev: DevProcess; fixtures: Fixtures; closedPort: number; apiKey: string; accountEmail: string; customerS3: S3Local };
+type Shared = { dev: DevProcess; fixtures: Fixtures; sites: CrawlSites; closedPort: number; apiKey: string; accountEmail: string; customerS3: S3Local };
 
 // The integration, infra, e2e, hostile and final projects each list this file; the stack starts
 // once for whichever of them run and stops after the last of them (vitest sets every project up
@@ -42,7 +45,8 @@ const state = holder.__shotlineStack;
 export async function setup(project: TestProject) {
   state.users++;
   state.shared ??= startShared();
-  const { dev, fixtures, closedPort, apiKey, accountEmail, customerS3 } = await state.shared;
+  const { dev, fixtures, sites, closedPort, apiKey, accountEmail, customerS3 } = await state.shared;
+  project.provide("crawlSites", { a: sites.a, b: sites.b });
   project.provide("customerS3", customerS3.endpoint);
   project.provide("apiKey", apiKey);
   project.provide("localDir", dev.localDir);
@@ -59,10 +63,11 @@ export async function setup(project: TestProject) {
 
 export async function teardown() {
   if (--state.users > 0 || !state.shared) return;
-  const { dev, fixtures, customerS3 } = await state.shared;
+  const { dev, fixtures, sites, customerS3 } = await state.shared;
   state.shared = undefined;
   await dev.stop();
   await fixtures.close();
+  await sites.close();
   await customerS3.stop();
 }
 
@@ -72,6 +77,7 @@ async function startShared(): Promise<Shared> {
   const fixtures = await startFixtures();
   // Allowed through the guard but with nothing listening: a real "connection refused".
   const closedPort = await portNothingTakes();
+  const sites = await startCrawlSites(fixtures.canaryUrl);
   const customerS3 = await startS3Local({ directory: await mkdtemp(path.join(tmpdir(), "shotline-customer-s3-")) });
   const dev = await startDev({
     // localhost:<fixtures port> is the same server as another origin (request controls' third party).
@@ -79,6 +85,8 @@ async function startShared(): Promise<Shared> {
       new URL(fixtures.baseUrl).host,
       `localhost:${new URL(fixtures.baseUrl).port}`,
       `127.0.0.1:${closedPort}`,
+      new URL(sites.a).host,
+      new URL(sites.b).host,
       new URL(customerS3.endpoint).host,
       // The customer's proxies (test/integration/proxy.test.ts).
       ...[fixtures.proxies.http, fixtures.proxies.socks, fixtures.proxies.silent].map((port) => `127.0.0.1:${port}`),
@@ -98,7 +106,7 @@ async function startShared(): Promise<Shared> {
   // operators' CLI (which is thereby tested too).
   const accountEmail = "render-tests@shotline.test";
   const apiKey = await fundedKey(dev.info.baseUrl, dev.localDir, accountEmail, 1000);
-  return { dev, fixtures, closedPort, apiKey, accountEmail, customerS3 };
+  return { dev, fixtures, sites, closedPort, apiKey, accountEmail, customerS3 };
 }
 
 /**

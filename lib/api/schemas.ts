@@ -590,6 +590,34 @@ void schemasMatchRender;
 /** Body of POST /api/v1/metadata. */
 export const metadataRequest = z.strictObject({ url: httpUrl });
 
+/** Globs on a whole URL (docs/crawl.md, "Scope"): `*` within a path segment, `**` across. */
+const urlGlobs = z
+  .array(
+    z
+      .string()
+      .min(1, { error: "a glob is not empty" })
+      .max(MAX_URL_CHARS, { error: `a glob is at most ${MAX_URL_CHARS} characters` }),
+    {
+      error: "must be a list of globs on the whole URL",
+    },
+  )
+  .max(50, { error: "at most 50 globs" })
+  .default([]);
+
+/** What a crawl and a map keep to: the start's site, its subdomains when asked, the include and exclude globs. */
+const scopeFields = {
+  include: urlGlobs.meta({ description: "Only URLs matching one of these globs (`*` within a path segment, `**` across), when any are given." }),
+  exclude: urlGlobs.meta({ description: "No URL matching one of these globs; exclude wins over include." }),
+  subdomains: boolean().default(false).meta({ description: "Hosts under the start's host too (www. is the same host either way)." }),
+};
+
+/** Body of POST /api/v1/map (docs/crawl.md, "Map"). */
+export const mapRequest = z.strictObject({
+  url: httpUrl,
+  limit: integer(1, 5_000).default(1_000).meta({ description: "URLs listed at most." }),
+  ...scopeFields,
+});
+
 /** A CSS selector the content extraction can run (css-select's dialect). */
 const scrapeSelector = () =>
   cssSelector().refine(

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { animateRequest, contentRequest, htmlScreenshotRequest, screenshotRequest } from "../api/schemas.js";
+import { animateRequest, contentRequest, htmlScreenshotRequest, mapRequest, screenshotRequest } from "../api/schemas.js";
 import type { Route } from "../routes.js";
 import { ANIMATION_EXAMPLE, RENDER_EXAMPLE } from "./response-schemas.js";
 
@@ -75,6 +75,20 @@ const DISCOVERABLE: Readonly<Record<string, Discoverable>> = {
     schema: contentRequest,
     example: { url: "https://example.com", format: "markdown", links: true },
     output: CONTENT_EXAMPLE,
+    mimeType: "application/json",
+  },
+  map: {
+    description:
+      "A site's URLs in seconds: its sitemaps (robots.txt's, /sitemap.xml, indexes, .xml.gz) and its first pages' links, normalised, in scope (include/exclude globs, subdomains), allowed by robots.txt. $0.001.",
+    schema: mapRequest,
+    example: { url: "https://example.com", limit: 100 },
+    output: {
+      url: "https://example.com/",
+      urls: [{ url: "https://example.com/", source: "start" }],
+      skipped: { robots: 0, scope: 0, trap: 0 },
+      sitemaps: [],
+      robots: { found: false, crawlDelay: 0 },
+    },
     mimeType: "application/json",
   },
   animate: {
@@ -249,6 +263,7 @@ export const llmsTxt = (origin: string): string => `# Shotline
 - POST ${origin}/api/v1/html-to-screenshot: {"html": "<h1>Hi</h1>"} -> the image (same prices)
 - POST ${origin}/api/v1/content: {"url": "https://example.com", "format": "markdown"} -> the page's main content as Markdown (or "text", "html"; "scope": "page" for the whole body; "links": true adds its links), its metadata, whether a browser ran, and a token estimate ($0.002; hidden text is left out); "screenshot": true (or screenshot fields) adds an image of the same page load for a screenshot's price ($0.005, $0.01 as a mockup); the page controls of a screenshot apply
 - POST ${origin}/api/v1/animate: {"url": "https://example.com", "format": "mp4", "duration": 5} -> the page recorded scrolling from its top to its bottom as MP4 (or "webm", "gif", "webp"; "fps"; "scroll": {"to": "bottom" | a CSS selector | px, "easing", "holdStart", "holdEnd", "back"}; "html" instead of "url") ($0.02); the page controls of a screenshot apply
+- POST ${origin}/api/v1/map: {"url": "https://example.com", "limit": 500, "include": ["https://example.com/docs/**"]} -> the site's URLs from its sitemaps and first pages' links, each with where it was found, normalised, in scope ("subdomains": true for the hosts under it; "exclude" globs), allowed by robots.txt ($0.001)
 - POST ${origin}/api/v1/metadata: {"url": "https://example.com"} -> title, description, social tags, favicon, logo, language, canonical URL, author, dates, feeds (free)
 - POST ${origin}/api/v1/monitors: {"url": "https://example.com/pricing", "every": "1h", "ignoreSelectors": [".clock"], "webhookUrl": "https://..."} -> a page checked every "5m" to "1d" and compared with its last change, visually (rows aligned, so an inserted block is that block) and by text lines; a signed monitor.changed webhook when it changes; each check $0.005 ($0.002 with "mode": "text"), charged when it runs (API key). GET .../monitors/{id}/checks lists the outcomes, changed regions, text added and removed, and before/after/diff images; POST .../monitors/{id}/check runs one now
 - GET ${origin}/api/v1/usage: balance and recent usage (API key)
@@ -266,5 +281,5 @@ export const llmsTxt = (origin: string): string => `# Shotline
 
 - x402 discovery manifest (every paid endpoint, its price and JSON Schema): ${origin}/.well-known/x402.json
 - Every endpoint, field, rule and default (OpenAPI 3.1): ${origin}/openapi.json; for people: ${origin}/docs
-- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, animate, read_page, scrape, metadata, create_monitor, list_monitors, check_monitor, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
+- MCP server (Streamable HTTP, stateless): ${origin}/mcp, tools screenshot, html_to_screenshot, animate, read_page, scrape, map_site, metadata, create_monitor, list_monitors, check_monitor, get_check, usage; pay with Authorization: Bearer <key> or x402 in _meta["x402/payment"]
 `;

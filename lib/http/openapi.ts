@@ -7,6 +7,7 @@ import {
   contentRequest,
   htmlScreenshotRequest,
   jobRequest,
+  mapRequest,
   metadataRequest,
   screenshotRequest,
   signingKeyRequest,
@@ -26,6 +27,7 @@ import {
   healthResponse,
   jobList,
   jobResponse,
+  mapResponse,
   metadataResponse,
   monitorChecks,
   monitorList,
@@ -506,6 +508,25 @@ const OPERATIONS: Record<string, Json> = {
     responses: {
       "303": { description: "The output, at the Location header" },
       "404": error("No such output, or no longer kept"),
+    },
+  },
+  map: {
+    summary: "A site's URLs",
+    description: `The URLs of a site, in seconds, without reading their content: from its sitemaps (those robots.txt names, and /sitemap.xml; indexes and .xml.gz files followed) and the links of its start page and a few pages it links to. Each URL normalised (no fragment, tracking or session parameters), on the start's host (\`subdomains\` for the hosts under it), matching \`include\` and no \`exclude\` glob, allowed by robots.txt for the product token Shotline. ${formatUsd(PRICES.map)} a call; nothing when the site cannot be read.`,
+    parameters: [IDEMPOTENCY_KEY],
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(mapRequest, "input"),
+          examples: { docs: { value: { url: "https://example.com", limit: 500, include: ["https://example.com/docs/**"] } } },
+        },
+      },
+    },
+    responses: {
+      ...withoutRedirect,
+      "200": { description: "The site's URLs", content: jsonContent(mapResponse) },
+      "422": error("The start page could not be loaded and no sitemap was found, or robots.txt could not be read (INVALID_URL)"),
     },
   },
   metadata: {

@@ -85,6 +85,13 @@ ${body ? fields(body.schema) : ""}${examples.map((e) => `<p class="muted">Exampl
 <div class="scroll"><table><tr><th>Status</th><th>Answer</th></tr>${answers}</table></div>`;
 }
 
+// The page the crawler's User-Agent names (docs/crawl.md, "Who it is"): what it is and how it behaves, for a site's owner.
+const CRAWLER = `<h2 id="crawler">The Shotline crawler</h2>
+<p>A request whose User-Agent names <code>Shotline/1.0</code> comes from this service reading a site for one of its customers: a map of the site's URLs from its sitemaps and first pages.</p>
+<ul><li>It obeys robots.txt (RFC 9309) for the product token <code>Shotline</code>, or <code>*</code>: <code>User-agent: Shotline</code> and <code>Disallow: /</code> keep it out of a whole site.</li>
+<li>It honours <code>Crawl-delay</code> up to 10 seconds between requests, and reads nothing from a site whose robots.txt answers a server error.</li>
+<li>It never reaches private addresses, and follows a page's <code>nofollow</code> robots meta tag.</li></ul>`;
+
 let page: { html: string; headers: Record<string, string> } | undefined;
 
 /** The reference page and its response headers. */
@@ -98,6 +105,7 @@ export function referencePage(origin: string, version: string): { html: string; 
 <p>Pay per call with <code>Authorization: Bearer &lt;API key&gt;</code> or, without one, with x402 (USDC): the 402 answer says what to pay. Every error is <code>{"error": {"code", "message"}}</code>; a failed request costs nothing.</p>
 <nav>${operations.map(({ op }) => `<a href="#${escapeHtml(op.operationId)}">${escapeHtml(op.operationId)}</a>`).join("")}</nav>
 ${operations.map(({ path, method, op }) => operation(path, method, op)).join("\n")}
+${CRAWLER}
 </body></html>`;
   page = { html, headers: pageHeaders([`style-src ${inlineHash(STYLE)}`], "public, max-age=300") };
   return page;

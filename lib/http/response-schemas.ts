@@ -365,6 +365,26 @@ export const contentResponse = z.object({
   ...logFields,
 });
 
+/** POST /api/v1/map: the site's URLs, where each was found, and what was left out. */
+export const mapResponse = z.object({
+  url: z.string().describe("the start URL, normalised"),
+  urls: z.array(
+    z.object({
+      url: z.string(),
+      source: z.enum(["start", "sitemap", "link"]).describe("where it was found"),
+      lastmod: z.string().optional().describe("its sitemap's <lastmod>, as written"),
+    }),
+  ),
+  skipped: z
+    .object({ robots: z.number().int(), scope: z.number().int(), trap: z.number().int() })
+    .describe("URLs found but left out: disallowed by robots.txt, out of scope, or a trap's shape"),
+  sitemaps: z
+    .array(z.object({ url: z.string(), entries: z.number().int(), stopped: z.string().optional().describe("why it was read only in part") }))
+    .describe("the sitemaps read"),
+  robots: z.object({ found: z.boolean(), crawlDelay: z.number().describe("seconds between requests robots.txt asks (at most 10)") }),
+  incomplete: z.literal(true).optional().describe("time ran out before everything was read"),
+});
+
 const box = z.object({ x: z.number().int(), y: z.number().int(), width: z.number().int(), height: z.number().int() });
 const checkSummary = z.object({
   id: z.string(),

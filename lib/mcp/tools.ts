@@ -1,8 +1,18 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
-import { animateRequest, animationOf, contentToolRequest, htmlScreenshotRequest, metadataRequest, screenshotRequest, sourceOf } from "../api/schemas.js";
+import {
+  animateRequest,
+  animationOf,
+  contentToolRequest,
+  htmlScreenshotRequest,
+  mapRequest,
+  metadataRequest,
+  screenshotRequest,
+  sourceOf,
+} from "../api/schemas.js";
 import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
+import { mapSite } from "../crawl/map.js";
 import { AppError } from "../errors.js";
 import { callerOf } from "../http/access.js";
 import { contentAnswer } from "../http/content.js";
@@ -193,6 +203,23 @@ const scrape = contentTool(
   },
 );
 
+const mapSiteTool: Tool = {
+  name: "map_site",
+  title: "List a site's URLs",
+  description:
+    'Lists the URLs of a web site (url: its start page) in seconds, without reading their content: from its sitemaps (those robots.txt names and /sitemap.xml, indexes and .xml.gz followed) and the links of its start page and a few pages it links to, each with where it was found (start, sitemap, link). URLs are normalised (no fragment, tracking or session parameters), kept to the start\'s host (subdomains: true for the hosts under it), to include globs and away from exclude globs (* within a path segment, ** across, on the whole URL), and to what robots.txt allows the crawler (product token Shotline). limit: 1 to 5,000 (default 1,000). Costs $0.001, charged only when it succeeds: to the API key sent as Authorization: Bearer, or paid per call with x402 (the first call answers the payment requirements; retry with the payment in _meta["x402/payment"]).',
+  inputSchema: () => argumentsSchema(mapRequest),
+  method: "POST",
+  renders: false,
+  charges: true,
+  // The URLs one a line, for the model; the whole answer structured.
+  asText: (answer) => (answer.urls as { url: string }[]).map((u) => u.url).join("\n"),
+  pipeline: withHttp(
+    { route: "map", schema: mapRequest, access: paidAccess, discovery: () => toolDiscoveryOf("map_site", routeById("map")) },
+    async ({ body, deadline }) => json(await mapSite(body, deadline)),
+  ),
+};
+
 const animateTool: Tool = {
   name: "animate",
   title: "Record a web page scrolling",
@@ -290,6 +317,7 @@ export const tools: readonly Tool[] = [
   animateTool,
   readPage,
   scrape,
+  mapSiteTool,
   metadata,
   createMonitorTool,
   listMonitorsTool,

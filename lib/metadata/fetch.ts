@@ -47,7 +47,8 @@ const SOCKET_ERRORS: Record<string, string> = {
 
 const describeSocketError = (error: NodeJS.ErrnoException) => SOCKET_ERRORS[error.code ?? ""] ?? `the connection failed (${error.code ?? error.message})`;
 
-function decode(response: http.IncomingMessage): Readable {
+/** A response's body as its Content-Encoding (gzip, br, deflate) decodes it. */
+export function decode(response: http.IncomingMessage): Readable {
   const encoding = String(response.headers["content-encoding"] ?? "")
     .trim()
     .toLowerCase();

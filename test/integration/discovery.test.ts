@@ -3,7 +3,7 @@
 // official @x402/extensions validators, and the advertised example is run against the stack.
 import { extractDiscoveryInfoV1, isDiscoverableV1, validateDiscoveryExtension, validateDiscoveryExtensionSpec } from "@x402/extensions/bazaar";
 import { describe, expect, inject, it } from "vitest";
-import { animateRequest, contentRequest, htmlScreenshotRequest, screenshotRequest } from "../../lib/api/schemas.js";
+import { animateRequest, contentRequest, htmlScreenshotRequest, mapRequest, screenshotRequest } from "../../lib/api/schemas.js";
 import { validate } from "../../lib/http/validate.js";
 import { PRICES } from "../../lib/routes.js";
 import { postJson } from "../helpers/api.js";
@@ -15,6 +15,7 @@ const PAID = [
   ["/api/v1/html-to-screenshot", htmlScreenshotRequest, PRICES.screenshot, 40, "image/png", /\$0\.005/],
   ["/api/v1/content", contentRequest, PRICES.content, 5, "application/json", /\$0\.002/],
   ["/api/v1/animate", animateRequest, PRICES.animate, 5, "video/mp4", /\$0\.02\b/],
+  ["/api/v1/map", mapRequest, PRICES.map, 3, "application/json", /\$0\.001/],
 ] as const;
 /** The 402 a valid request without Authorization gets. */
 const unpaid = (path: string) => postJson(path, path.endsWith("/html-to-screenshot") ? { html: "<p>x</p>" } : { url: `${inject("fixtureUrl")}/simple` }, {});
@@ -85,7 +86,7 @@ describe("the well-known manifest and /llms.txt", () => {
     expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     const text = await res.text();
     expect(text.startsWith("# Shotline\n")).toBe(true);
-    for (const path of ["/api/v1/screenshot", "/api/v1/html-to-screenshot", "/api/v1/metadata", "/api/v1/signup", "/mcp"])
+    for (const path of ["/api/v1/screenshot", "/api/v1/html-to-screenshot", "/api/v1/map", "/api/v1/metadata", "/api/v1/signup", "/mcp"])
       expect(text).toContain(`${base()}${path}`);
     expect(text).toContain("$0.005");
     expect(text).toContain("$0.01");

@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 describe("tools/list", () => {
-  it("lists screenshot, html_to_screenshot, animate, read_page, scrape, metadata, the monitors' tools and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
+  it("lists screenshot, html_to_screenshot, animate, read_page, scrape, map_site, metadata, the monitors' tools and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
     const { tools } = await keyed.listTools();
     expect(tools.map((t) => t.name)).toEqual([
       "screenshot",
@@ -57,6 +57,7 @@ describe("tools/list", () => {
       "animate",
       "read_page",
       "scrape",
+      "map_site",
       "metadata",
       "create_monitor",
       "list_monitors",
@@ -65,7 +66,7 @@ describe("tools/list", () => {
       "usage",
     ]);
     // Priced tools are not idempotent (a second call is charged again); free ones are.
-    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, false, true, false, true, false, true, true]);
+    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, false, false, true, false, true, false, true, true]);
     // Making a monitor and checking one change the account's state; the rest only read.
     expect(tools.filter((t) => !t.annotations?.readOnlyHint).map((t) => t.name)).toEqual(["create_monitor", "check_monitor"]);
     expect(tools.find((t) => t.name === "scrape")!.inputSchema.required).toContain("extract");
@@ -253,6 +254,19 @@ describe("tools/call with an API key", () => {
     expect(without.isError).toBe(true);
     expect(JSON.stringify(without.structuredContent)).toMatch(/extract: is required/);
     expect(await balance()).toBe(before - 2 * PRICES.content);
+  });
+
+  it("map_site: the site's URLs one a line for the model, the whole answer structured, charged $0.001", async () => {
+    const before = await balance();
+    const site = inject("crawlSites").b;
+    const result = (await keyed.callTool({ name: "map_site", arguments: { url: `${site}/`, limit: 3 } })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(ofType(result, "text")[0]!.text).toBe([`${site}/`, `${site}/b/1`, `${site}/b/2`].join("\n"));
+    expect(result.structuredContent).toMatchObject({
+      robots: { found: true, crawlDelay: 1 },
+      urls: [{ source: "start" }, { source: "link" }, { source: "link" }],
+    });
+    expect(await balance()).toBe(before - PRICES.map);
   });
 
   it("screenshot: a JPEG preview at most 1024 px wide, a link to the full-resolution PNG, charged $0.005 like the REST call", async () => {
@@ -488,7 +502,7 @@ describe("the HTTP endpoint", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("mcp-session-id")).toBeNull();
-    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(11);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(12);
     const get = await fetch(`${base}/mcp`, { headers: accept });
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");

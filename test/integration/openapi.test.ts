@@ -167,5 +167,7 @@ describe("/docs", () => {
     // Defaults a device preset overrides are still stated.
     expect(html).toMatch(/<code>width<\/code><\/td><td>integer<\/td><td>1280<\/td>/);
     expect(html).toMatch(/<code>deviceScaleFactor<\/code><\/td><td>number<\/td><td>2<\/td>/);
+    // The crawler's User-Agent names this page's #crawler: it is there, and says how to keep the crawler out.
+    expect(html).toMatch(/<h2 id="crawler">The Shotline crawler<\/h2>[\s\S]*User-agent: Shotline/);
   });
 });

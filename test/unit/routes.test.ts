@@ -13,11 +13,12 @@ describe("the route table", () => {
   it("prices every priced route and no other", () => {
     for (const route of routes) {
       expect(route.price !== null, route.id).toBe(route.access === "priced" || route.access === "signed");
-      // A mockup costs more; content and animations have no mockup (one price).
-      const onePrice = route.id === "content" || route.id === "animate";
+      // A mockup costs more; content, animations and maps have no mockup (one price).
+      const onePrice = route.id === "content" || route.id === "animate" || route.id === "map";
       if (route.price) expect(route.price.mockup, route.id).toBeGreaterThan(onePrice ? route.price.standard - 1 : route.price.standard);
     }
     expect(routeById("animate").price).toEqual({ standard: 20_000, mockup: 20_000 });
+    expect(routeById("map").price).toEqual({ standard: 1_000, mockup: 1_000 });
     const content = routeById("content").price!;
     expect(content).toMatchObject({ standard: 2_000, mockup: 2_000 });
     // A snapshot costs its screenshot's price: the content comes with it.
