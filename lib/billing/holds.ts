@@ -22,6 +22,8 @@ export interface Hold {
   /** What the job still holds (micro-USD). */
   readonly held: number;
   readonly createdAt: string;
+  /** A crawl's (lib/crawl), which its own reconciler closes; else a job's. */
+  readonly kind?: "crawl";
 }
 
 const table = config.TABLE_NAME;
@@ -31,7 +33,7 @@ const table = config.TABLE_NAME;
  * amount, the balance and what other jobs hold) when the balance does not cover it; nothing is
  * held then.
  */
-export async function placeHold(accountId: string, jobId: string, amount: number, now = new Date()): Promise<void> {
+export async function placeHold(accountId: string, jobId: string, amount: number, now = new Date(), kind?: Hold["kind"]): Promise<void> {
   try {
     await transact({
       TransactItems: [
@@ -48,7 +50,7 @@ export async function placeHold(accountId: string, jobId: string, amount: number
         {
           Put: {
             TableName: table,
-            Item: { ...holdKey(jobId), jobId, accountId, held: amount, createdAt: now.toISOString() },
+            Item: { ...holdKey(jobId), jobId, accountId, held: amount, createdAt: now.toISOString(), ...(kind ? { kind } : {}) },
             ConditionExpression: "attribute_not_exists(pk)",
           },
         },

@@ -198,8 +198,8 @@ export const feedCheckKey = (accountId: string, at: number, checkId: string): Ta
 /** The partition of the jobs workers' work taken and not yet ended (lib/jobs/attempt.ts: the sweeper reads it, and nothing else). */
 export const OPEN_PARTITION = "OPEN";
 
-/** A job's item or a monitor's check taken by a worker, until it ends. */
-export const openKey = (kind: "item" | "check", accountId: string, owner: string, id: string | number): TableKey => ({
+/** A job's item, a monitor's check or a crawl's page taken by a worker, until it ends. */
+export const openKey = (kind: "item" | "check" | "page", accountId: string, owner: string, id: string | number): TableKey => ({
   pk: OPEN_PARTITION,
   sk: `${kind}#${accountId}#${owner}#${id}`,
 });

@@ -26,7 +26,7 @@ import { CHARGE_HOLD_MS } from "./worker-time.js";
 
 /** A piece of work: where its row is, whose it is, and its charge's request id. */
 export interface Piece {
-  readonly kind: "item" | "check";
+  readonly kind: "item" | "check" | "page";
   readonly accountId: string;
   /** Its job's or monitor's id. */
   readonly owner: string;
@@ -162,7 +162,11 @@ export interface Attempt<Made> {
   readonly lease: Lease;
   /** The delivery of its message this is. */
   readonly receiveCount: number;
-  readonly price: Price;
+  /**
+   * Its price, charged before the work; or, as a function of what the work made, charged after it
+   * (a crawl's page costs more when a browser ran), null when nothing is charged (a page skipped).
+   */
+  readonly price: Price | ((made: Made) => Price | null);
   /** When the work must be done, the error it fails with then, and its page-load limit if it has its own. */
   readonly budget: { readonly at: number; readonly timeout: AppError; readonly pageLoadMs?: number };
   /** The work: what it keeps of itself (its outputs stored). */
@@ -183,24 +187,37 @@ export interface Attempt<Made> {
  * when it is thrown for the queue to deliver the message again.
  */
 export async function attempt<Made>(a: Attempt<Made>, now = Date.now()): Promise<void> {
-  let charge: Charge;
-  try {
-    charge = await chargePiece(a.piece, a.lease, a.price);
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    return a.failed(error, { unpaid: true, ours: false, ranMs: 0 });
+  let charge: Charge | null = null;
+  const charged = async (price: Price): Promise<Charge | AppError> => {
+    try {
+      return await chargePiece(a.piece, a.lease, price);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return error;
+    }
+  };
+  if (typeof a.price !== "function") {
+    const before = await charged(a.price);
+    if (before instanceof AppError) return a.failed(before, { unpaid: true, ours: false, ranMs: 0 });
+    charge = before;
   }
   const budget = whenAborted(a.budget.at, a.budget.timeout);
   let made: Made;
   try {
     made = await a.work({ at: a.budget.at, signal: budget.signal, ...(a.budget.pageLoadMs ? { pageLoadMs: a.budget.pageLoadMs } : {}) });
+    if (typeof a.price === "function") {
+      const price = a.price(made);
+      const after = price && (await charged(price));
+      if (after instanceof AppError) return a.failed(after, { unpaid: true, ours: false, ranMs: Date.now() - now });
+      charge = after;
+    }
     // The output is made and kept: it is charged.
-    await markDelivered(charge);
+    if (charge) await markDelivered(charge);
   } catch (error) {
     const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
     if (ours && a.receiveCount < JOB_MAX_RECEIVES) throw error;
-    log.warn(a.piece.kind === "item" ? "job item failed" : "monitor check failed", { owner: a.piece.owner, id: a.piece.id, error: describeError(error) });
-    await refundCharge(charge);
+    log.warn(`job ${a.piece.kind} failed`, { owner: a.piece.owner, id: a.piece.id, error: describeError(error) });
+    if (charge) await refundCharge(charge);
     const failure = ours ? new AppError("INTERNAL_ERROR", `The ${a.piece.kind} could not be run; it was not charged.`) : error;
     return a.failed(failure, { unpaid: false, ours, ranMs: Date.now() - now });
   } finally {

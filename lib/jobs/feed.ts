@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, queryAll, queryPages } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
 import { holdSlotUntil, releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { consumers } from "../routes.js";
-import { type CheckMessage, enqueueItem, type ItemMessage } from "./queue.js";
+import { type CheckMessage, enqueueItem, type GateSlot, type ItemMessage, type PageMessage } from "./queue.js";
 
 // Fair shares of the jobs' workers (docs/api.md, "Jobs"): an account has at most
 // itemsInFlightPerAccount() items in flight (on the queue or running) at once, counted by slots of
@@ -17,6 +17,8 @@ import { type CheckMessage, enqueueItem, type ItemMessage } from "./queue.js";
 // (a feed that a crash missed, a slot whose holder died and whose lease ran out). A job with items
 // not yet sent has a FEED row, which goes once all are sent (or it was cancelled). A monitor's check
 // waiting to run has a FEED row of its own, holding its message (lib/monitors), sent once like an item.
+// A crawl's FEED row names a queue of its pages' messages (lib/crawl/store.ts), each sent once, and
+// only while its host's gate has a slot free (at most two of a host's pages in flight).
 
 /** A slot is held this long at most (the item's wait on the queue and its run; a holder that died frees it then). */
 const SLOT_LEASE_MS = 30 * 60_000;
@@ -32,7 +34,25 @@ export const itemsInFlightPerAccount = () => Math.max(1, Math.min(5, poolSize() 
 
 const slotPool = (accountId: string) => `items#${accountId}`;
 
-type FeedRow = { pk: string; sk: string; accountId: string } & ({ jobId: string; message?: undefined } | { message: CheckMessage });
+/** A pool a queued message must hold a slot of besides its account's (a crawl's host: at most `size` of its pages in flight). */
+export interface Gate {
+  readonly pool: string;
+  readonly size: number;
+}
+
+/** A message waiting in a queue of its owner's (a crawl's pages: lib/crawl/store.ts), under `queue.pk`, sorted by its sort key. */
+export interface QueuedMessage {
+  readonly pk: string;
+  readonly sk: string;
+  readonly message: PageMessage;
+  readonly gate?: Gate;
+}
+
+type FeedRow = { pk: string; sk: string; accountId: string } & (
+  | { jobId: string; message?: undefined; queue?: undefined }
+  | { message: CheckMessage; queue?: undefined }
+  | { queue: { pk: string; prefix: string }; message?: undefined }
+);
 
 /** The FEED rows of every account. */
 const waitingJobs = (): Promise<FeedRow[]> => queryAll<FeedRow>(FEED_PARTITION);
@@ -81,6 +101,12 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
   const size = itemsInFlightPerAccount();
   let sent = 0;
   for await (const row of waiting(accountId)) {
+    if (row.queue) {
+      const { sent: fromQueue, full } = await feedQueue(row.queue, accountId, size, now);
+      sent += fromQueue;
+      if (full) return sent;
+      continue;
+    }
     if (row.message) {
       const holder = randomUUID();
       const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
@@ -149,6 +175,60 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
   return sent;
 }
 
+/**
+ * Sends the messages waiting in `queue` (a crawl's pages) while `accountId`'s slots allow, oldest
+ * first, reading a page of them at a time: one whose gate has no slot free waits (the rest of that
+ * page are tried: another host's may go). `full` when the account's slots ran out.
+ */
+async function feedQueue(queue: { pk: string; prefix: string }, accountId: string, size: number, now: number): Promise<{ sent: number; full: boolean }> {
+  let sent = 0;
+  const { Items = [] } = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": queue.pk, ":prefix": queue.prefix },
+      ConsistentRead: true,
+      Limit: FEED_PAGE,
+    }),
+  );
+  const shut = new Set<string>();
+  for (const row of Items as QueuedMessage[]) {
+    if (row.gate && shut.has(row.gate.pool)) continue;
+    const holder = randomUUID();
+    const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
+    if (slot === null) return { sent, full: true };
+    const gateIndex = row.gate ? await takeSlot(row.gate.pool, row.gate.size, holder, now + SLOT_LEASE_MS) : null;
+    if (row.gate && gateIndex === null) {
+      shut.add(row.gate.pool);
+      await releaseSlot(slotPool(accountId), slot, holder);
+      continue;
+    }
+    const gate: GateSlot | undefined = row.gate && gateIndex !== null ? { pool: row.gate.pool, index: gateIndex, holder } : undefined;
+    const letGo = async () => {
+      await releaseSlot(slotPool(accountId), slot, holder);
+      if (gate) await releaseSlot(gate.pool, gate.index, gate.holder);
+    };
+    // Claimed by deleting its row: sent once, however many feeds run at once.
+    const claimed = await conditionHeld(
+      documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" })),
+    );
+    if (!claimed) {
+      await letGo();
+      continue;
+    }
+    try {
+      await enqueueItem({ ...row.message, slot: { index: slot, holder }, ...(gate ? { gate } : {}) });
+      sent++;
+    } catch (error) {
+      // Not queued: it waits again, for the next feed.
+      await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: row }));
+      await letGo();
+      throw error;
+    }
+  }
+  return { sent, full: false };
+}
+
 /** A failure's slot is held on at most this long (the worker's own limit). */
 const MAX_HELD_ON_MS = 150_000;
 
@@ -160,9 +240,10 @@ const MAX_HELD_ON_MS = 150_000;
  * share of the workers busy (docs/api.md, "Fair shares"). The reconciler's feed sends what waits
  * once the slot's lease ends.
  */
-export async function itemDone(message: Pick<ItemMessage, "slot">, accountId: string, heldOnMs = 0, now = Date.now()): Promise<void> {
+export async function itemDone(message: Pick<PageMessage, "slot" | "gate">, accountId: string, heldOnMs = 0, now = Date.now()): Promise<void> {
   if (message.slot && heldOnMs > 0) await holdSlotUntil(slotPool(accountId), message.slot.index, message.slot.holder, now + Math.min(heldOnMs, MAX_HELD_ON_MS));
   else if (message.slot) await releaseSlot(slotPool(accountId), message.slot.index, message.slot.holder);
+  if (message.gate) await releaseSlot(message.gate.pool, message.gate.index, message.gate.holder);
   await feed(accountId).catch((error: unknown) =>
     log.error("feeding an account's job items failed; the reconciler will", { accountId, error: describeError(error) }),
   );

@@ -38,6 +38,28 @@ export interface CheckMessage {
   readonly slot?: ItemMessage["slot"];
 }
 
+/** A slot of a pool other than its account's that a message holds while it runs (a crawl's host: lib/jobs/feed.ts). */
+export interface GateSlot {
+  readonly pool: string;
+  readonly index: number;
+  readonly holder: string;
+}
+
+/** A crawl's page (lib/crawl/run.ts): run by the jobs' workers in its account's share of them, and in its host's gate. */
+export interface PageMessage {
+  readonly kind: "page";
+  readonly accountId: string;
+  readonly crawlId: string;
+  /** Its URL's key in the crawl (lib/crawl/store.ts). */
+  readonly key: string;
+  readonly url: string;
+  readonly depth: number;
+  /** The times it was put back for its host (Retry-After): past a few, it fails. */
+  readonly retries?: number;
+  readonly slot?: ItemMessage["slot"];
+  readonly gate?: GateSlot;
+}
+
 /** A webhook delivery attempt's message (lib/jobs/webhooks.ts). */
 export interface WebhookMessage {
   readonly kind: "webhook";
@@ -62,12 +84,17 @@ const sqs = (url: string | undefined) => {
 /**
  * Queues an item's message, in its account's message group: SQS fair queues (a standard queue whose
  * messages name a group) deliver other groups first when one group has a backlog, as the local
- * queue does (dev/sqs-local.ts).
+ * queue does (dev/sqs-local.ts); after `delaySeconds` (at most 900) when given.
  */
-export async function enqueueItem(message: ItemMessage | CheckMessage): Promise<void> {
+export async function enqueueItem(message: ItemMessage | CheckMessage | PageMessage, delaySeconds = 0): Promise<void> {
   const { client, url } = sqs(config.JOBS_QUEUE_URL);
   await client.send(
-    new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(message), ...(message.accountId ? { MessageGroupId: message.accountId } : {}) }),
+    new SendMessageCommand({
+      QueueUrl: url,
+      MessageBody: JSON.stringify(message),
+      ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
+      ...(message.accountId ? { MessageGroupId: message.accountId } : {}),
+    }),
   );
 }
 

@@ -288,6 +288,8 @@ const ORPHAN_HOLD_MS = 10 * 60_000;
 export async function reconcileHolds(now: number): Promise<number> {
   let released = 0;
   for (const hold of await allHolds()) {
+    // A crawl's hold is its own reconciler's (lib/crawl/store.ts, reconcileCrawls).
+    if (hold.kind === "crawl") continue;
     const found = await readJob(hold.jobId);
     const ended = found
       ? found.items.every((item) => item.status !== "queued" && item.status !== "running")

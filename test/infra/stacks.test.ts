@@ -393,7 +393,7 @@ describe("Api stack", () => {
           expect(JSON.stringify(statement.Resource)).toContain(workerId);
           invokers.push(JSON.stringify(policy.Properties.Roles));
         }
-    for (const id of ["screenshot", "html-to-screenshot", "signed-screenshot", "mcp", "auto-topup-set", "content", "animate"]) {
+    for (const id of ["screenshot", "html-to-screenshot", "signed-screenshot", "mcp", "auto-topup-set", "content", "animate", "map"]) {
       const role = (fn(`functions/${id}.handler`).Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0];
       expect(
         invokers.some((roles) => roles.includes(role)),
@@ -401,7 +401,7 @@ describe("Api stack", () => {
       ).toBe(true);
       expect(env(id).AUTO_TOPUP_FUNCTION, id).toEqual({ Ref: workerId });
     }
-    expect(invokers).toHaveLength(7);
+    expect(invokers).toHaveLength(8);
   });
 
   it("passes the table and bucket names only to the functions that use them", () => {
@@ -669,6 +669,7 @@ describe("the bundled MCP function", () => {
       "animate",
       "read_page",
       "scrape",
+      "map_site",
       "metadata",
       "create_monitor",
       "list_monitors",
