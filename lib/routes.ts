@@ -53,6 +53,10 @@ export const PRICES = {
   animate: 20_000,
   /** A site's URLs (POST /api/v1/map): $0.001 a call. */
   map: 1_000,
+  /** A crawl's page read from its static HTML (POST /api/v1/crawl): $0.001. */
+  crawlPage: 1_000,
+  /** A crawl's page a browser rendered: $0.002, a content call's price. */
+  crawlRenderedPage: 2_000,
 } as const;
 
 /**
@@ -327,6 +331,11 @@ const ROWS = [
   { id: "jobs-list", method: "GET", path: "/api/v1/jobs", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   { id: "jobs-get", method: "GET", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
   { id: "jobs-cancel", method: "DELETE", path: "/api/v1/jobs/{jobId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "webhooks-queue"] },
+  // Crawls (docs/crawl.md, "Crawl"): a site read page by page by the jobs' workers, each page charged as it is delivered.
+  { id: "crawl-create", method: "POST", path: "/api/v1/crawl", ...MANAGE, timeoutSeconds: 30, cap: JOBS_CAP, uses: ["table", "jobs-queue", "secrets"] },
+  { id: "crawl-list", method: "GET", path: "/api/v1/crawl", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
+  { id: "crawl-get", method: "GET", path: "/api/v1/crawl/{crawlId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
+  { id: "crawl-cancel", method: "DELETE", path: "/api/v1/crawl/{crawlId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
   // Monitors (docs/api.md, "Monitors"): pages checked on a schedule; each check is charged when it
   // runs, by the jobs' worker (the `consumers` below), queued by the schedule (`schedules`).
   { id: "monitors-create", method: "POST", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue", "secrets"] },

@@ -611,6 +611,50 @@ const scopeFields = {
   subdomains: boolean().default(false).meta({ description: "Hosts under the start's host too (www. is the same host either way)." }),
 };
 
+/** What a crawl keeps of each page (docs/crawl.md, "Crawl"). */
+export const CRAWL_FORMATS = ["markdown", "text", "html", "links", "metadata"] as const;
+
+/** The page controls a crawl takes: a content request's, but its logs (one file a page) and its User-Agent (the crawler says who it is: robots.txt speaks to it by name). */
+const { capture: _capture, userAgent: _userAgent, ...crawlControls } = pageControlFields;
+
+/** Body of POST /api/v1/crawl (docs/crawl.md, "Crawl"). */
+export const crawlRequest = z
+  .strictObject({
+    url: httpUrl,
+    limit: integer(1, 10_000).default(100).meta({ description: "Pages delivered at most; their price is held until the crawl ends." }),
+    depth: integer(0, 50).default(5).meta({ description: "Link hops from the start page (a sitemap's pages are one hop)." }),
+    source: z
+      .enum(["all", "sitemaps", "links"], { error: 'must be one of "all", "sitemaps", "links"' })
+      .default("all")
+      .meta({ description: "Where pages are found: sitemaps and links, sitemaps alone (no links followed), or links alone." }),
+    ...scopeFields,
+    render: z
+      .enum(["auto", "always", "never"], { error: 'must be one of "auto", "always", "never"' })
+      .default("auto")
+      .meta({ description: "auto: the static HTML, a browser for pages whose scripts or styles it cannot prove; always; never." }),
+    formats: z
+      .array(z.enum(CRAWL_FORMATS, { error: `must be one of ${CRAWL_FORMATS.map((f) => JSON.stringify(f)).join(", ")}` }), {
+        error: "must be a list of formats",
+      })
+      .min(1, { error: "must name at least one format" })
+      .max(CRAWL_FORMATS.length)
+      .refine((formats) => new Set(formats).size === formats.length, { error: "names a format twice" })
+      .default(["markdown"]),
+    scope: z.enum(["main", "page"], { error: 'must be "main" (the main content) or "page" (the whole body)' }).default("main"),
+    modifiedSince: z
+      .union([z.iso.date(), z.iso.datetime({ offset: true })], { error: "must be an ISO 8601 date or date-time" })
+      .optional()
+      .meta({ description: "Pages a sitemap says are older are skipped (unchanged); each page is asked with If-Modified-Since, and a 304 is skipped too." }),
+    ...crawlControls,
+  })
+  .superRefine((body, ctx) => {
+    cookieRule(body, ctx);
+    geoRule(body, ctx);
+    if (body.render === "never")
+      for (const field of browserControls(crawlPageOptions(body)))
+        ctx.addIssue({ code: "custom", path: [field], message: 'acts only in a browser: render "auto" or "always" (never reads the static HTML)' });
+  });
+
 /** Body of POST /api/v1/map (docs/crawl.md, "Map"). */
 export const mapRequest = z.strictObject({
   url: httpUrl,
@@ -729,6 +773,25 @@ export const contentToolRequest = contentFields
 export function contentPageOptions(body: Omit<ContentFields, "screenshot"> & { screenshot?: ContentFields["screenshot"] }): CaptureOptions {
   const { url: _u, html: _h, format: _f, scope: _s, render: _r, links: _l, extract: _e, screenshot, ...controls } = body;
   return { ...SNAPSHOT_DEFAULTS, ...(typeof screenshot === "object" ? screenshot : {}), ...controls };
+}
+
+/** The render options of a crawl's pages: its page controls over a snapshot's defaults (no snapshot is taken). */
+export function crawlPageOptions(body: z.output<typeof crawlRequest>): CaptureOptions {
+  const {
+    url: _u,
+    limit: _l,
+    depth: _d,
+    source: _s,
+    include: _i,
+    exclude: _e,
+    subdomains: _sd,
+    render: _r,
+    formats: _f,
+    scope: _sc,
+    modifiedSince: _m,
+    ...controls
+  } = body;
+  return { ...SNAPSHOT_DEFAULTS, ...controls };
 }
 
 /** Frames per second an animation takes by default: a video's, and an animated image's (each frame costs far more there). */

@@ -8,7 +8,7 @@ import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { JOB_MAX_RECEIVES } from "../packaging.js";
 import { itemDone } from "./feed.js";
-import type { ItemMessage } from "./queue.js";
+import type { GateSlot, ItemMessage } from "./queue.js";
 import { CHARGE_HOLD_MS } from "./worker-time.js";
 
 // How a jobs worker attempts a piece of work, a job's item (lib/jobs/run.ts) or a monitor's check
@@ -47,6 +47,8 @@ export interface Lease {
   readonly receives?: number;
   /** The slot of its account's share of the workers its message holds (lib/jobs/feed.ts). */
   readonly slot?: ItemMessage["slot"];
+  /** The slot of its gate its message holds (a crawl's host: lib/jobs/feed.ts). */
+  readonly gate?: GateSlot;
 }
 
 type OpenRow = TableKey & Omit<Piece, "key"> & { readonly at: number; readonly piece: TableKey };
@@ -65,6 +67,7 @@ export async function takeLease<T extends Lease>(
   receives = 1,
   slot?: ItemMessage["slot"],
   now = Date.now(),
+  gate?: GateSlot,
 ): Promise<T | null> {
   const taken = await transactIf({
     TransactItems: [
@@ -72,7 +75,7 @@ export async function takeLease<T extends Lease>(
         Update: {
           TableName: config.TABLE_NAME,
           Key: piece.key,
-          UpdateExpression: `SET #status = :running, leaseUntil = :lease, receives = :receives, chargeAt = if_not_exists(chargeAt, :now), startedAt = if_not_exists(startedAt, :now)${slot ? ", slot = :slot" : ""}`,
+          UpdateExpression: `SET #status = :running, leaseUntil = :lease, receives = :receives, chargeAt = if_not_exists(chargeAt, :now), startedAt = if_not_exists(startedAt, :now)${slot ? ", slot = :slot" : ""}${gate ? ", gate = :gate" : ""}`,
           ConditionExpression: "#status = :queued OR (#status = :running AND leaseUntil < :nowMs)",
           ExpressionAttributeNames: { "#status": "status" },
           ExpressionAttributeValues: {
@@ -83,6 +86,7 @@ export async function takeLease<T extends Lease>(
             ":now": new Date(now).toISOString(),
             ":nowMs": now,
             ...(slot ? { ":slot": slot } : {}),
+            ...(gate ? { ":gate": gate } : {}),
           },
         },
       },
@@ -284,7 +288,7 @@ export async function sweepDead(kind: Piece["kind"], now: number, end: (dead: De
       if ((lease.leaseUntil ?? 0) >= now || (lease.receives ?? 0) < JOB_MAX_RECEIVES) continue;
       const charge = await settleDeadCharge(open, lease);
       await end({ open, lease, charge });
-      await itemDone({ slot: lease.slot }, open.accountId);
+      await itemDone({ slot: lease.slot, gate: lease.gate }, open.accountId);
       await closeLease({ ...open, kind });
       log.warn(`a job ${kind} whose worker died on its last delivery was ended`, { owner: open.owner, id: open.id, charge: charge.state });
       swept++;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition, queryAll, queryPages } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll, queryPages, transactIf } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
 import { holdSlotUntil, releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
@@ -46,6 +46,8 @@ export interface QueuedMessage {
   readonly sk: string;
   readonly message: PageMessage;
   readonly gate?: Gate;
+  /** The sort key of a marker put in its place as it is sent, in the same write (its owner's count of what is in flight), removed by its runner. */
+  readonly sent: string;
 }
 
 type FeedRow = { pk: string; sk: string; accountId: string } & (
@@ -208,10 +210,13 @@ async function feedQueue(queue: { pk: string; prefix: string }, accountId: strin
       await releaseSlot(slotPool(accountId), slot, holder);
       if (gate) await releaseSlot(gate.pool, gate.index, gate.holder);
     };
-    // Claimed by deleting its row: sent once, however many feeds run at once.
-    const claimed = await conditionHeld(
-      documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" })),
-    );
+    // Claimed by moving its row to its marker: sent once, however many feeds run at once.
+    const claimed = await transactIf({
+      TransactItems: [
+        { Delete: { TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" } },
+        { Put: { TableName: config.TABLE_NAME, Item: { pk: row.pk, sk: row.sent, at: now } } },
+      ],
+    });
     if (!claimed) {
       await letGo();
       continue;
@@ -221,7 +226,9 @@ async function feedQueue(queue: { pk: string; prefix: string }, accountId: strin
       sent++;
     } catch (error) {
       // Not queued: it waits again, for the next feed.
-      await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: row }));
+      await transactIf({
+        TransactItems: [{ Put: { TableName: config.TABLE_NAME, Item: row } }, { Delete: { TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sent } } }],
+      });
       await letGo();
       throw error;
     }

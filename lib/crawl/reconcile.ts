@@ -1,0 +1,30 @@
+import { allHolds } from "../billing/holds.js";
+import { diedError, sweepDead } from "../jobs/attempt.js";
+import { describeError, log } from "../log.js";
+import { count, endPage, finishIfIdle } from "./store.js";
+
+// The reconciler's round of crawls (functions/reconcile.ts, each minute): a page whose worker died
+// on its last delivery ends failed (lib/jobs/attempt.ts, sweepDead: its charge refunded unless its
+// output was kept), and a crawl that nothing runs or waits for any more ends (a worker that ended
+// its last page died before it could end the crawl), its hold given back.
+
+/** Sweeps dead pages and ends idle crawls: how many of each. */
+export async function reconcileCrawls(now: number): Promise<{ swept: number; ended: number }> {
+  const swept = await sweepDead("page", now, async ({ open, charge }) => {
+    const crawlId = open.owner;
+    const charged = charge.state === "delivered" ? charge.amount : 0;
+    if (await endPage(crawlId, String(open.id), { status: "failed", charged, error: diedError("page", charge).message }))
+      await count(crawlId, { failed: 1, ...(charged ? { charged } : {}) });
+  });
+  let ended = 0;
+  for (const hold of await allHolds()) {
+    if (hold.kind !== "crawl") continue;
+    try {
+      const crawl = await finishIfIdle(hold.jobId, now);
+      if (crawl && crawl.status !== "running") ended++;
+    } catch (error) {
+      log.error("a crawl could not be ended; the next round will", { crawlId: hold.jobId, error: describeError(error) });
+    }
+  }
+  return { swept, ended };
+}

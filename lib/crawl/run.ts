@@ -1,0 +1,296 @@
+import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CRAWL_FORMATS, crawlPageOptions, type crawlRequest } from "../api/schemas.js";
+import { type KeptRequest, openRequest } from "../api/secrets.js";
+import { readInBrowser } from "../content/browser.js";
+import { browserControls } from "../content/controls.js";
+import { parseHtml } from "../content/dom.js";
+import { extractContent } from "../content/extract.js";
+import { unprovenStatically } from "../content/visible.js";
+import type { Deadline } from "../deadline.js";
+import { AppError } from "../errors.js";
+import { attempt, closeLease, heldElsewhere, type Piece, takeLease } from "../jobs/attempt.js";
+import { itemDone } from "../jobs/feed.js";
+import { enqueueItem, type PageMessage } from "../jobs/queue.js";
+import { putObject } from "../jobs/requests.js";
+import { LEASE_MARGIN_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "../jobs/worker-time.js";
+import { metadataOf } from "../metadata/extract.js";
+import { decoderFor, PRESCAN_BYTES, sniffEncoding } from "../metadata/parse.js";
+import { JOBS_PREFIX } from "../packaging.js";
+import { renderTimeout } from "../render/errors.js";
+import { fetchHeadersFor } from "../render/guard/requests.js";
+import { PRICES } from "../routes.js";
+import { linkPages, maxFound, robotsFor, scopeOf, sitemapPages } from "./discover.js";
+import { crawlerAgent, crawlFetch, retryAfterSeconds } from "./fetch.js";
+import { linksOf } from "./links.js";
+import type { Robots } from "./robots.js";
+import {
+  type Crawl,
+  type CrawlPage,
+  count,
+  countAgainstLimit,
+  endPage,
+  type Found,
+  finishIfIdle,
+  firstWithText,
+  getCrawl,
+  getPage,
+  holdHostUntil,
+  knows,
+  type PageEnd,
+  pageKey,
+  putBack,
+  recordFound,
+  type SkipReason,
+  stopCrawl,
+  takeHostTurn,
+  unmark,
+} from "./store.js";
+
+// A crawl's page, run by the jobs worker (functions/job-worker.ts) when the queue delivers its
+// message (docs/crawl.md, "Crawl"): taken once at a time (lib/jobs/attempt.ts, as an item is),
+// allowed by its host's robots.txt, in its host's turn (Crawl-delay, Retry-After), read over HTTP
+// and in a browser only when its static HTML cannot prove what a person sees, de-duplicated
+// (canonical URL, identical text), counted against the crawl's limit, kept, charged after the work
+// ($0.001 static, $0.002 rendered, out of the crawl's hold; nothing when skipped or failed), and
+// its links recorded before it ends, so that the crawl ends only when nothing runs or waits.
+
+type CrawlRequest = ReturnType<typeof crawlRequest.parse>;
+
+/** HTML bytes of a page read at most: a larger page is skipped as too large. */
+const PAGE_BYTES = 5 * 1024 * 1024;
+/** A page put back for its host's Retry-After this many times fails. */
+const MAX_RETRIES = 3;
+/** The longest Retry-After honoured (seconds), and the wait when a 429 or 503 names none. */
+const RETRY_AFTER_CAP_SECONDS = 120;
+const RETRY_AFTER_DEFAULT_SECONDS = 10;
+/** A page's time: its fetch and its browser read; the start's sitemaps have as long again. */
+const PAGE_MS = 60_000;
+const SITEMAPS_MS = 40_000;
+
+type Made =
+  | { readonly kind: "retry"; readonly after: number; readonly httpStatus: number }
+  | { readonly kind: "ended"; readonly end: PageEnd }
+  | { readonly kind: "delivered"; readonly end: PageEnd; readonly found: readonly Found[]; readonly rendered: boolean };
+
+const contextOf = (crawlId: string) => `crawl ${crawlId}`;
+const pagePiece = (crawl: Pick<Crawl, "id" | "accountId">, key: string): Piece => ({
+  kind: "page",
+  accountId: crawl.accountId,
+  owner: crawl.id,
+  id: key,
+  key: pageKey(crawl.id, key),
+  requestId: `${crawl.id}.${key}`,
+});
+
+const skipped = (reason: SkipReason, more: Partial<PageEnd> = {}): Made => ({ kind: "ended", end: { status: "skipped", reason, charged: 0, ...more } });
+const failedWith = (error: string, more: Partial<PageEnd> = {}): Made => ({ kind: "ended", end: { status: "failed", error, charged: 0, ...more } });
+
+/** The text a page is de-duplicated by: its words, whitespace aside. */
+const textHash = (text: string) => createHash("sha256").update(text.replace(/\s+/g, " ").trim()).digest("base64url").slice(0, 32);
+
+/**
+ * Reads page `message` of `crawl` (taken as `page`) within `deadline`: what became of it.
+ */
+async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessage, page: CrawlPage, robots: Robots, deadline: Deadline): Promise<Made> {
+  const { origin } = new URL(message.url);
+  const inScope = scopeOf({ id: crawl.id, request });
+  // The start reads the site's sitemaps first: their pages are queued one hop from it. Each of its
+  // requests waits for its host's turn (Crawl-delay), as the page's own does after them.
+  if (page.foundBy === "start" && request.source !== "links") {
+    const signal = AbortSignal.any([deadline.signal, AbortSignal.timeout(SITEMAPS_MS)]);
+    const paced = () => hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, signal);
+    await recordFound(crawl, await sitemapPages({ id: crawl.id, request }, robots, maxFound(request.limit), signal, paced));
+    await hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, deadline.signal);
+  }
+  const options = { ...crawlPageOptions(request), userAgent: crawlerAgent() };
+  const headers = fetchHeadersFor(options, message.url);
+  let fetched: Awaited<ReturnType<typeof crawlFetch>>;
+  try {
+    fetched = await crawlFetch(message.url, {
+      accept: "text/html, application/xhtml+xml;q=0.9, */*;q=0.1",
+      signal: AbortSignal.any([deadline.signal, AbortSignal.timeout(Math.min(PAGE_MS, deadline.at - Date.now()))]),
+      maxBytes: PAGE_BYTES,
+      headersFor: (hop) => ({ ...headers(hop), ...(request.modifiedSince ? { "if-modified-since": new Date(request.modifiedSince).toUTCString() } : {}) }),
+      follows: (to) => inScope(to.href) && (to.origin !== origin || robots.allows(to.href)),
+    });
+  } catch (error) {
+    if (deadline.signal.aborted) throw error;
+    if (!(error instanceof AppError)) throw error;
+    // Refused by the network guard (a private address, a name that resolves to one): never connected.
+    return /could not be loaded: refused/.test(error.message) ? skipped("guard", { error: error.message }) : failedWith(error.message);
+  }
+  const { status } = fetched;
+  const finalUrl = fetched.url;
+  if (status === 304) return skipped("unchanged", { httpStatus: status, finalUrl });
+  if (status >= 300 && status < 400)
+    return skipped("scope", {
+      httpStatus: status,
+      finalUrl,
+      error: `It redirects to ${String(fetched.headers.location).slice(0, 300)}, out of the crawl's scope.`,
+    });
+  if (status === 429 || status === 503) {
+    const after = Math.min(RETRY_AFTER_CAP_SECONDS, retryAfterSeconds(fetched.headers["retry-after"]) ?? RETRY_AFTER_DEFAULT_SECONDS);
+    return { kind: "retry", after, httpStatus: status };
+  }
+  if (status >= 400 || status < 200) return failedWith(`The page answered HTTP ${status}.`, { httpStatus: status, finalUrl });
+  if (!/^(text\/html|application\/xhtml\+xml)?$/.test(fetched.mediaType)) return skipped("not html", { httpStatus: status, finalUrl });
+  if (fetched.truncated) return skipped("too large", { httpStatus: status, finalUrl, error: `Its HTML is larger than ${PAGE_BYTES / 1024 / 1024} MB.` });
+  const decoder = decoderFor(sniffEncoding(fetched.body.subarray(0, PRESCAN_BYTES), fetched.charset));
+  let html = decoder.write(fetched.body) + (decoder.end() ?? "");
+  let url = finalUrl;
+  // A page that redirects to one the crawl already has is that page.
+  if (finalUrl !== message.url && (await knows(crawl.id, finalUrl)))
+    return skipped("duplicate", { httpStatus: status, finalUrl, error: `It redirects to ${finalUrl}.` });
+  const { canonical } = linksOf(html, finalUrl);
+  if (canonical && canonical !== message.url && canonical !== finalUrl && inScope(canonical) && (await knows(crawl.id, canonical)))
+    return skipped("duplicate", { httpStatus: status, finalUrl, error: `Its canonical URL is ${canonical}.` });
+  // Static when its HTML proves what a person sees (as /content's "auto"), a browser otherwise.
+  const staticRead =
+    request.render === "never" || (request.render === "auto" && browserControls(options).length === 0 && unprovenStatically(parseHtml(html)) === null);
+  if (!staticRead) {
+    const read = await readInBrowser({ kind: "url", url: finalUrl }, options, false, deadline);
+    html = read.html;
+    url = read.url ?? finalUrl;
+  }
+  const readBy = staticRead ? "static" : "rendered";
+  const content = extractContent(html, url, request.scope, readBy);
+  // Identical pages by the whole text a reader sees (a list of links has little main content, and many lists share it); a page with no text is no one's duplicate.
+  const whole = request.scope === "page" ? content.text : extractContent(html, url, "page", readBy).text;
+  const same = whole.trim() ? await firstWithText(crawl.id, textHash(whole), message.url) : null;
+  if (same !== null) return skipped("duplicate", { httpStatus: status, finalUrl, rendered: !staticRead, error: `Its text is ${same}'s.` });
+  if (!(await countAgainstLimit({ id: crawl.id, request }, message.key))) return skipped("limit", { httpStatus: status, finalUrl });
+  const metadata = metadataOf(html, url);
+  const { links, nofollow } = linksOf(html, url);
+  const formats = new Set(request.formats);
+  const answer = {
+    url: message.url,
+    finalUrl: url,
+    httpStatus: status,
+    depth: message.depth,
+    foundBy: page.foundBy,
+    rendered: !staticRead,
+    title: metadata.title,
+    ...Object.fromEntries(
+      CRAWL_FORMATS.filter((format) => formats.has(format)).map((format) => [
+        format,
+        format === "links" ? links : format === "metadata" ? metadata : content[format],
+      ]),
+    ),
+  };
+  const outputKey = `${JOBS_PREFIX}${crawl.id}/pages/${message.key}.json`;
+  await putObject(outputKey, JSON.stringify(answer), "application/json");
+  const follows = request.source !== "sitemaps" && message.depth < request.depth && !nofollow && crawl.discovered < maxFound(request.limit);
+  const found = follows ? await recordLinks(crawl, request, robots, page, links) : [];
+  return {
+    kind: "delivered",
+    rendered: !staticRead,
+    found,
+    end: { status: "delivered", httpStatus: status, finalUrl: url, rendered: !staticRead, title: metadata.title, outputKey },
+  };
+}
+
+/** Waits for `host`'s next turn for `accountId`'s pages (its Crawl-delay after the last request), and takes it. */
+async function hostTurn(accountId: string, host: string, delayMs: number, signal: AbortSignal): Promise<void> {
+  for (let turn = await takeHostTurn(accountId, host, delayMs); turn; turn = await takeHostTurn(accountId, host, delayMs))
+    await sleep(Math.max(10, turn.at - Date.now()), undefined, { signal });
+}
+
+/** Records the links of `page`: those of other shapes first, then its own shape's, a trap's chain judged by whether the first brought anything new. */
+async function recordLinks(crawl: Crawl, request: CrawlRequest, robots: Robots, page: CrawlPage, links: readonly string[]): Promise<Found[]> {
+  const { others, same } = linkPages({ id: crawl.id, request }, { origin: new URL(page.url).origin, rules: robots }, page, links);
+  const added = await recordFound(crawl, others);
+  return [...added, ...(await recordFound(crawl, same(added.some((f) => !f.skip))))];
+}
+
+/** Puts page `message` back on the queue after `seconds`, holding its slots, and lets its lease go. */
+async function later(crawl: Crawl, piece: Piece, message: PageMessage, seconds: number, retries = message.retries ?? 0): Promise<void> {
+  await enqueueItem({ ...message, retries }, seconds);
+  await putBack(crawl.id, message.key);
+  await closeLease(piece);
+}
+
+/** The end of page `message`: recorded once, counted, its lease and slots let go, and its crawl stopped at its limit or ended when nothing is left. */
+async function ender(crawl: Crawl, piece: Piece, message: PageMessage, end: PageEnd): Promise<"done"> {
+  if (await endPage(crawl.id, message.key, end))
+    await count(crawl.id, {
+      ...(end.status === "failed" ? { failed: 1 } : {}),
+      ...(end.status === "skipped" && end.reason ? { skipped: { [end.reason]: 1 } } : {}),
+      ...(end.charged ? { charged: end.charged } : {}),
+    });
+  else await unmark(crawl.id, message.key);
+  await closeLease(piece);
+  await itemDone(message, crawl.accountId);
+  const now = await getCrawl(crawl.id);
+  if (now && now.delivered >= Number(now.request.limit)) await stopCrawl(now, "limit");
+  await finishIfIdle(crawl.id);
+  return "done";
+}
+
+/**
+ * Runs page `message` if it is to run: "done" when the message is spent, "busy" when a live worker
+ * holds the page (the message comes back later). Failures of our own are thrown: the queue delivers
+ * the message again, and at its last delivery the page fails, free (lib/jobs/attempt.ts).
+ */
+export async function runPage(message: PageMessage, receiveCount: number, now = Date.now(), workerLimitMs = WORKER_LIMIT_MS): Promise<"done" | "busy"> {
+  const crawl = await getCrawl(message.crawlId);
+  if (!crawl || crawl.accountId !== message.accountId) {
+    await itemDone(message, message.accountId);
+    return "done";
+  }
+  const piece = pagePiece(crawl, message.key);
+  const endBy = now + workerLimitMs - WORKER_MARGIN_MS;
+  const taken = await takeLease<CrawlPage>(piece, endBy + LEASE_MARGIN_MS, receiveCount, message.slot, now, message.gate);
+  if (!taken) {
+    // Held by a live worker: it runs (this message comes back). Else it has ended: this message is spent.
+    const page = await getPage(crawl.id, message.key);
+    if (page?.status === "running" && (page.leaseUntil ?? 0) >= now) return heldElsewhere(piece, receiveCount);
+    await itemDone(message, crawl.accountId);
+    return "done";
+  }
+  const end = (made: PageEnd) => ender(crawl, piece, message, made);
+  if (crawl.stoppedAt || crawl.status !== "running") return end({ status: "skipped", reason: crawl.stopped ?? "cancelled", charged: 0 });
+  const request = await openRequest(crawl.request as KeptRequest<CrawlRequest>, crawl.secretKey, contextOf(crawl.id));
+  const { origin, host } = new URL(message.url);
+  const robots = await robotsFor(crawl.id, origin, AbortSignal.timeout(15_000));
+  if (robots.closed) return end({ status: "skipped", reason: "robots", charged: 0, error: `The site's ${robots.closed}.` });
+  if (!robots.allows(message.url)) return end({ status: "skipped", reason: "robots", charged: 0 });
+  // Its host's turn: after the last page's Crawl-delay, or a Retry-After; else the message waits for it.
+  const turn = await takeHostTurn(crawl.accountId, host, robots.crawlDelay * 1000, now);
+  if (turn) {
+    await later(crawl, piece, message, Math.max(1, (turn.at - Date.now()) / 1000));
+    return "done";
+  }
+  const start = taken.foundBy === "start" && request.source !== "links";
+  const at = Math.min(endBy, now + PAGE_MS + (start ? SITEMAPS_MS : 0));
+  await attempt<Made>(
+    {
+      piece,
+      lease: taken,
+      receiveCount,
+      price: (made) =>
+        made.kind === "delivered" ? { amount: made.rendered ? PRICES.crawlRenderedPage : PRICES.crawlPage, endpoint: "crawl", hold: crawl.id } : null,
+      budget: { at, timeout: renderTimeout(`The page did not load within the crawl's ${PAGE_MS / 1000} s for a page.`) },
+      work: (deadline) => readPage(crawl, request, message, taken, robots, deadline),
+      succeeded: async (made) => {
+        if (made.kind === "retry") {
+          await holdHostUntil(crawl.accountId, host, Date.now() + made.after * 1000);
+          const retries = (message.retries ?? 0) + 1;
+          if (retries > MAX_RETRIES) {
+            await end({ status: "failed", charged: 0, httpStatus: made.httpStatus, error: `The page answered HTTP ${made.httpStatus} ${retries} times.` });
+            return;
+          }
+          await later(crawl, piece, message, made.after, retries);
+          return;
+        }
+        const charged = made.kind === "delivered" ? (made.rendered ? PRICES.crawlRenderedPage : PRICES.crawlPage) : 0;
+        await end({ ...made.end, charged });
+      },
+      failed: async (error) => {
+        await end({ status: "failed", charged: 0, error: error.message });
+      },
+    },
+    now,
+  );
+  return "done";
+}

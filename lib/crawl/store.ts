@@ -1,0 +1,523 @@
+import { createHash, randomBytes } from "node:crypto";
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { conditionHeld, documents, ignoreFailedCondition, queryPages, transactIf } from "../billing/dynamodb.js";
+import { closeHold, type Hold } from "../billing/holds.js";
+import { feedKey, holdKey } from "../billing/keys.js";
+import { config } from "../config.js";
+import type { Lease } from "../jobs/attempt.js";
+import type { Gate, QueuedMessage } from "../jobs/feed.js";
+import { JOB_RETENTION_DAYS } from "../packaging.js";
+
+// A crawl as stored (docs/crawl.md, "Crawl"): nothing of it lives in one process's memory. Under
+// its own partition, CRAWL#<id>:
+//   CRAWL            the crawl: its request (secrets sealed), status and counters
+//   U#<url key>      one row per normalised URL found (a conditional write: a URL is queued once,
+//                    however many pages link it): queued, running, delivered, skipped or failed
+//   Q#<depth>#<at>#  a page's message waiting to be sent, breadth first (the feed sends it:
+//                    lib/jobs/feed.ts), moved to S#<url key> as it is sent
+//   S#<url key>      a page sent and not ended: the crawl has ended when none is left and none waits
+//   H#<text hash>    the first page with that text: a later one is its duplicate
+// and a FEED row naming the Q# queue while the crawl runs, a HOLD of its price, the account's list
+// row, and a row per host for its Crawl-delay and Retry-After (CRAWLHOST#). All kept JOB_RETENTION_DAYS.
+
+/** Skip reasons, as counted and listed. */
+export type SkipReason = "robots" | "scope" | "trap" | "duplicate" | "limit" | "guard" | "too large" | "not html" | "unchanged" | "cancelled";
+type CrawlStatus = "running" | "completed" | "cancelled";
+type PageStatus = "queued" | "running" | "delivered" | "skipped" | "failed";
+type FoundBy = "start" | "sitemap" | "link";
+
+/** A crawl as stored; `request` is the validated request with its secrets sealed (lib/api/secrets.ts). */
+export interface Crawl {
+  readonly id: string;
+  readonly accountId: string;
+  readonly createdAt: string;
+  readonly status: CrawlStatus;
+  readonly request: Record<string, unknown> & { readonly url: string; readonly limit: number };
+  /** The key its request's secrets open with, deleted when it ends. */
+  readonly secretKey?: string;
+  /** Set once no more pages are to be sent: it reached its limit, or was cancelled. */
+  readonly stoppedAt?: string;
+  readonly stopped?: "limit" | "cancelled";
+  readonly finishedAt?: string;
+  readonly discovered: number;
+  readonly delivered: number;
+  readonly failed: number;
+  readonly skipped: Partial<Record<SkipReason, number>>;
+  /** What its pages were charged (micro-USD). */
+  readonly charged: number;
+  /** What was held for it when it was submitted. */
+  readonly held: number;
+}
+
+/** A URL of a crawl as stored (its lease: lib/jobs/attempt.ts). */
+export interface CrawlPage extends Lease {
+  readonly key: string;
+  readonly url: string;
+  readonly depth: number;
+  readonly foundBy: FoundBy;
+  readonly status: PageStatus;
+  readonly reason?: SkipReason;
+  /** Its shape (lib/crawl/urls.ts, patternOf) and how many pages of that shape in a row found nothing else (a trap's chain). */
+  readonly pattern: string;
+  readonly barren: number;
+  readonly lastmod?: string;
+  readonly finalUrl?: string;
+  readonly httpStatus?: number;
+  readonly rendered?: boolean;
+  readonly title?: string;
+  readonly charged?: number;
+  readonly outputKey?: string;
+  readonly error?: string;
+  /** Counted against the crawl's limit (once, whatever redelivers it). */
+  readonly counted?: true;
+}
+
+const CRAWL_ID = /^crl_[A-Za-z0-9_-]{22}$/;
+const isCrawlId = (id: string) => CRAWL_ID.test(id);
+export const newCrawlId = () => `crl_${randomBytes(16).toString("base64url").slice(0, 22)}`;
+
+const partition = (crawlId: string) => `CRAWL#${crawlId}`;
+const crawlKey = (crawlId: string) => ({ pk: partition(crawlId), sk: "CRAWL" });
+export const pageKey = (crawlId: string, key: string) => ({ pk: partition(crawlId), sk: `U#${key}` });
+const sentKey = (key: string) => `S#${key}`;
+const ACCOUNT_CRAWL_PREFIX = "CRAWL#";
+const accountCrawlKey = (accountId: string, createdAt: string, crawlId: string) => ({
+  pk: `ACCT#${accountId}`,
+  sk: `${ACCOUNT_CRAWL_PREFIX}${createdAt}#${crawlId}`,
+});
+const hostKey = (accountId: string, host: string) => ({ pk: `CRAWLHOST#${accountId}#${host}`, sk: "HOST" });
+
+/** A normalised URL's key in its crawl. */
+const urlKeyOf = (url: string) => createHash("sha256").update(url).digest("base64url").slice(0, 22);
+
+/** Pages of one host of one account in flight at once (the feed's gate). */
+const HOST_IN_FLIGHT = 2;
+/** The gate of `accountId`'s pages on `host`. */
+const gateOf = (accountId: string, host: string): Gate => ({ pool: `host#${accountId}#${host}`, size: HOST_IN_FLIGHT });
+
+const expiresAt = (from: number) => Math.floor(from / 1000) + JOB_RETENTION_DAYS * 86_400;
+
+/** A URL found, to be recorded: queued (with its message's depth) or skipped with a reason. */
+export interface Found {
+  readonly url: string;
+  readonly depth: number;
+  readonly foundBy: FoundBy;
+  readonly pattern: string;
+  readonly barren: number;
+  readonly lastmod?: string;
+  readonly skip?: SkipReason;
+}
+
+/** Records crawl `crawl`, its first page queued, its account's list row and its FEED row (its hold already placed). */
+export async function createCrawl(
+  crawl: Omit<Crawl, "status" | "discovered" | "delivered" | "failed" | "skipped" | "charged">,
+  start: Found,
+  now = Date.now(),
+): Promise<Crawl> {
+  const expires = expiresAt(now);
+  const stored: Crawl = { ...crawl, status: "running", discovered: 0, delivered: 0, failed: 0, skipped: {}, charged: 0 };
+  await documents.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: { ...crawlKey(crawl.id), ...stored, expiresAt: expires },
+            ConditionExpression: "attribute_not_exists(pk)",
+          },
+        },
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: { ...accountCrawlKey(crawl.accountId, crawl.createdAt, crawl.id), crawlId: crawl.id, expiresAt: expires },
+          },
+        },
+        {
+          Put: {
+            TableName: config.TABLE_NAME,
+            Item: { ...feedKey(crawl.accountId, crawl.createdAt, crawl.id), accountId: crawl.accountId, queue: { pk: partition(crawl.id), prefix: "Q#" } },
+          },
+        },
+      ],
+    }),
+  );
+  await recordFound(stored, [start], now);
+  return stored;
+}
+
+/** The crawl `id`, or null. */
+export async function getCrawl(id: string): Promise<Crawl | null> {
+  if (!isCrawlId(id)) return null;
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: crawlKey(id), ConsistentRead: true }));
+  return (Item as Crawl | undefined) ?? null;
+}
+
+/** Page `key` of crawl `crawlId`, or null. */
+export async function getPage(crawlId: string, key: string): Promise<CrawlPage | null> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: pageKey(crawlId, key), ConsistentRead: true }));
+  return (Item as CrawlPage | undefined) ?? null;
+}
+
+/** The newest `limit` crawls of an account, newest first. */
+export async function listCrawls(accountId: string, limit: number): Promise<Crawl[]> {
+  const { Items = [] } = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": `ACCT#${accountId}`, ":prefix": ACCOUNT_CRAWL_PREFIX },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  const crawls = await Promise.all(Items.map((item) => getCrawl(item.crawlId as string)));
+  return crawls.filter((crawl): crawl is Crawl => crawl !== null);
+}
+
+/** A page of `crawlId`'s URLs, in key order, `limit` at most, after `cursor` (a URL key); the next cursor, or null at the end. */
+export async function listPages(crawlId: string, limit: number, cursor?: string): Promise<{ pages: CrawlPage[]; next: string | null }> {
+  const { Items = [], LastEvaluatedKey } = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": partition(crawlId), ":prefix": "U#" },
+      ...(cursor ? { ExclusiveStartKey: pageKey(crawlId, cursor) } : {}),
+      Limit: limit,
+    }),
+  );
+  return { pages: Items as CrawlPage[], next: LastEvaluatedKey ? String(LastEvaluatedKey.sk).slice(2) : null };
+}
+
+/** The page rows of `keys` that exist already (a BatchGet a hundred at a time, its unprocessed keys read again). */
+async function existing(crawlId: string, keys: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let start = 0; start < keys.length; start += 100) {
+    let wanted: Record<string, unknown>[] | undefined = keys.slice(start, start + 100).map((key) => pageKey(crawlId, key));
+    while (wanted?.length) {
+      const { Responses, UnprocessedKeys } = await documents.send(
+        new BatchGetCommand({ RequestItems: { [config.TABLE_NAME]: { Keys: wanted, ProjectionExpression: "sk", ConsistentRead: true } } }),
+      );
+      for (const item of Responses?.[config.TABLE_NAME] ?? []) found.add(String(item.sk).slice(2));
+      wanted = UnprocessedKeys?.[config.TABLE_NAME]?.Keys as Record<string, unknown>[] | undefined;
+    }
+  }
+  return found;
+}
+
+/**
+ * Records URLs `found` by a page of `crawl` (or its start): each new one gets its row (one
+ * conditional write: a URL two pages found at once is recorded once) and, when it is to be
+ * fetched, its message in the crawl's queue, in the same transaction. Returns the URLs that were new.
+ */
+export async function recordFound(crawl: Pick<Crawl, "id" | "accountId">, found: readonly Found[], now = Date.now()): Promise<Found[]> {
+  const byKey = new Map(found.map((f) => [urlKeyOf(f.url), f]));
+  const known = await existing(crawl.id, [...byKey.keys()]);
+  const expires = expiresAt(now);
+  const added: Found[] = [];
+  const skipped: Partial<Record<SkipReason, number>> = {};
+  for (const [key, f] of byKey) {
+    if (known.has(key)) continue;
+    const row = {
+      ...pageKey(crawl.id, key),
+      key,
+      url: f.url,
+      depth: f.depth,
+      foundBy: f.foundBy,
+      pattern: f.pattern,
+      barren: f.barren,
+      ...(f.lastmod ? { lastmod: f.lastmod } : {}),
+      status: f.skip ? "skipped" : "queued",
+      ...(f.skip ? { reason: f.skip } : {}),
+      expiresAt: expires,
+    };
+    const put = { Put: { TableName: config.TABLE_NAME, Item: row, ConditionExpression: "attribute_not_exists(pk)" } };
+    const message: QueuedMessage = {
+      pk: partition(crawl.id),
+      sk: `Q#${String(f.depth).padStart(2, "0")}#${String(now).padStart(13, "0")}#${key}`,
+      message: { kind: "page", accountId: crawl.accountId, crawlId: crawl.id, key, url: f.url, depth: f.depth },
+      gate: gateOf(crawl.accountId, new URL(f.url).host),
+      sent: sentKey(key),
+    };
+    const written = await transactIf({
+      TransactItems: f.skip ? [put] : [put, { Put: { TableName: config.TABLE_NAME, Item: { ...message, expiresAt: expires } } }],
+    });
+    if (!written) continue;
+    added.push(f);
+    if (f.skip) skipped[f.skip] = (skipped[f.skip] ?? 0) + 1;
+  }
+  if (added.length) await count(crawl.id, { discovered: added.length, skipped });
+  return added;
+}
+
+/** Adds to a crawl's counters. */
+export async function count(
+  crawlId: string,
+  add: { discovered?: number; failed?: number; charged?: number; skipped?: Partial<Record<SkipReason, number>> },
+): Promise<void> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  for (const field of ["discovered", "failed", "charged"] as const)
+    if (add[field]) {
+      sets.push(`${field} = ${field} + :${field}`);
+      values[`:${field}`] = add[field];
+    }
+  Object.entries(add.skipped ?? {}).forEach(([reason, n], i) => {
+    names[`#r${i}`] = reason;
+    sets.push(`skipped.#r${i} = if_not_exists(skipped.#r${i}, :zero) + :r${i}`);
+    values[`:r${i}`] = n;
+    values[":zero"] = 0;
+  });
+  if (!sets.length) return;
+  await documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: crawlKey(crawlId),
+      UpdateExpression: `SET ${sets.join(", ")}`,
+      ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+      ExpressionAttributeValues: values,
+    }),
+  );
+}
+
+/** Retries a transaction that met another write of the same item (DynamoDB cancels both sides' transactions then). */
+async function withoutConflict<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      const conflict = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons?.some((reason) => reason.Code === "TransactionConflict");
+      if (!conflict || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80 * (attempt + 1)));
+    }
+  }
+}
+
+/**
+ * Counts page `key` against its crawl's limit, once: true when it is (now or by an earlier delivery
+ * of its message), false when the limit was reached first.
+ */
+export async function countAgainstLimit(crawl: Pick<Crawl, "id" | "request">, key: string): Promise<boolean> {
+  try {
+    await withoutConflict(() =>
+      documents.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: config.TABLE_NAME,
+                Key: pageKey(crawl.id, key),
+                UpdateExpression: "SET counted = :yes",
+                ConditionExpression: "attribute_not_exists(counted)",
+                ExpressionAttributeValues: { ":yes": true },
+              },
+            },
+            {
+              Update: {
+                TableName: config.TABLE_NAME,
+                Key: crawlKey(crawl.id),
+                UpdateExpression: "SET delivered = delivered + :one",
+                ConditionExpression: "delivered < :limit",
+                ExpressionAttributeValues: { ":one": 1, ":limit": crawl.request.limit },
+              },
+            },
+          ],
+        }),
+      ),
+    );
+    return true;
+  } catch (error) {
+    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+    if (reasons?.[0]?.Code === "ConditionalCheckFailed") return true;
+    if (reasons?.[1]?.Code === "ConditionalCheckFailed") return false;
+    throw error;
+  }
+}
+
+/** Whether page `key` is the first of its crawl with text `hash`: else the URL of the one that was. */
+export async function firstWithText(crawlId: string, hash: string, url: string): Promise<string | null> {
+  const key = { pk: partition(crawlId), sk: `H#${hash}` };
+  const first = await conditionHeld(
+    documents.send(
+      new PutCommand({
+        TableName: config.TABLE_NAME,
+        Item: { ...key, url, expiresAt: expiresAt(Date.now()) },
+        ConditionExpression: "attribute_not_exists(pk) OR #url = :url",
+        ExpressionAttributeNames: { "#url": "url" },
+        ExpressionAttributeValues: { ":url": url },
+      }),
+    ),
+  );
+  if (first) return null;
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: key, ConsistentRead: true }));
+  return String(Item?.url ?? "");
+}
+
+/** Whether the crawl has a row for `url` (found, whatever became of it). */
+export async function knows(crawlId: string, url: string): Promise<boolean> {
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: pageKey(crawlId, urlKeyOf(url)), ProjectionExpression: "sk" }));
+  return Item !== undefined;
+}
+
+/**
+ * Takes the next turn on `host` for `accountId`'s pages: now, when its last one allows (its
+ * Crawl-delay after it, or a Retry-After), setting the next at `now + delayMs`; else the time it
+ * may be taken.
+ */
+export async function takeHostTurn(accountId: string, host: string, delayMs: number, now = Date.now()): Promise<{ at: number } | null> {
+  const taken = await conditionHeld(
+    documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: hostKey(accountId, host),
+        UpdateExpression: "SET nextAt = :next, expiresAt = :expires",
+        ConditionExpression: "attribute_not_exists(nextAt) OR nextAt <= :now",
+        ExpressionAttributeValues: { ":next": now + delayMs, ":now": now, ":expires": expiresAt(now) },
+      }),
+    ),
+  );
+  if (taken) return null;
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: hostKey(accountId, host), ConsistentRead: true }));
+  return { at: Number(Item?.nextAt ?? now) };
+}
+
+/** Keeps `accountId`'s pages off `host` until `until` at least (a Retry-After). */
+export async function holdHostUntil(accountId: string, host: string, until: number): Promise<void> {
+  await documents
+    .send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: hostKey(accountId, host),
+        UpdateExpression: "SET nextAt = :until, expiresAt = :expires",
+        ConditionExpression: "attribute_not_exists(nextAt) OR nextAt < :until",
+        ExpressionAttributeValues: { ":until": until, ":expires": expiresAt(Date.now()) },
+      }),
+    )
+    .catch(ignoreFailedCondition);
+}
+
+/** Puts page `key`, taken by a worker, back as queued (its message comes again later: a host's turn, a Retry-After). */
+export async function putBack(crawlId: string, key: string): Promise<void> {
+  await documents
+    .send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: pageKey(crawlId, key),
+        UpdateExpression: "SET #status = :queued REMOVE leaseUntil",
+        ConditionExpression: "#status = :running",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":queued": "queued", ":running": "running" },
+      }),
+    )
+    .catch(ignoreFailedCondition);
+}
+
+/** What a page ends as. */
+export type PageEnd = Pick<CrawlPage, "status" | "reason" | "finalUrl" | "httpStatus" | "rendered" | "title" | "charged" | "outputKey" | "error"> & {
+  readonly status: "delivered" | "skipped" | "failed";
+};
+
+/** Ends running page `key` as `end` (only if it is still running: a second worker's late end changes nothing), its sent marker removed. */
+export async function endPage(crawlId: string, key: string, end: PageEnd): Promise<boolean> {
+  const fields = Object.entries(end).filter(([, value]) => value !== undefined);
+  return transactIf({
+    TransactItems: [
+      {
+        Update: {
+          TableName: config.TABLE_NAME,
+          Key: pageKey(crawlId, key),
+          UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(", ")} REMOVE leaseUntil`,
+          ConditionExpression: "#status = :running",
+          ExpressionAttributeNames: { ...Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])), "#status": "status" },
+          ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ":running": "running" },
+        },
+      },
+      { Delete: { TableName: config.TABLE_NAME, Key: { pk: partition(crawlId), sk: sentKey(key) } } },
+    ],
+  });
+}
+
+/** Removes page `key`'s sent marker (it ended without running: its crawl had stopped, or it was ended already). */
+export const unmark = (crawlId: string, key: string) =>
+  documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: partition(crawlId), sk: sentKey(key) } }));
+
+/** Whether anything of `crawl` is sent and not ended, or (unless it has stopped) still waits to be sent. */
+async function busy(crawl: Crawl): Promise<boolean> {
+  const any = async (prefix: string) =>
+    (
+      await documents.send(
+        new QueryCommand({
+          TableName: config.TABLE_NAME,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+          ExpressionAttributeValues: { ":pk": partition(crawl.id), ":prefix": prefix },
+          ConsistentRead: true,
+          Limit: 1,
+        }),
+      )
+    ).Items?.length;
+  return Boolean((await any("S#")) || (!crawl.stoppedAt && (await any("Q#"))));
+}
+
+/**
+ * Stops `crawl` sending pages (it reached its limit, or is cancelled): marked, its FEED row and
+ * its waiting messages deleted. Pages sent before still end. True when this call stopped it.
+ */
+export async function stopCrawl(crawl: Crawl, why: "limit" | "cancelled", now = Date.now()): Promise<boolean> {
+  const stopped = await conditionHeld(
+    documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: crawlKey(crawl.id),
+        UpdateExpression: "SET stoppedAt = :now, stopped = :why",
+        ConditionExpression: "attribute_not_exists(stoppedAt) AND #status = :running",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":now": new Date(now).toISOString(), ":why": why, ":running": "running" },
+      }),
+    ),
+  );
+  if (!stopped) return false;
+  await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: feedKey(crawl.accountId, crawl.createdAt, crawl.id) }));
+  for await (const page of queryPages({
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":pk": partition(crawl.id), ":prefix": "Q#" },
+    ProjectionExpression: "pk, sk",
+  }))
+    for (const item of page.Items ?? []) await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: item.pk, sk: item.sk } }));
+  return true;
+}
+
+/**
+ * Ends `crawlId` if nothing of it runs or waits: completed (or cancelled), what its hold still
+ * holds given back, its secrets' key deleted, its FEED row gone. Safe to call anywhere at once: the
+ * crawl ends once. The crawl as it now is.
+ */
+export async function finishIfIdle(crawlId: string, now = Date.now()): Promise<Crawl | null> {
+  const crawl = await getCrawl(crawlId);
+  if (crawl?.status !== "running" || (await busy(crawl))) return crawl;
+  const status: CrawlStatus = crawl.stopped === "cancelled" ? "cancelled" : "completed";
+  const ended = await conditionHeld(
+    documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: crawlKey(crawl.id),
+        UpdateExpression: "SET #status = :status, finishedAt = :now REMOVE secretKey",
+        ConditionExpression: "#status = :running",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":status": status, ":now": new Date(now).toISOString(), ":running": "running" },
+      }),
+    ),
+  );
+  if (ended) {
+    await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: feedKey(crawl.accountId, crawl.createdAt, crawl.id) }));
+    await releaseCrawlHold(crawl.id);
+  }
+  return getCrawl(crawlId);
+}
+
+/** Gives back what crawl `crawlId`'s hold still holds, and removes it (it has ended). */
+async function releaseCrawlHold(crawlId: string): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: holdKey(crawlId), ConsistentRead: true }));
+    if (!Item) return;
+    if (await closeHold(Item as Hold)) return;
+  }
+}
