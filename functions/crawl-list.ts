@@ -1,5 +1,5 @@
 import { listCrawls } from "../lib/crawl/store.js";
-import { crawlSummary } from "../lib/http/crawls.js";
+import { crawlSummary } from "../lib/http/crawl-start.js";
 import { keyAccess } from "../lib/http/key-access.js";
 import { json } from "../lib/http/responses.js";
 import { withHttp } from "../lib/http/with-http.js";

@@ -17,6 +17,7 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   Query: { service: "dynamodb", actions: ["dynamodb:Query"] },
   Scan: { service: "dynamodb", actions: ["dynamodb:Scan"] },
   BatchWriteItem: { service: "dynamodb", actions: ["dynamodb:BatchWriteItem"] },
+  BatchGetItem: { service: "dynamodb", actions: ["dynamodb:BatchGetItem"] },
   // IAM checks each item of a transaction as its own action: lib/billing's transactions put, update,
   // delete and condition-check items (auto-topup's payer binding: lib/billing/auto-topup.ts).
   TransactWriteItems: {
@@ -66,6 +67,7 @@ const NOT_OURS = new Set([
   "Delete",
   "TransactWrite",
   "BatchWrite",
+  "BatchGet",
 ]);
 
 /** A command class as the bundle names it: SST bundles with esbuild's keepNames, which keeps `class GetItemCommand` as `x(this,"GetItemCommand")`. */

@@ -1,8 +1,8 @@
 import { config } from "../config.js";
 import { type Crawl, type CrawlPage, listPages } from "../crawl/store.js";
 import { AppError } from "../errors.js";
-import { JOB_RETENTION_DAYS } from "../packaging.js";
 import { downloadLink } from "../storage/outputs.js";
+import { crawlSummary } from "./crawl-start.js";
 
 // A crawl as GET /api/v1/crawl/{id} answers it (docs/crawl.md, "Crawl"): its status, counts, what
 // it cost, and a page of its URLs with a cursor for the next, each page's output behind a link signed now.
@@ -31,20 +31,6 @@ async function pageAnswer(crawl: Crawl, page: CrawlPage) {
     ...(link ? { download_url: link.url } : {}),
   };
 }
-
-/** The crawl's summary: what GET lists for each of an account's crawls. */
-export const crawlSummary = (crawl: Crawl) => ({
-  id: crawl.id,
-  url: crawl.request.url,
-  status: crawl.status,
-  created_at: crawl.createdAt,
-  ...(crawl.finishedAt ? { finished_at: crawl.finishedAt } : {}),
-  expires_at: new Date(Date.parse(crawl.createdAt) + JOB_RETENTION_DAYS * 86_400_000).toISOString(),
-  limit: crawl.request.limit,
-  counts: { discovered: crawl.discovered, delivered: crawl.delivered, failed: crawl.failed, skipped: crawl.skipped },
-  charged_micro_usd: crawl.charged,
-  ...(crawl.status === "running" ? { held_micro_usd: crawl.held - crawl.charged } : {}),
-});
 
 /** The crawl as GET answers it, with up to `limit` of its pages after `cursor`. */
 export async function crawlAnswer(crawl: Crawl, limit: number = PAGES_LISTED.default, cursor?: string) {

@@ -5,6 +5,7 @@ import {
   apiKeyRequest,
   autoTopupRequest,
   contentRequest,
+  crawlRequest,
   htmlScreenshotRequest,
   jobRequest,
   mapRequest,
@@ -23,6 +24,9 @@ import {
   apiKeyList,
   autoTopupResponse,
   contentResponse,
+  crawlList,
+  crawlResponse,
+  crawlSummaryResponse,
   errorBody,
   healthResponse,
   jobList,
@@ -346,6 +350,59 @@ const OPERATIONS: Record<string, Json> = {
       "400": error("An item (named by its index) or the job breaks a rule"),
       "401": error("A key is required"),
       "429": error("Too many requests (`Retry-After`)"),
+    },
+  },
+  "crawl-create": {
+    summary: "Crawl a site (async)",
+    description: `A site read page by page from its start: its sitemaps and its pages' links, breadth first, \`depth\` hops at most, normalised, in scope (the start's host, \`subdomains\`, \`include\` and \`exclude\` globs) and allowed by robots.txt, until \`limit\` pages are delivered. Each page is read over HTTP, or in a browser when its static HTML cannot prove what a person sees (\`render\`), and kept in the \`formats\` asked. Polite: robots.txt (product token Shotline), Crawl-delay, Retry-After, two requests in flight per host. ${formatUsd(PRICES.crawlPage)} a page read statically, ${formatUsd(PRICES.crawlRenderedPage)} rendered; skipped, duplicate and failed pages are free. \`limit\` pages at ${formatUsd(PRICES.crawlRenderedPage)} are held until it ends. API key only; kept 7 days.`,
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: schemaOf(crawlRequest, "input"),
+          example: { url: "https://example.com/docs/", limit: 200, include: ["https://example.com/docs/**"], formats: ["markdown", "links"] },
+        },
+      },
+    },
+    responses: {
+      "202": { description: "Running: the crawl as GET lists it; `Location` is its address", content: jsonContent(crawlSummaryResponse) },
+      "400": error("A field breaks its rule, or the start is a private address"),
+      "401": error("A key is required"),
+      "402": error("The balance cannot hold `limit` pages at a rendered page's price (INSUFFICIENT_BALANCE)"),
+      "429": error("Too many requests (`Retry-After`)"),
+    },
+  },
+  "crawl-list": {
+    summary: "List crawls",
+    responses: {
+      "200": { description: "The account's newest 20 crawls, newest first", content: jsonContent(crawlList) },
+      "401": error("A key is required"),
+    },
+  },
+  "crawl-get": {
+    summary: "A crawl: its status, counts and pages",
+    description:
+      "Its status (`running`, `completed`, `cancelled`), counts, what it was charged, and a page of its URLs (`limit`, up to 1,000; `cursor` from `next_cursor`), each with what became of it (`delivered`, `skipped` with a reason, `failed`) and its output behind a link signed now.",
+    parameters: [
+      { name: "crawlId", in: "path", required: true, schema: { type: "string" } },
+      { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 } },
+      { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+    ],
+    responses: {
+      "200": { description: "The crawl", content: jsonContent(crawlResponse) },
+      "400": error("`limit` or `cursor` is invalid"),
+      "401": error("A key is required"),
+      "404": error("No such crawl for this account (crawls are kept 7 days)"),
+    },
+  },
+  "crawl-cancel": {
+    summary: "Cancel a crawl",
+    description: "No page is sent after it; pages running end as they would (charged when delivered); then what its hold still holds goes back.",
+    parameters: [{ name: "crawlId", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": { description: "The crawl as it now is", content: jsonContent(crawlResponse) },
+      "401": error("A key is required"),
+      "404": error("No such crawl for this account"),
     },
   },
   "jobs-list": {

@@ -385,6 +385,53 @@ export const mapResponse = z.object({
   incomplete: z.literal(true).optional().describe("time ran out before everything was read"),
 });
 
+/** A crawl as listed: status, counts, what it cost. */
+export const crawlSummaryResponse = z.object({
+  id: z.string(),
+  url: z.string().describe("the start URL, normalised"),
+  status: z.enum(["running", "completed", "cancelled"]),
+  created_at: z.string(),
+  finished_at: z.string().optional(),
+  expires_at: z.string().describe("when it and its pages' outputs are deleted (7 days)"),
+  limit: z.number().int(),
+  counts: z.object({
+    discovered: z.number().int().describe("URLs recorded (found, in scope or not)"),
+    delivered: z.number().int(),
+    failed: z.number().int(),
+    skipped: z
+      .record(z.string(), z.number().int())
+      .describe("by reason: robots, scope, trap, duplicate, limit, guard, too large, not html, unchanged, cancelled"),
+  }),
+  charged_micro_usd: z.number().int(),
+  held_micro_usd: z.number().int().optional().describe("while it runs: what its hold still holds"),
+});
+
+/** GET /api/v1/crawl/{crawlId}: the crawl and a page of its URLs. */
+export const crawlResponse = crawlSummaryResponse.extend({
+  links_expire_in_seconds: z.number().int(),
+  pages: z.array(
+    z.object({
+      url: z.string(),
+      status: z.enum(["queued", "running", "delivered", "skipped", "failed"]),
+      reason: z.string().optional().describe("why it was skipped"),
+      depth: z.number().int(),
+      found_by: z.enum(["start", "sitemap", "link"]),
+      final_url: z.string().optional(),
+      http_status: z.number().int().optional(),
+      rendered: z.boolean().optional().describe("whether a browser read it"),
+      title: z.string().optional(),
+      lastmod: z.string().optional(),
+      charged_micro_usd: z.number().int().optional(),
+      error: z.string().optional(),
+      download_url: z.string().optional().describe("its output (JSON with the formats asked), signed for links_expire_in_seconds"),
+    }),
+  ),
+  next_cursor: z.string().nullable().describe("the cursor of the next page of URLs, or null"),
+});
+
+/** GET /api/v1/crawl. */
+export const crawlList = z.object({ crawls: z.array(crawlSummaryResponse) });
+
 const box = z.object({ x: z.number().int(), y: z.number().int(), width: z.number().int(), height: z.number().int() });
 const checkSummary = z.object({
   id: z.string(),

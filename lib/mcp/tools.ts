@@ -4,6 +4,7 @@ import {
   animateRequest,
   animationOf,
   contentToolRequest,
+  crawlRequest,
   htmlScreenshotRequest,
   mapRequest,
   metadataRequest,
@@ -13,9 +14,12 @@ import {
 import { inSlot } from "../billing/slots.js";
 import { usageReport } from "../billing/usage.js";
 import { mapSite } from "../crawl/map.js";
+import { getCrawl } from "../crawl/store.js";
 import { AppError } from "../errors.js";
 import { callerOf } from "../http/access.js";
 import { contentAnswer } from "../http/content.js";
+import { crawlSummary, startCrawl } from "../http/crawl-start.js";
+import { crawlAnswer, ownCrawl, PAGES_LISTED } from "../http/crawls.js";
 import { captureOptionsOf, deliverAnimationForTool, deliverForTool } from "../http/deliver.js";
 import { toolDiscoveryOf } from "../http/discovery.js";
 import { keyAccess } from "../http/key-access.js";
@@ -238,6 +242,39 @@ const animateTool: Tool = {
   ),
 };
 
+const crawlSiteTool: Tool = {
+  name: "crawl_site",
+  title: "Crawl a web site",
+  description: `Starts reading a web site (url: its start page) page by page, and answers at once with the crawl's id: its sitemaps and its pages' links, breadth first, depth hops at most (default 5), until limit pages (1 to 10,000, default 100) are delivered, each as Markdown by default (formats: markdown, text, html, links, metadata). URLs are normalised, kept to the start's host (subdomains: true for the hosts under it), to include globs and away from exclude globs (* within a path segment, ** across), and to what robots.txt allows the crawler (product token Shotline); it waits Crawl-delay and Retry-After and keeps two requests in flight per host. A browser reads only pages whose static HTML cannot prove what a person sees (render: "always" or "never" to choose). Read its progress and pages with get_crawl. Each page delivered costs $0.001 ($0.002 when a browser read it), charged to the API key sent as Authorization: Bearer (no x402: a crawl runs long after the call); limit pages at $0.002 are held until it ends; skipped, duplicate and failed pages are free.`,
+  inputSchema: () => argumentsSchema(crawlRequest),
+  method: "POST",
+  renders: false,
+  charges: true,
+  changes: true,
+  pipeline: withHttp({ route: "crawl-create", schema: crawlRequest, access: keyAccess }, async ({ account, body }) =>
+    json(crawlSummary(await startCrawl(account.accountId, body))),
+  ),
+};
+
+const getCrawlRequest = z.strictObject({
+  crawlId: z.string({ error: "must be a crawl id (crl_...), from crawl_site" }).max(64),
+  cursor: z.string({ error: "must be the next_cursor of the last answer" }).max(64).optional(),
+});
+
+const getCrawlTool: Tool = {
+  name: "get_crawl",
+  title: "Read a crawl",
+  description:
+    "A crawl of the account's (crawlId, from crawl_site): its status (running, completed, cancelled), counts (discovered, delivered, failed, skipped by reason), what it cost, and up to 100 of its pages, each with its status, why it was skipped, its title and a link (an hour) to its content in the formats asked; next_cursor, given as cursor, reads the next 100. Answers at once; call it again while the status is running. Free; needs Authorization: Bearer <key>.",
+  inputSchema: () => argumentsSchema(getCrawlRequest),
+  method: "POST",
+  renders: false,
+  charges: false,
+  pipeline: withHttp({ route: "crawl-get", schema: getCrawlRequest, access: keyAccess }, async ({ account, body }) =>
+    json(await crawlAnswer(ownCrawl(account.accountId, await getCrawl(body.crawlId)), PAGES_LISTED.default, body.cursor)),
+  ),
+};
+
 const MONITOR_PRICE =
   'Each check is charged when it runs to the API key sent as Authorization: Bearer (no x402: a monitor runs long after the call): $0.005, or $0.002 with mode: "text"; a failed check is free.';
 
@@ -318,6 +355,8 @@ export const tools: readonly Tool[] = [
   readPage,
   scrape,
   mapSiteTool,
+  crawlSiteTool,
+  getCrawlTool,
   metadata,
   createMonitorTool,
   listMonitorsTool,

@@ -670,6 +670,8 @@ describe("the bundled MCP function", () => {
       "read_page",
       "scrape",
       "map_site",
+      "crawl_site",
+      "get_crawl",
       "metadata",
       "create_monitor",
       "list_monitors",

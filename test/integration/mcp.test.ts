@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 describe("tools/list", () => {
-  it("lists screenshot, html_to_screenshot, animate, read_page, scrape, map_site, metadata, the monitors' tools and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
+  it("lists screenshot, html_to_screenshot, animate, read_page, scrape, map_site, crawl_site, get_crawl, metadata, the monitors' tools and usage, with the REST schemas' JSON Schema and descriptions for a model", async () => {
     const { tools } = await keyed.listTools();
     expect(tools.map((t) => t.name)).toEqual([
       "screenshot",
@@ -58,6 +58,8 @@ describe("tools/list", () => {
       "read_page",
       "scrape",
       "map_site",
+      "crawl_site",
+      "get_crawl",
       "metadata",
       "create_monitor",
       "list_monitors",
@@ -66,9 +68,24 @@ describe("tools/list", () => {
       "usage",
     ]);
     // Priced tools are not idempotent (a second call is charged again); free ones are.
-    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([false, false, false, false, false, false, true, false, true, false, true, true]);
+    expect(tools.map((t) => t.annotations?.idempotentHint)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+      false,
+      true,
+      false,
+      true,
+      true,
+    ]);
     // Making a monitor and checking one change the account's state; the rest only read.
-    expect(tools.filter((t) => !t.annotations?.readOnlyHint).map((t) => t.name)).toEqual(["create_monitor", "check_monitor"]);
+    expect(tools.filter((t) => !t.annotations?.readOnlyHint).map((t) => t.name)).toEqual(["crawl_site", "create_monitor", "check_monitor"]);
     expect(tools.find((t) => t.name === "scrape")!.inputSchema.required).toContain("extract");
     const screenshot = tools[0]!;
     const rest = z.toJSONSchema(screenshotRequest, { io: "input", unrepresentable: "any" }) as { properties: Record<string, unknown> };
@@ -267,6 +284,27 @@ describe("tools/call with an API key", () => {
       urls: [{ source: "start" }, { source: "link" }, { source: "link" }],
     });
     expect(await balance()).toBe(before - PRICES.map);
+  });
+
+  it("crawl_site answers at once with the crawl; get_crawl reads it until it ends, its pages charged as they were delivered", async () => {
+    const before = await balance();
+    const site = inject("crawlSites").b;
+    const started = (await keyed.callTool({ name: "crawl_site", arguments: { url: `${site}/`, limit: 2, render: "never" } })) as CallToolResult;
+    expect(started.isError, JSON.stringify(started.content)).toBeFalsy();
+    const { id } = started.structuredContent as { id: string };
+    expect(started.structuredContent).toMatchObject({ status: "running", limit: 2 });
+    let crawl: { status: string; charged_micro_usd: number; pages: { status: string }[] };
+    const until = Date.now() + 60_000;
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      crawl = (await keyed.callTool({ name: "get_crawl", arguments: { crawlId: id } })).structuredContent as typeof crawl;
+    } while (crawl.status === "running" && Date.now() < until);
+    expect(crawl.status).toBe("completed");
+    expect(crawl.pages.filter((p) => p.status === "delivered")).toHaveLength(2);
+    expect(crawl.charged_micro_usd).toBe(2 * PRICES.crawlPage);
+    expect(await balance()).toBe(before - 2 * PRICES.crawlPage);
+    const unknown = (await keyed.callTool({ name: "get_crawl", arguments: { crawlId: "crl_AAAAAAAAAAAAAAAAAAAAAA" } })) as CallToolResult;
+    expect(unknown.isError).toBe(true);
   });
 
   it("screenshot: a JPEG preview at most 1024 px wide, a link to the full-resolution PNG, charged $0.005 like the REST call", async () => {
@@ -502,7 +540,7 @@ describe("the HTTP endpoint", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("mcp-session-id")).toBeNull();
-    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(12);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(14);
     const get = await fetch(`${base}/mcp`, { headers: accept });
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");

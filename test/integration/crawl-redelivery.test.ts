@@ -1,0 +1,144 @@
+// A crawl's page delivered again: after its worker died mid-page (its lease over, its charge made and
+// pending), twice at once, and after its crawl was cancelled. The worker runs in process against the
+// shared stack's DynamoDB Local and s3rver, on queues of this file's own (the stack's workers take
+// none of these messages); the dead worker's state is left by the very functions a worker calls
+// and nothing after them. One page, charged once; the crawl ends and its hold goes back.
+import { describe, expect, inject, it } from "vitest";
+import { admin, signUp } from "../../dev/harness/dev-process.js";
+import { ownQueues, useSharedStackInProcess } from "../helpers/in-process.js";
+
+const { environment } = await ownQueues();
+const sites = inject("crawlSites");
+useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: [new URL(sites.a).host, new URL(sites.b).host].join(","), ...environment });
+const { DeleteCommand, PutCommand, QueryCommand } = await import("@aws-sdk/lib-dynamodb");
+const { documents } = await import("../../lib/billing/dynamodb.js");
+const { config } = await import("../../lib/config.js");
+const { feedKey } = await import("../../lib/billing/keys.js");
+const { placeHold } = await import("../../lib/billing/holds.js");
+const { chargePiece, takeLease } = await import("../../lib/jobs/attempt.js");
+const { crawlRequest } = await import("../../lib/api/schemas.js");
+const { createCrawl, getCrawl, getPage, newCrawlId, stopCrawl } = await import("../../lib/crawl/store.js");
+const { runPage } = await import("../../lib/crawl/run.js");
+const { reconcileCrawls } = await import("../../lib/crawl/reconcile.js");
+const { patternOf } = await import("../../lib/crawl/urls.js");
+
+const base = inject("baseUrl");
+let counter = 0;
+
+/** The account's money: what it may spend and what its crawls hold. */
+const money = async (key: string) => {
+  const usage = (await (await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+    balance_micro_usd: number;
+    held_micro_usd: number;
+  };
+  return usage.balance_micro_usd + usage.held_micro_usd;
+};
+const balance = async (key: string) =>
+  ((await (await fetch(`${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance_micro_usd: number }).balance_micro_usd;
+
+/** A crawl of one page (site B's /b/1, no links followed), as POST /api/v1/crawl makes it, with no FEED row: these tests deliver its message themselves. */
+async function crawlOfOne() {
+  const { api_key: key, account_id: accountId } = await signUp(base, `crawl-redelivery-${Date.now()}-${counter++}@crawl.test`);
+  admin(inject("localDir"), "credit", accountId, "10");
+  const url = `${sites.b}/b/1`;
+  const request = crawlRequest.parse({ url, limit: 1, depth: 0, source: "links", render: "never" });
+  const id = newCrawlId();
+  await placeHold(accountId, id, 2_000, new Date(), "crawl");
+  const crawl = await createCrawl(
+    { id, accountId, createdAt: new Date().toISOString(), request, held: 2_000 },
+    { url, depth: 0, foundBy: "start", pattern: patternOf(url), barren: 0 },
+  );
+  await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: feedKey(accountId, crawl.createdAt, id) }));
+  const [queued] = (
+    await documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :q)",
+        ExpressionAttributeValues: { ":pk": `CRAWL#${id}`, ":q": "Q#" },
+      }),
+    )
+  ).Items!;
+  // As the feed sends it: its queue row moved to its sent marker.
+  await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: queued!.pk, sk: queued!.sk } }));
+  await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: { pk: queued!.pk, sk: queued!.sent } }));
+  return { key, accountId, crawl, message: queued!.message as import("../../lib/jobs/queue.js").PageMessage };
+}
+
+const entriesOf = async (accountId: string, requestId: string) =>
+  (
+    (
+      await documents.send(
+        new QueryCommand({ TableName: config.TABLE_NAME, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `ACCT#${accountId}` } }),
+      )
+    ).Items ?? []
+  ).filter((item) => item.requestId === requestId);
+
+describe("a crawl's page delivered again", () => {
+  it("after its worker died mid-page: taken over once its lease is over, read, and charged once; the crawl ends with its hold given back", async () => {
+    const { key, accountId, crawl, message } = await crawlOfOne();
+    const before = await money(key);
+    // The dead worker: took the page (its lease now over) and charged it, then nothing.
+    const piece = {
+      kind: "page" as const,
+      accountId,
+      owner: crawl.id,
+      id: message.key,
+      key: { pk: `CRAWL#${crawl.id}`, sk: `U#${message.key}` },
+      requestId: `${crawl.id}.${message.key}`,
+    };
+    const lease = (await takeLease(piece, Date.now() - 1))!;
+    await chargePiece(piece, lease, { amount: 1_000, endpoint: "crawl", hold: crawl.id });
+    expect(await money(key)).toBe(before - 1_000);
+    // The queue delivers its message again.
+    expect(await runPage(message, 2)).toBe("done");
+    expect(await getPage(crawl.id, message.key)).toMatchObject({ status: "delivered", charged: 1_000 });
+    expect(await getCrawl(crawl.id)).toMatchObject({ status: "completed", delivered: 1, charged: 1_000 });
+    expect(await money(key)).toBe(before - 1_000);
+    const entries = await entriesOf(accountId, piece.requestId);
+    expect(entries.map((e) => [e.status, e.delivered, e.amount])).toEqual([["charged", true, 1_000]]);
+    // The rest of its hold went back: nothing is held any more.
+    expect(await balance(key)).toBe(before - 1_000);
+  }, 60_000);
+
+  it("twice at once: one reads it, the other finds it held; delivered once more after it ended, nothing happens", async () => {
+    const { key, accountId, crawl, message } = await crawlOfOne();
+    const before = await money(key);
+    const outcomes = await Promise.all([runPage(message, 1), runPage(message, 1)]);
+    expect(outcomes.sort()).toEqual(["busy", "done"]);
+    expect(await runPage(message, 3)).toBe("done");
+    expect(await getPage(crawl.id, message.key)).toMatchObject({ status: "delivered", charged: 1_000 });
+    expect(await money(key)).toBe(before - 1_000);
+    expect(await entriesOf(accountId, `${crawl.id}.${message.key}`)).toHaveLength(1);
+  }, 60_000);
+
+  it("whose worker died on its last delivery is ended by the sweeper, free, and its crawl ends", async () => {
+    const { key, accountId, crawl, message } = await crawlOfOne();
+    const before = await money(key);
+    const piece = {
+      kind: "page" as const,
+      accountId,
+      owner: crawl.id,
+      id: message.key,
+      key: { pk: `CRAWL#${crawl.id}`, sk: `U#${message.key}` },
+      requestId: `${crawl.id}.${message.key}`,
+    };
+    // Taken on the last delivery, charged, then the worker died: no message is left to take it over.
+    const lease = (await takeLease(piece, Date.now() - 1, 3))!;
+    await chargePiece(piece, lease, { amount: 1_000, endpoint: "crawl", hold: crawl.id });
+    await reconcileCrawls(Date.now());
+    expect(await getPage(crawl.id, message.key)).toMatchObject({ status: "failed", charged: 0 });
+    expect(await getCrawl(crawl.id)).toMatchObject({ status: "completed", failed: 1, delivered: 0 });
+    expect(await money(key)).toBe(before);
+    expect(await balance(key)).toBe(before);
+  }, 60_000);
+
+  it("after its crawl was cancelled: skipped, free, and the crawl is cancelled", async () => {
+    const { key, crawl, message } = await crawlOfOne();
+    const before = await money(key);
+    expect(await stopCrawl((await getCrawl(crawl.id))!, "cancelled")).toBe(true);
+    expect(await runPage(message, 1)).toBe("done");
+    expect(await getPage(crawl.id, message.key)).toMatchObject({ status: "skipped", reason: "cancelled" });
+    expect(await getCrawl(crawl.id)).toMatchObject({ status: "cancelled", delivered: 0, charged: 0 });
+    expect(await balance(key)).toBe(before);
+  }, 60_000);
+});
