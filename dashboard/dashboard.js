@@ -239,7 +239,7 @@
     const balance = usage.balance_micro_usd;
     $("balance").textContent = dollars(balance);
     // What running jobs hold is out of the balance until their items are charged or give it back.
-    const held = usage.held_micro_usd ? `; ${dollars(usage.held_micro_usd)} held by running jobs` : "";
+    const held = usage.held_micro_usd ? `; ${dollars(usage.held_micro_usd)} held by running jobs and crawls` : "";
     $("balance-left").textContent =
       `${plural(Math.floor(balance / STANDARD_MICRO), "screenshot")} or ${plural(Math.floor(balance / MOCKUP_MICRO), "mockup")} left${held}`;
     $("spent").textContent = dollars(usage.total_spent_micro_usd);
@@ -289,6 +289,35 @@
     );
     show("jobs-table", jobs.length > 0);
     show("jobs-empty", jobs.length === 0);
+  }
+
+  // ---- Crawls (docs/crawl.md, "Crawl") -----------------------------------------------------------
+
+  /** The newest crawls: when made, the site, status, pages delivered of the limit (failed and skipped said), and what they cost. */
+  async function loadCrawls() {
+    fieldError("crawls-error");
+    let crawls;
+    try {
+      ({ crawls } = await api("/crawl"));
+    } catch (error) {
+      return fieldError("crawls-error", explain(error));
+    }
+    $("crawls-rows").replaceChildren(
+      ...crawls.map((crawl) => {
+        const skipped = Object.values(crawl.counts.skipped).reduce((sum, n) => sum + n, 0);
+        const more = [crawl.counts.failed ? `${crawl.counts.failed} failed` : "", skipped ? `${skipped} skipped` : ""].filter(Boolean).join(", ");
+        const pages = `${crawl.counts.delivered} of ${crawl.limit}${more ? ` (${more})` : ""}`;
+        const row = tableRow([when(crawl.created_at), new URL(crawl.url).host, crawl.status, pages, dollars(crawl.charged_micro_usd)], {
+          title: `${crawl.id}, ${crawl.url}`,
+          badge: 2,
+          classes: { 3: "num", 4: "num" },
+        });
+        row.dataset.crawl = crawl.id;
+        return row;
+      }),
+    );
+    show("crawls-table", crawls.length > 0);
+    show("crawls-empty", crawls.length === 0);
   }
 
   // ---- Monitors (docs/api.md, "Monitors") ------------------------------------------------------
@@ -344,6 +373,7 @@
     try {
       renderUsage(await api("/usage"));
       loadJobs();
+      loadCrawls();
       loadMonitors();
       // The panel's allowance is the chain's: read again with the rest.
       if (!$("auto-topup-card").hidden) {

@@ -132,12 +132,12 @@ export interface Cap {
   readonly burst: number;
 }
 
-// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 100 of an
+// Free routes' caps (docs/api.md, "Capacity"). Their reserved concurrency adds up to 97 of an
 // account's 1,000 by default, leaving the rest (less the 100 Lambda keeps unreserved) to renders.
 const LIGHT_CAP: Cap = { concurrency: 4, rate: 20, burst: 40 };
 // Documents made once per container (the dashboard, the API's descriptions), answered in
-// milliseconds and cached by browsers and the CDN for minutes: two at once answer hundreds a second.
-const DOCUMENT_CAP: Cap = { concurrency: 2, rate: 20, burst: 40 };
+// milliseconds and cached by browsers and the CDN for minutes: one at a time answers a hundred a second.
+const DOCUMENT_CAP: Cap = { concurrency: 1, rate: 20, burst: 40 };
 // 404s and 405s: a few milliseconds each, so two at once answer hundreds a second.
 const FALLBACK_CAP: Cap = { concurrency: 2, rate: 20, burst: 40 };
 // An account's keys and auto-topup: set up now and then, by a person or a script.

@@ -20,7 +20,7 @@ let browser: Browser;
 let walletMode: "sign" | "reject" = "sign";
 
 beforeAll(async () => {
-  dev = await startDev({ ALLOWED_PRIVATE_HOSTS: new URL(inject("fixtureUrl")).host });
+  dev = await startDev({ ALLOWED_PRIVATE_HOSTS: [new URL(inject("fixtureUrl")).host, new URL(inject("crawlSites").b).host].join(",") });
   browser = await puppeteer.launch({ ...(await quietChromium()), pipe: true });
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
 });
@@ -381,6 +381,39 @@ describe("dashboard", () => {
     await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "jobs-phone.png"), fullPage: true });
     // Nothing on the page spills out sideways at a phone's width.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.close();
+  });
+
+  it("lists the account's crawls with their pages delivered of the limit and their cost, at 1280 and 390 px", async () => {
+    const page = await openDashboard({ wallet: false });
+    const key = await signUpThroughPage(page, `crawls-${Date.now()}@shotline.test`);
+    await page.click("#continue");
+    await visible(page, "#crawls-card");
+    expect(await textOf(page, "#crawls-empty")).toBe("No crawls yet.");
+    const site = inject("crawlSites").b;
+    const made = await fetch(`${dev.info.baseUrl}/api/v1/crawl`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ url: `${site}/`, limit: 2, render: "never" }),
+    });
+    const { id } = (await made.json()) as { id: string };
+    for (let waited = 0; waited < 60_000; waited += 250) {
+      const crawl = (await (await fetch(`${dev.info.baseUrl}/api/v1/crawl/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+        status: string;
+      };
+      if (crawl.status !== "running") break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    await page.click("#refresh");
+    await page.waitForSelector(`#crawls-rows tr[data-crawl="${id}"]`, { timeout: 30_000 });
+    const cells = await page.$$eval(`#crawls-rows tr[data-crawl="${id}"] td`, (tds) => tds.map((td) => (td.textContent ?? "").trim()));
+    expect(cells.slice(1, 3)).toEqual([new URL(site).host, "completed"]);
+    expect(cells[3]).toMatch(/^2 of 2\b/);
+    expect(cells[4]).toBe("$0.002");
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "crawls-desktop.png"), fullPage: true });
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "crawls-phone.png"), fullPage: true });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.close();
   });

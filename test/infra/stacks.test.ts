@@ -280,7 +280,7 @@ describe("Api stack", () => {
     );
     const roleOf = (id: string) => (fn(`functions/${id}.handler`).Role as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0];
     // Who keeps secrets (a job's items, a monitor: made through the API or MCP, changed) and who opens them (the worker).
-    const keepers = ["jobs-create", "job-worker", "monitors-create", "monitors-update", "mcp"];
+    const keepers = ["jobs-create", "job-worker", "monitors-create", "monitors-update", "crawl-create", "mcp"];
     expect(statements.map((st) => keepers.find((id) => st.roles.includes(roleOf(id)))).sort()).toEqual([...keepers].sort());
     for (const st of statements) {
       expect(st.actions).toEqual(["kms:Decrypt", "kms:GenerateDataKey"]);
@@ -347,6 +347,8 @@ describe("Api stack", () => {
       "monitors-create": ["jobs"],
       "monitors-check": ["jobs"],
       "monitors-schedule": ["jobs", "webhooks"],
+      // A crawl's start goes through the account's feed too.
+      "crawl-create": ["jobs"],
       mcp: ["jobs"],
     };
     const senders = sending.map((st) => [Object.keys(sends).find((id) => st.roles.includes(roleOf(id))), st.resource] as const);
