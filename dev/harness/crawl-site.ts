@@ -12,7 +12,8 @@ import zlib from "node:zlib";
 // canonical duplicate, a page its script builds, a page that answers 429 with Retry-After 2 once,
 // a redirect to the canary, a link to another origin (site B), and sitemaps that are a gzip bomb
 // and a billion-laughs file. Site B: robots.txt asks Crawl-delay: 1. Each site records every
-// request (path, time, User-Agent) and the most it had in flight at once: GET /__stats.
+// request (path, time, User-Agent, the x-crawl-run header a test's crawl sends) and the most it had
+// in flight at once for each run: GET /__stats?run=.
 
 const CORPUS = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../bench/corpus/article-extraction-benchmark/ground-truth.json");
 
@@ -64,6 +65,8 @@ interface Hit {
   readonly path: string;
   readonly at: number;
   readonly userAgent: string;
+  /** The x-crawl-run header it carried ("" when none). */
+  readonly run: string;
 }
 
 export interface CrawlSites {
@@ -92,24 +95,28 @@ export async function startCrawlSites(canaryUrl: string, delayMs = 20): Promise<
   const orphan = (k: number) => articles[(TOPICS * PER_TOPIC + k - 1) % articles.length]!;
   const bomb = gzipBomb();
 
-  const serve = (origin: () => string, route: (pathname: string, url: URL) => [number, Record<string, string>, string | Buffer]) => {
+  const serve = (origin: () => string, route: (pathname: string, url: URL, run: string) => [number, Record<string, string>, string | Buffer]) => {
     const hits: Hit[] = [];
-    let inFlight = 0;
-    let maxInFlight = 0;
+    const inFlight = new Map<string, number>();
+    const most = new Map<string, number>();
     const server = http.createServer((request, response) => {
       const url = new URL(request.url ?? "/", origin());
       if (url.pathname === "/__stats") {
-        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ hits, maxInFlight } satisfies SiteStats));
+        const run = url.searchParams.get("run");
+        const stats: SiteStats = { hits: run === null ? hits : hits.filter((hit) => hit.run === run), maxInFlight: most.get(run ?? "") ?? 0 };
+        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats));
         return;
       }
-      hits.push({ path: `${url.pathname}${url.search}`, at: Date.now(), userAgent: String(request.headers["user-agent"] ?? "") });
-      inFlight++;
-      maxInFlight = Math.max(maxInFlight, inFlight);
+      // A test names its crawl with a header its page requests carry (page controls): its own counts, however many crawl at once.
+      const run = String(request.headers["x-crawl-run"] ?? "");
+      hits.push({ path: `${url.pathname}${url.search}`, at: Date.now(), userAgent: String(request.headers["user-agent"] ?? ""), run });
+      inFlight.set(run, (inFlight.get(run) ?? 0) + 1);
+      most.set(run, Math.max(most.get(run) ?? 0, inFlight.get(run)!));
       // Each answer takes a moment, so that requests in flight at once are seen.
       setTimeout(() => {
-        const [status, headers, body] = route(url.pathname, url);
+        const [status, headers, body] = route(url.pathname, url, run);
         response.writeHead(status, { "content-type": "text/html; charset=utf-8", ...headers }).end(body);
-        inFlight--;
+        inFlight.set(run, inFlight.get(run)! - 1);
       }, delayMs);
     });
     return server;
@@ -117,11 +124,11 @@ export async function startCrawlSites(canaryUrl: string, delayMs = 20): Promise<
 
   let aOrigin = "";
   let bOrigin = "";
-  let busyServed = false;
+  const busyServed = new Set<string>();
   const html = (body: string): [number, Record<string, string>, string] => [200, {}, body];
   const a = serve(
     () => aOrigin,
-    (pathname, url) => {
+    (pathname, url, run) => {
       if (pathname === "/robots.txt")
         return [
           200,
@@ -193,8 +200,8 @@ export async function startCrawlSites(canaryUrl: string, delayMs = 20): Promise<
           ),
         );
       if (pathname === "/busy") {
-        if (!busyServed) {
-          busyServed = true;
+        if (!busyServed.has(run)) {
+          busyServed.add(run);
           return [429, { "retry-after": "2" }, "Too many requests"];
         }
         return html(page(article(3, 1).title, articleBody(article(3, 1))));
@@ -231,5 +238,6 @@ export async function startCrawlSites(canaryUrl: string, delayMs = 20): Promise<
   };
 }
 
-/** A site's stats (GET /__stats). */
-export const siteStats = async (origin: string): Promise<SiteStats> => (await (await fetch(`${origin}/__stats`)).json()) as SiteStats;
+/** A site's stats (GET /__stats): every request, or those of the crawl that sent `run` as its x-crawl-run header. */
+export const siteStats = async (origin: string, run?: string): Promise<SiteStats> =>
+  (await (await fetch(`${origin}/__stats${run === undefined ? "" : `?run=${encodeURIComponent(run)}`}`)).json()) as SiteStats;

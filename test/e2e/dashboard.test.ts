@@ -395,7 +395,7 @@ describe("dashboard", () => {
     const made = await fetch(`${dev.info.baseUrl}/api/v1/crawl`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: JSON.stringify({ url: `${site}/`, limit: 2, render: "never" }),
+      body: JSON.stringify({ url: `${site}/`, limit: 2, render: "never", headers: { "x-crawl-run": `dashboard-${Date.now()}` } }),
     });
     const { id } = (await made.json()) as { id: string };
     for (let waited = 0; waited < 60_000; waited += 250) {

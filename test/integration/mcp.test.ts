@@ -275,13 +275,13 @@ describe("tools/call with an API key", () => {
 
   it("map_site: the site's URLs one a line for the model, the whole answer structured, charged $0.001", async () => {
     const before = await balance();
-    const site = inject("crawlSites").b;
+    const site = inject("crawlSites").a;
     const result = (await keyed.callTool({ name: "map_site", arguments: { url: `${site}/`, limit: 3 } })) as CallToolResult;
     expect(result.isError).toBeFalsy();
-    expect(ofType(result, "text")[0]!.text).toBe([`${site}/`, `${site}/b/1`, `${site}/b/2`].join("\n"));
+    expect(ofType(result, "text")[0]!.text).toBe([`${site}/`, `${site}/articles/1-1`, `${site}/articles/1-2`].join("\n"));
     expect(result.structuredContent).toMatchObject({
-      robots: { found: true, crawlDelay: 1 },
-      urls: [{ source: "start" }, { source: "link" }, { source: "link" }],
+      robots: { found: true, crawlDelay: 0 },
+      urls: [{ source: "start" }, { source: "sitemap" }, { source: "sitemap" }],
     });
     expect(await balance()).toBe(before - PRICES.map);
   });
@@ -289,7 +289,10 @@ describe("tools/call with an API key", () => {
   it("crawl_site answers at once with the crawl; get_crawl reads it until it ends, its pages charged as they were delivered", async () => {
     const before = await balance();
     const site = inject("crawlSites").b;
-    const started = (await keyed.callTool({ name: "crawl_site", arguments: { url: `${site}/`, limit: 2, render: "never" } })) as CallToolResult;
+    const started = (await keyed.callTool({
+      name: "crawl_site",
+      arguments: { url: `${site}/`, limit: 2, render: "never", headers: { "x-crawl-run": `mcp-${Date.now()}` } },
+    })) as CallToolResult;
     expect(started.isError, JSON.stringify(started.content)).toBeFalsy();
     const { id } = started.structuredContent as { id: string };
     expect(started.structuredContent).toMatchObject({ status: "running", limit: 2 });
