@@ -335,7 +335,7 @@ const ROWS = [
   { id: "crawl-create", method: "POST", path: "/api/v1/crawl", ...MANAGE, timeoutSeconds: 30, cap: JOBS_CAP, uses: ["table", "jobs-queue", "secrets"] },
   { id: "crawl-list", method: "GET", path: "/api/v1/crawl", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table"] },
   { id: "crawl-get", method: "GET", path: "/api/v1/crawl/{crawlId}", ...MANAGE, cap: JOBS_POLL_CAP, uses: ["table", "bucket"] },
-  { id: "crawl-cancel", method: "DELETE", path: "/api/v1/crawl/{crawlId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket"] },
+  { id: "crawl-cancel", method: "DELETE", path: "/api/v1/crawl/{crawlId}", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue"] },
   // Monitors (docs/api.md, "Monitors"): pages checked on a schedule; each check is charged when it
   // runs, by the jobs' worker (the `consumers` below), queued by the schedule (`schedules`).
   { id: "monitors-create", method: "POST", path: "/api/v1/monitors", ...MANAGE, cap: JOBS_MINOR_CAP, uses: ["table", "bucket", "jobs-queue", "secrets"] },

@@ -28,6 +28,11 @@ const ACTIONS: Readonly<Record<string, { readonly service: Service; readonly act
   // Without s3:ListBucket (on the bucket itself), S3 answers a HEAD of a missing key 403, not 404.
   HeadObject: { service: "s3", actions: ["s3:GetObject", "s3:ListBucket"] },
   PutObject: { service: "s3", actions: ["s3:PutObject"] },
+  // A crawl's whole result, written in parts (lib/crawl/result.ts).
+  CreateMultipartUpload: { service: "s3", actions: ["s3:PutObject"] },
+  UploadPart: { service: "s3", actions: ["s3:PutObject"] },
+  CompleteMultipartUpload: { service: "s3", actions: ["s3:PutObject"] },
+  AbortMultipartUpload: { service: "s3", actions: ["s3:AbortMultipartUpload"] },
   // A monitor's baseline kept with a check (lib/monitors/check.ts): read from one key, written to another.
   CopyObject: { service: "s3", actions: ["s3:GetObject", "s3:PutObject"] },
   // A replaced baseline, a deleted monitor's.

@@ -6,6 +6,7 @@ import { feedKey, holdKey } from "../billing/keys.js";
 import { config } from "../config.js";
 import type { Lease } from "../jobs/attempt.js";
 import type { Gate, QueuedMessage } from "../jobs/feed.js";
+import { enqueueItem } from "../jobs/queue.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 
 // A crawl as stored (docs/crawl.md, "Crawl"): nothing of it lives in one process's memory. Under
@@ -47,6 +48,8 @@ export interface Crawl {
   readonly charged: number;
   /** What was held for it when it was submitted. */
   readonly held: number;
+  /** Its whole result (NDJSON) in the bucket, once written after it ended (lib/crawl/result.ts). */
+  readonly resultKey?: string;
 }
 
 /** A URL of a crawl as stored (its lease: lib/jobs/attempt.ts). */
@@ -506,12 +509,31 @@ export async function finishIfIdle(crawlId: string, now = Date.now()): Promise<C
       }),
     ),
   );
-  if (ended) {
-    await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: feedKey(crawl.accountId, crawl.createdAt, crawl.id) }));
-    await releaseCrawlHold(crawl.id);
-  }
+  if (ended) await wrapUp(crawl);
   return getCrawl(crawlId);
 }
+
+/**
+ * What follows a crawl's end, each step safe to take twice: its FEED row deleted, its result's
+ * writing queued (a jobs worker writes it: lib/crawl/result.ts), and last what its hold still holds
+ * given back. A crash before the end of it leaves the hold, and the reconciler wraps it up again.
+ */
+export async function wrapUp(crawl: Pick<Crawl, "id" | "accountId" | "createdAt">): Promise<void> {
+  await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: feedKey(crawl.accountId, crawl.createdAt, crawl.id) }));
+  await enqueueItem({ kind: "crawl-result", accountId: crawl.accountId, crawlId: crawl.id });
+  await releaseCrawlHold(crawl.id);
+}
+
+/** Notes crawl `crawlId`'s result as written at `key`. */
+export const noteResult = (crawlId: string, key: string) =>
+  documents.send(
+    new UpdateCommand({
+      TableName: config.TABLE_NAME,
+      Key: crawlKey(crawlId),
+      UpdateExpression: "SET resultKey = :key",
+      ExpressionAttributeValues: { ":key": key },
+    }),
+  );
 
 /** Gives back what crawl `crawlId`'s hold still holds, and removes it (it has ended). */
 async function releaseCrawlHold(crawlId: string): Promise<void> {

@@ -35,9 +35,12 @@ async function pageAnswer(crawl: Crawl, page: CrawlPage) {
 /** The crawl as GET answers it, with up to `limit` of its pages after `cursor`. */
 export async function crawlAnswer(crawl: Crawl, limit: number = PAGES_LISTED.default, cursor?: string) {
   const { pages, next } = await listPages(crawl.id, limit, cursor);
+  const result = crawl.resultKey ? await downloadLink(crawl.resultKey) : null;
   return {
     ...crawlSummary(crawl),
     links_expire_in_seconds: config.DOWNLOAD_LINK_SECONDS,
+    // Once it has ended and its result is written (seconds later): every delivered page, one JSON a line.
+    ...(result ? { result_url: result.url } : {}),
     pages: await Promise.all(pages.map((page) => pageAnswer(crawl, page))),
     next_cursor: next,
   };

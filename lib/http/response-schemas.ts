@@ -409,6 +409,12 @@ export const crawlSummaryResponse = z.object({
 /** GET /api/v1/crawl/{crawlId}: the crawl and a page of its URLs. */
 export const crawlResponse = crawlSummaryResponse.extend({
   links_expire_in_seconds: z.number().int(),
+  result_url: z
+    .string()
+    .optional()
+    .describe(
+      "once it has ended (seconds after): its whole result, every delivered page's output one JSON a line (NDJSON), signed for links_expire_in_seconds",
+    ),
   pages: z.array(
     z.object({
       url: z.string(),

@@ -60,6 +60,13 @@ export interface PageMessage {
   readonly gate?: GateSlot;
 }
 
+/** The writing of an ended crawl's whole result (lib/crawl/result.ts): our work, in no account's share. */
+export interface CrawlResultMessage {
+  readonly kind: "crawl-result";
+  readonly accountId: string;
+  readonly crawlId: string;
+}
+
 /** A webhook delivery attempt's message (lib/jobs/webhooks.ts). */
 export interface WebhookMessage {
   readonly kind: "webhook";
@@ -86,7 +93,7 @@ const sqs = (url: string | undefined) => {
  * messages name a group) deliver other groups first when one group has a backlog, as the local
  * queue does (dev/sqs-local.ts); after `delaySeconds` (at most 900) when given.
  */
-export async function enqueueItem(message: ItemMessage | CheckMessage | PageMessage, delaySeconds = 0): Promise<void> {
+export async function enqueueItem(message: ItemMessage | CheckMessage | PageMessage | CrawlResultMessage, delaySeconds = 0): Promise<void> {
   const { client, url } = sqs(config.JOBS_QUEUE_URL);
   await client.send(
     new SendMessageCommand({

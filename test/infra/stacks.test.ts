@@ -347,8 +347,9 @@ describe("Api stack", () => {
       "monitors-create": ["jobs"],
       "monitors-check": ["jobs"],
       "monitors-schedule": ["jobs", "webhooks"],
-      // A crawl's start goes through the account's feed too.
+      // A crawl's start goes through the account's feed too; a cancelled crawl's end queues the writing of its result.
       "crawl-create": ["jobs"],
+      "crawl-cancel": ["jobs"],
       mcp: ["jobs"],
     };
     const senders = sending.map((st) => [Object.keys(sends).find((id) => st.roles.includes(roleOf(id))), st.resource] as const);

@@ -10,7 +10,7 @@ import { ownQueues, useSharedStackInProcess } from "../helpers/in-process.js";
 const { environment } = await ownQueues();
 const sites = inject("crawlSites");
 useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: [new URL(sites.a).host, new URL(sites.b).host].join(","), ...environment });
-const { DeleteCommand, PutCommand, QueryCommand } = await import("@aws-sdk/lib-dynamodb");
+const { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
 const { documents } = await import("../../lib/billing/dynamodb.js");
 const { config } = await import("../../lib/config.js");
 const { feedKey } = await import("../../lib/billing/keys.js");
@@ -20,6 +20,10 @@ const { crawlRequest } = await import("../../lib/api/schemas.js");
 const { createCrawl, getCrawl, getPage, newCrawlId, stopCrawl } = await import("../../lib/crawl/store.js");
 const { runPage } = await import("../../lib/crawl/run.js");
 const { reconcileCrawls } = await import("../../lib/crawl/reconcile.js");
+const { writeResult } = await import("../../lib/crawl/result.js");
+const { putObject } = await import("../../lib/jobs/requests.js");
+const { s3 } = await import("../../lib/storage/s3.js");
+const { GetObjectCommand } = await import("@aws-sdk/client-s3");
 const { patternOf } = await import("../../lib/crawl/urls.js");
 
 const base = inject("baseUrl");
@@ -130,6 +134,43 @@ describe("a crawl's page delivered again", () => {
     expect(await getCrawl(crawl.id)).toMatchObject({ status: "completed", failed: 1, delivered: 0 });
     expect(await money(key)).toBe(before);
     expect(await balance(key)).toBe(before);
+  }, 60_000);
+
+  it("an ended crawl's result larger than an upload's part is written in parts, whole, once", async () => {
+    const { crawl } = await crawlOfOne();
+    // Three delivered pages of 4 MB of text each: 12 MB, two parts.
+    for (let n = 0; n < 3; n++) {
+      const outputKey = `jobs/${crawl.id}/pages/big${n}.json`;
+      await putObject(outputKey, JSON.stringify({ url: `${sites.a}/big/${n}`, markdown: `${n}`.repeat(4 * 1024 * 1024) }), "application/json");
+      await documents.send(
+        new PutCommand({
+          TableName: config.TABLE_NAME,
+          Item: { pk: `CRAWL#${crawl.id}`, sk: `U#big${n}`, status: "delivered", outputKey, url: `${sites.a}/big/${n}` },
+        }),
+      );
+    }
+    expect(await writeResult(crawl.id)).toBeNull(); // still running: nothing written
+    await documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: { pk: `CRAWL#${crawl.id}`, sk: "CRAWL" },
+        UpdateExpression: "SET #s = :c",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":c": "completed" },
+      }),
+    );
+    const key = await writeResult(crawl.id);
+    expect(key).toBe(`jobs/${crawl.id}/crawl.ndjson`);
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key! }));
+    const lines = (await Body!.transformToString("utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { url: string; markdown: string });
+    expect(lines.map((line) => [line.url, line.markdown.length, line.markdown[0]])).toEqual(
+      [0, 1, 2].map((n) => [`${sites.a}/big/${n}`, 4 * 1024 * 1024, `${n}`]),
+    );
+    // Written once: a second message finds its key.
+    expect(await writeResult(crawl.id)).toBe(key);
   }, 60_000);
 
   it("after its crawl was cancelled: skipped, free, and the crawl is cancelled", async () => {

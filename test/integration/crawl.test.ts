@@ -131,6 +131,16 @@ describe("POST /api/v1/crawl", () => {
     expect(output.markdown).toContain(one.title!.split(" ").slice(0, 4).join(" "));
     expect(output.links).toContain(`${sites.a}/topics/2`);
     expect(await canaryHits()).toEqual([]);
+    // Its whole result: every delivered page, one JSON a line, written by a worker once it ended.
+    let resultUrl: string | undefined;
+    for (const until = Date.now() + 60_000; !resultUrl && Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 250)))
+      resultUrl = ((await read(key, created.id)).body as Crawl & { result_url?: string }).result_url;
+    const lines = (await (await fetch(resultUrl!)).text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { url: string; markdown: string });
+    expect(lines.map((line) => line.url).sort()).toEqual(delivered.map((p) => p.url).sort());
+    expect(lines.every((line) => typeof line.markdown === "string")).toBe(true);
     // The bombs in its robots.txt's sitemaps cost their limits: the service answers at once after them.
     const health = Date.now();
     expect((await fetch(`${base}/api/v1/health`)).status).toBe(200);
