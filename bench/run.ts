@@ -11,7 +11,7 @@
 // (bench/mcp.ts), animations vs a full-page screenshot (bench/animate.ts), the monitors' diff (bench/diff.ts), main-content quality on real pages (bench/content-quality.ts), real pages with their
 // third parties unreachable vs a plain Chromium (bench/real-pages.ts), and content speed vs jsdom +
 // Readability + turndown and vs metadata through HTTP (bench/content-speed.ts), jobs through the
-// queue vs synchronous and their webhooks' lag (bench/jobs.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
+// queue vs synchronous and their webhooks' lag (bench/jobs.ts), crawls vs Crawlee (bench/crawl.ts), throughput at concurrency 1-8 vs the floor (bench/throughput.ts), and last, a
 // Lambda cold start of the bundled render function vs @sparticuz/chromium's own (bench/cold-start.ts).
 // Scenarios alternate within each round so that machine noise hits them alike. Writes bench/results.json.
 import puppeteer from "puppeteer-core";
@@ -23,6 +23,7 @@ import { benchCache } from "./cache.js";
 import { benchColdStart } from "./cold-start.js";
 import { benchContentQuality } from "./content-quality.js";
 import { benchContentSpeed } from "./content-speed.js";
+import { benchCrawl, crawlBenchSites } from "./crawl.js";
 import { benchDiff, benchMonitorCheck } from "./diff.js";
 import { benchFilterLists } from "./filter-lists.js";
 import { benchJobs } from "./jobs.js";
@@ -47,8 +48,10 @@ async function main() {
   const coldStart = Date.now();
   // Requests without a key (metadata_anonymous) are limited per client IP: all of the bench's are one IP.
   // localhost: the fixtures' hosts that never answer (bench/real-pages.ts).
+  // The crawl bench's sites, which the stack must be let through to (bench/crawl.ts).
+  const crawlSites = await crawlBenchSites();
   const dev = spawnDev({
-    ALLOWED_PRIVATE_HOSTS: `${new URL(fixtures.baseUrl).host},localhost:${new URL(fixtures.baseUrl).port}`,
+    ALLOWED_PRIVATE_HOSTS: [new URL(fixtures.baseUrl).host, `localhost:${new URL(fixtures.baseUrl).port}`, ...crawlSites.hosts].join(","),
     LOG_LEVEL: "warn",
     RATE_LIMIT_PER_SECOND: "1000",
   });
@@ -168,6 +171,9 @@ async function main() {
   const hogKey = await fundedKey(baseUrl, dev.localDir, "bench-hog@shotline.test", 10);
   const jobs = await benchJobs({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, hogKey });
   Object.assign(results.ratios, jobs.ratios);
+  // Crawls: pages a second vs Crawlee's CheerioCrawler at the same two requests per host (bench/crawl.ts).
+  const crawl = await benchCrawl({ serviceUrl: baseUrl, apiKey, sites: crawlSites });
+  Object.assign(results.ratios, crawl.ratios);
   const cache = await benchCache({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
   Object.assign(results.ratios, cache.ratios);
   const animate = await benchAnimate({ fixturesUrl: fixtures.baseUrl, serviceUrl: baseUrl, apiKey, rounds: ROUNDS });
@@ -192,6 +198,7 @@ async function main() {
     real_pages: realPages.results,
     content_speed: contentSpeed.results,
     jobs: jobs.results,
+    crawl: crawl.results,
     mcp: mcp.results,
     cache: cache.results,
     animate: animate.results,

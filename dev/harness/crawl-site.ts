@@ -24,7 +24,7 @@ interface Article {
 }
 
 /** The corpus's articles with at least 3 paragraphs of text, in the order of their ids. */
-function corpusArticles(): Article[] {
+export function corpusArticles(): Article[] {
   const truth = JSON.parse(readFileSync(CORPUS, "utf8")) as Record<string, { articleBody: string }>;
   return Object.keys(truth)
     .sort()

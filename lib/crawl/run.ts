@@ -86,7 +86,7 @@ const pagePiece = (crawl: Pick<Crawl, "id" | "accountId">, key: string): Piece =
 const skipped = (reason: SkipReason, more: Partial<PageEnd> = {}): Made => ({ kind: "ended", end: { status: "skipped", reason, charged: 0, ...more } });
 const failedWith = (error: string, more: Partial<PageEnd> = {}): Made => ({ kind: "ended", end: { status: "failed", error, charged: 0, ...more } });
 
-/** The text a page is de-duplicated by: its words, whitespace aside. */
+/** What a page is de-duplicated by: its words (whitespace aside) and its links. */
 const textHash = (text: string) => createHash("sha256").update(text.replace(/\s+/g, " ").trim()).digest("base64url").slice(0, 32);
 
 /**
@@ -155,13 +155,14 @@ async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessag
   }
   const readBy = staticRead ? "static" : "rendered";
   const content = extractContent(html, url, request.scope, readBy);
-  // Identical pages by the whole text a reader sees (a list of links has little main content, and many lists share it); a page with no text is no one's duplicate.
+  const { links, nofollow } = linksOf(html, url);
+  // Identical pages: the same whole text a reader sees and the same links (lists whose links read
+  // alike, "Article 1, Article 2...", lead to different pages); a page with no text is no one's duplicate.
   const whole = request.scope === "page" ? content.text : extractContent(html, url, "page", readBy).text;
-  const same = whole.trim() ? await firstWithText(crawl.id, textHash(whole), message.url) : null;
-  if (same !== null) return skipped("duplicate", { httpStatus: status, finalUrl, rendered: !staticRead, error: `Its text is ${same}'s.` });
+  const same = whole.trim() ? await firstWithText(crawl.id, textHash(`${whole}\n${[...links].sort().join("\n")}`), message.url) : null;
+  if (same !== null) return skipped("duplicate", { httpStatus: status, finalUrl, rendered: !staticRead, error: `Its text and links are ${same}'s.` });
   if (!(await countAgainstLimit({ id: crawl.id, request }, message.key))) return skipped("limit", { httpStatus: status, finalUrl });
   const metadata = metadataOf(html, url);
-  const { links, nofollow } = linksOf(html, url);
   const formats = new Set(request.formats);
   const answer = {
     url: message.url,
