@@ -41,8 +41,15 @@ export function Storage({ stack, app }: StackContext) {
           // Large outputs and kept answers: a day. Cached renders: a day past their class's longest TTL.
           { id: "expire-outputs", enabled: true, prefix: "outputs/", expiration: Duration.days(OUTPUT_RETENTION_DAYS) },
           { id: "expire-answers", enabled: true, prefix: "answers/", expiration: Duration.days(OUTPUT_RETENTION_DAYS) },
-          // A job's requests, results and outputs: as long as the job.
-          { id: "expire-jobs", enabled: true, prefix: JOBS_PREFIX, expiration: Duration.days(JOB_RETENTION_DAYS) },
+          // A job's requests, results and outputs: as long as the job. A crawl's whole result written in
+          // parts (lib/crawl/result.ts) by a worker that died: its parts are aborted after a day.
+          {
+            id: "expire-jobs",
+            enabled: true,
+            prefix: JOBS_PREFIX,
+            expiration: Duration.days(JOB_RETENTION_DAYS),
+            abortIncompleteMultipartUploadAfter: Duration.days(1),
+          },
           // A monitor's checks' images: as long as its history. Its baseline (monitor-baselines/) is kept until the monitor is deleted.
           { id: "expire-monitor-checks", enabled: true, prefix: MONITOR_CHECKS_PREFIX, expiration: Duration.days(MONITOR_HISTORY_DAYS) },
           ...CACHE_RETENTION_DAYS.map((days) => ({

@@ -614,8 +614,12 @@ const scopeFields = {
 /** What a crawl keeps of each page (docs/crawl.md, "Crawl"). */
 export const CRAWL_FORMATS = ["markdown", "text", "html", "links", "metadata"] as const;
 
-/** The page controls a crawl takes: a content request's, but its logs (one file a page) and its User-Agent (the crawler says who it is: robots.txt speaks to it by name). */
-const { capture: _capture, userAgent: _userAgent, ...crawlControls } = pageControlFields;
+/**
+ * The page controls a crawl takes: a content request's, but its logs (one file a page), its
+ * User-Agent (the crawler says who it is: robots.txt speaks to it by name), and a proxy (the
+ * crawler reads robots.txt, sitemaps and pages from the service's own address: docs/crawl.md).
+ */
+const { capture: _capture, userAgent: _userAgent, proxy: _proxy, geo: _geo, ...crawlControls } = pageControlFields;
 
 /** Body of POST /api/v1/crawl (docs/crawl.md, "Crawl"). */
 export const crawlRequest = z
@@ -649,7 +653,6 @@ export const crawlRequest = z
   })
   .superRefine((body, ctx) => {
     cookieRule(body, ctx);
-    geoRule(body, ctx);
     if (body.render === "never")
       for (const field of browserControls(crawlPageOptions(body)))
         ctx.addIssue({ code: "custom", path: [field], message: 'acts only in a browser: render "auto" or "always" (never reads the static HTML)' });

@@ -92,6 +92,7 @@ export async function sitemapPages(crawl: CrawlScope, robots: Robots, room: numb
   const site = scopeTest({ start: crawl.request.url, subdomains: crawl.request.subdomains, include: [], exclude: [] });
   const listed = new Set(robots.sitemaps.map((url) => normalizeUrl(url)).filter((url): url is string => url !== null && site(url)));
   const queue = [...new Set([...listed, `${origin}/sitemap.xml`])];
+  const queued = new Set(queue);
   const read = new Set<string>();
   const found = new Map<string, Found>();
   while (queue.length && read.size < CRAWL_SITEMAP_FILES && found.size < room && !signal.aborted) {
@@ -104,7 +105,10 @@ export async function sitemapPages(crawl: CrawlScope, robots: Robots, room: numb
       for (const entry of sitemap.entries) {
         if (sitemap.kind === "index") {
           const child = normalizeUrl(entry.loc);
-          if (child && site(child) && !read.has(child) && !queue.includes(child)) queue.push(child);
+          if (child && site(child) && !queued.has(child)) {
+            queued.add(child);
+            queue.push(child);
+          }
           continue;
         }
         const page = judge(crawl, inScope, { origin, rules: robots }, entry.loc, {

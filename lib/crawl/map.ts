@@ -78,6 +78,7 @@ export async function mapSite(request: MapRequest, deadline: Deadline): Promise<
   const site = scopeTest({ start, subdomains: request.subdomains, include: [], exclude: [] });
   const listed = new Set(robots.sitemaps.map((url) => normalizeUrl(url)).filter((url): url is string => url !== null && site(url)));
   const queue = [...new Set([...listed, `${origin}/sitemap.xml`])];
+  const queued = new Set(queue);
   const sitemaps: MapAnswer["sitemaps"] = [];
   for (let next = queue.shift(); next !== undefined && sitemaps.length < MAP_SITEMAP_FILES && !full(); next = queue.shift()) {
     if (Date.now() >= until) {
@@ -91,7 +92,10 @@ export async function mapSite(request: MapRequest, deadline: Deadline): Promise<
       for (const entry of read.entries) {
         if (read.kind === "index") {
           const child = normalizeUrl(entry.loc);
-          if (child && site(child) && !queue.includes(child) && !sitemaps.some((s) => s.url === child)) queue.push(child);
+          if (child && site(child) && !queued.has(child)) {
+            queued.add(child);
+            queue.push(child);
+          }
         } else add(entry.loc, "sitemap", entry.lastmod);
       }
     } catch (error) {
@@ -121,7 +125,12 @@ export async function mapSite(request: MapRequest, deadline: Deadline): Promise<
         maxBytes: PAGE_BYTES,
         follows: (to) => inScope(to.href),
       });
-      if (page.status < 200 || page.status >= 300 || !/html|^$/.test(page.mediaType)) continue;
+      if (page.status < 200 || page.status >= 300 || !/html|^$/.test(page.mediaType)) {
+        // A start page that answers an error, with nothing found in sitemaps either: an error, not an empty map.
+        if (index === 0 && found.size <= 1)
+          throw new AppError("INVALID_URL", `The site cannot be mapped: its start page answered HTTP ${page.status} and it has no sitemap.`);
+        continue;
+      }
       const decoder = decoderFor(sniffEncoding(page.body.subarray(0, PRESCAN_BYTES), page.charset));
       const { links, nofollow } = linksOf(decoder.write(page.body) + (decoder.end() ?? ""), page.url);
       if (nofollow) continue;

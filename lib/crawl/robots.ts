@@ -51,10 +51,30 @@ export interface Robots {
   readonly closed: string | null;
 }
 
+/**
+ * Characters of robots.txt rules with a wildcard judged at most. A rule with `*` costs its length
+ * times the URL's to match (robots-parser, as Google's matcher): past this, a check of a long URL
+ * would take seconds of CPU, so the host is read as closed rather than its rules ignored.
+ */
+export const WILDCARD_RULE_CHARS = 8_000;
+const RULE = /^\s*(?:allow|disallow)\s*:\s*([^#\s]*)/i;
+
 /** The rules of `file`, fetched from `origin`. */
 export function robotsOf(origin: string, file: RobotsFile): Robots {
   if (file.state === "unreachable") return { allows: () => false, crawlDelay: 0, sitemaps: [], closed: `its robots.txt could not be read (${file.reason})` };
   if (file.state === "none") return { allows: () => true, crawlDelay: 0, sitemaps: [], closed: null };
+  let wildcards = 0;
+  for (const line of file.text.split(/\r\n|\r|\n/)) {
+    const pattern = RULE.exec(line)?.[1] ?? "";
+    if (pattern.includes("*")) wildcards += pattern.length;
+  }
+  if (wildcards > WILDCARD_RULE_CHARS)
+    return {
+      allows: () => false,
+      crawlDelay: 0,
+      sitemaps: [],
+      closed: `its robots.txt has more than ${WILDCARD_RULE_CHARS} characters of wildcard rules, too many to judge`,
+    };
   const robots = robotsParser(`${origin}/robots.txt`, file.text);
   const delay = Number(robots.getCrawlDelay(PRODUCT_TOKEN) ?? 0);
   return {

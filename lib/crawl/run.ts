@@ -59,11 +59,18 @@ type CrawlRequest = ReturnType<typeof crawlRequest.parse>;
 
 /** HTML bytes of a page read at most: a larger page is skipped as too large. */
 const PAGE_BYTES = 5 * 1024 * 1024;
-/** A page put back for its host's Retry-After this many times fails. */
+/** A page answering 429 or 503 this many times fails. */
 const MAX_RETRIES = 3;
 /** The longest Retry-After honoured (seconds), and the wait when a 429 or 503 names none. */
 const RETRY_AFTER_CAP_SECONDS = 120;
 const RETRY_AFTER_DEFAULT_SECONDS = 10;
+/**
+ * Pages a crawl fetches at most, whatever becomes of them (failed, duplicate and skipped pages are
+ * free to the customer, not to us): three for each page it may deliver, and ten more.
+ */
+const maxFetched = (limit: number) => 3 * limit + 10;
+/** Bytes of output a crawl keeps at most (and so its whole result's size). */
+const CRAWL_MAX_BYTES = 1024 * 1024 * 1024;
 /** A page's time: its fetch and its browser read; the start's sitemaps have as long again. */
 const PAGE_MS = 60_000;
 const SITEMAPS_MS = 40_000;
@@ -71,7 +78,7 @@ const SITEMAPS_MS = 40_000;
 type Made =
   | { readonly kind: "retry"; readonly after: number; readonly httpStatus: number }
   | { readonly kind: "ended"; readonly end: PageEnd }
-  | { readonly kind: "delivered"; readonly end: PageEnd; readonly found: readonly Found[]; readonly rendered: boolean };
+  | { readonly kind: "delivered"; readonly end: PageEnd; readonly found: readonly Found[]; readonly rendered: boolean; readonly bytes: number };
 
 const contextOf = (crawlId: string) => `crawl ${crawlId}`;
 const pagePiece = (crawl: Pick<Crawl, "id" | "accountId">, key: string): Piece => ({
@@ -86,7 +93,13 @@ const pagePiece = (crawl: Pick<Crawl, "id" | "accountId">, key: string): Piece =
 const skipped = (reason: SkipReason, more: Partial<PageEnd> = {}): Made => ({ kind: "ended", end: { status: "skipped", reason, charged: 0, ...more } });
 const failedWith = (error: string, more: Partial<PageEnd> = {}): Made => ({ kind: "ended", end: { status: "failed", error, charged: 0, ...more } });
 
-/** What a page is de-duplicated by: its words (whitespace aside) and its links. */
+/** A link as a page is de-duplicated by it: its host, path and query parameters' names. */
+const withoutQueryValues = (link: string) => {
+  const { host, pathname, searchParams } = new URL(link);
+  return `${host}${pathname}?${[...new Set(searchParams.keys())].sort().join("&")}`;
+};
+
+/** What a page is de-duplicated by: its words (whitespace aside) and where its links lead. */
 const textHash = (text: string) => createHash("sha256").update(text.replace(/\s+/g, " ").trim()).digest("base64url").slice(0, 32);
 
 /**
@@ -104,7 +117,8 @@ async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessag
     await hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, deadline.signal);
   }
   const options = { ...crawlPageOptions(request), userAgent: crawlerAgent() };
-  const headers = fetchHeadersFor(options, message.url);
+  // The customer's credentials (headers, cookies, httpAuth) go to the start's origin alone: not to a subdomain, nor over http:// to an https:// start's host.
+  const headers = fetchHeadersFor(options, request.url);
   let fetched: Awaited<ReturnType<typeof crawlFetch>>;
   try {
     fetched = await crawlFetch(message.url, {
@@ -156,10 +170,12 @@ async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessag
   const readBy = staticRead ? "static" : "rendered";
   const content = extractContent(html, url, request.scope, readBy);
   const { links, nofollow } = linksOf(html, url);
-  // Identical pages: the same whole text a reader sees and the same links (lists whose links read
-  // alike, "Article 1, Article 2...", lead to different pages); a page with no text is no one's duplicate.
+  // Identical pages: the same whole text a reader sees and links to the same pages (lists whose links
+  // read alike, "Article 1, Article 2...", lead to different pages), a query's values aside (a
+  // session id in every link makes no page new); a page with no text is no one's duplicate.
   const whole = request.scope === "page" ? content.text : extractContent(html, url, "page", readBy).text;
-  const same = whole.trim() ? await firstWithText(crawl.id, textHash(`${whole}\n${[...links].sort().join("\n")}`), message.url) : null;
+  const targets = [...new Set(links.map(withoutQueryValues))].sort().join("\n");
+  const same = whole.trim() ? await firstWithText(crawl.id, textHash(`${whole}\n${targets}`), message.url) : null;
   if (same !== null) return skipped("duplicate", { httpStatus: status, finalUrl, rendered: !staticRead, error: `Its text and links are ${same}'s.` });
   if (!(await countAgainstLimit({ id: crawl.id, request }, message.key))) return skipped("limit", { httpStatus: status, finalUrl });
   const metadata = metadataOf(html, url);
@@ -180,12 +196,14 @@ async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessag
     ),
   };
   const outputKey = `${JOBS_PREFIX}${crawl.id}/pages/${message.key}.json`;
-  await putObject(outputKey, JSON.stringify(answer), "application/json");
+  const output = JSON.stringify(answer);
+  await putObject(outputKey, output, "application/json");
   const follows = request.source !== "sitemaps" && message.depth < request.depth && !nofollow && crawl.discovered < maxFound(request.limit);
   const found = follows ? await recordLinks(crawl, request, robots, page, links) : [];
   return {
     kind: "delivered",
     rendered: !staticRead,
+    bytes: Buffer.byteLength(output),
     found,
     end: { status: "delivered", httpStatus: status, finalUrl: url, rendered: !staticRead, title: metadata.title, outputKey },
   };
@@ -211,17 +229,29 @@ async function later(crawl: Crawl, piece: Piece, message: PageMessage, seconds: 
   await closeLease(piece);
 }
 
-/** The end of page `message`: recorded once, counted, its lease and slots let go, and its crawl stopped at its limit or ended when nothing is left. */
-async function ender(crawl: Crawl, piece: Piece, message: PageMessage, end: PageEnd): Promise<"done"> {
+/**
+ * The end of page `message`: recorded once, counted (`fetched`: it was fetched, of `bytes` kept), its
+ * lease and slots let go (a failure's slot held on as long as it ran, as a job item's: lib/jobs/feed.ts),
+ * and its crawl stopped at its limit or ended when nothing is left.
+ */
+async function ender(
+  crawl: Crawl,
+  piece: Piece,
+  message: PageMessage,
+  end: PageEnd,
+  work: { fetched?: boolean; bytes?: number; heldOnMs?: number } = {},
+): Promise<"done"> {
   if (await endPage(crawl.id, message.key, end))
     await count(crawl.id, {
       ...(end.status === "failed" ? { failed: 1 } : {}),
       ...(end.status === "skipped" && end.reason ? { skipped: { [end.reason]: 1 } } : {}),
       ...(end.charged ? { charged: end.charged } : {}),
+      ...(work.fetched ? { fetched: 1 } : {}),
+      ...(work.bytes ? { bytes: work.bytes } : {}),
     });
   else await unmark(crawl.id, message.key);
   await closeLease(piece);
-  await itemDone(message, crawl.accountId);
+  await itemDone(message, crawl.accountId, work.heldOnMs);
   const now = await getCrawl(crawl.id);
   if (now && now.delivered >= Number(now.request.limit)) await stopCrawl(now, "limit");
   await finishIfIdle(crawl.id);
@@ -249,8 +279,13 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
     await itemDone(message, crawl.accountId);
     return "done";
   }
-  const end = (made: PageEnd) => ender(crawl, piece, message, made);
+  const end = (made: PageEnd, work?: Parameters<typeof ender>[4]) => ender(crawl, piece, message, made, work);
   if (crawl.stoppedAt || crawl.status !== "running") return end({ status: "skipped", reason: crawl.stopped ?? "cancelled", charged: 0 });
+  // Its bounds in work: pages fetched whatever became of them, and bytes kept.
+  if ((crawl.fetched ?? 0) >= maxFetched(Number(crawl.request.limit)) || (crawl.bytes ?? 0) >= CRAWL_MAX_BYTES) {
+    await stopCrawl(crawl, "limit");
+    return end({ status: "skipped", reason: "limit", charged: 0 });
+  }
   const request = await openRequest(crawl.request as KeptRequest<CrawlRequest>, crawl.secretKey, contextOf(crawl.id));
   const { origin, host } = new URL(message.url);
   const robots = await robotsFor(crawl.id, origin, AbortSignal.timeout(15_000));
@@ -277,18 +312,21 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
         if (made.kind === "retry") {
           await holdHostUntil(crawl.accountId, host, Date.now() + made.after * 1000);
           const retries = (message.retries ?? 0) + 1;
-          if (retries > MAX_RETRIES) {
-            await end({ status: "failed", charged: 0, httpStatus: made.httpStatus, error: `The page answered HTTP ${made.httpStatus} ${retries} times.` });
+          if (retries >= MAX_RETRIES) {
+            await end(
+              { status: "failed", charged: 0, httpStatus: made.httpStatus, error: `The page answered HTTP ${made.httpStatus} ${retries} times.` },
+              { fetched: true },
+            );
             return;
           }
           await later(crawl, piece, message, made.after, retries);
           return;
         }
         const charged = made.kind === "delivered" ? (made.rendered ? PRICES.crawlRenderedPage : PRICES.crawlPage) : 0;
-        await end({ ...made.end, charged });
+        await end({ ...made.end, charged }, { fetched: true, bytes: made.kind === "delivered" ? made.bytes : 0 });
       },
-      failed: async (error) => {
-        await end({ status: "failed", charged: 0, error: error.message });
+      failed: async (error, how) => {
+        await end({ status: "failed", charged: 0, error: error.message }, { fetched: true, heldOnMs: how.ours ? 0 : how.ranMs });
       },
     },
     now,

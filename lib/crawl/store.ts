@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, ignoreFailedCondition, queryPages, transactIf } from "../billing/dynamodb.js";
+import { conditionHeld, documents, ignoreFailedCondition, transactIf } from "../billing/dynamodb.js";
 import { closeHold, type Hold } from "../billing/holds.js";
 import { feedKey, holdKey } from "../billing/keys.js";
 import { config } from "../config.js";
@@ -50,6 +50,9 @@ export interface Crawl {
   readonly held: number;
   /** Its whole result (NDJSON) in the bucket, once written after it ended (lib/crawl/result.ts). */
   readonly resultKey?: string;
+  /** Pages it has fetched (whatever became of them), and bytes of output it has kept: each bounded (lib/crawl/run.ts). */
+  readonly fetched?: number;
+  readonly bytes?: number;
 }
 
 /** A URL of a crawl as stored (its lease: lib/jobs/attempt.ts). */
@@ -206,6 +209,57 @@ async function existing(crawlId: string, keys: readonly string[]): Promise<Set<s
   return found;
 }
 
+/** Page `key` (at `page.url`, `page.depth` hops) of `crawl` as a message waiting in its queue, breadth first. */
+const queuedOf = (crawl: Pick<Crawl, "id" | "accountId">, key: string, page: Pick<Found, "url" | "depth">, now: number): QueuedMessage => ({
+  pk: partition(crawl.id),
+  sk: `Q#${String(page.depth).padStart(2, "0")}#${String(now).padStart(13, "0")}#${key}`,
+  message: { kind: "page", accountId: crawl.accountId, crawlId: crawl.id, key, url: page.url, depth: page.depth },
+  gate: gateOf(crawl.accountId, new URL(page.url).host),
+  sent: sentKey(key),
+});
+
+/** A page sent this long ago whose message nothing took (a worker died between sending it and queueing it, or it went to the dead-letter queue) is lost. */
+const LOST_MS = 10 * 60_000;
+
+/**
+ * Puts back on `crawl`'s queue the pages sent and never run: a sent marker older than LOST_MS whose
+ * page is still queued, or running under a lease long over, waits again. Returns how many.
+ */
+export async function requeueLost(crawl: Pick<Crawl, "id" | "accountId">, now = Date.now()): Promise<number> {
+  const { Items = [] } = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": partition(crawl.id), ":prefix": "S#" },
+      ConsistentRead: true,
+    }),
+  );
+  let requeued = 0;
+  for (const marker of Items) {
+    if (now - Number(marker.at ?? 0) < LOST_MS) continue;
+    const key = String(marker.sk).slice(2);
+    const page = await getPage(crawl.id, key);
+    const lost = page?.status === "queued" || (page?.status === "running" && (page.leaseUntil ?? 0) < now - LOST_MS);
+    if (!page || !lost) continue;
+    const back = await transactIf({
+      TransactItems: [
+        {
+          Delete: {
+            TableName: config.TABLE_NAME,
+            Key: { pk: marker.pk, sk: marker.sk },
+            ConditionExpression: "#at = :at",
+            ExpressionAttributeNames: { "#at": "at" },
+            ExpressionAttributeValues: { ":at": marker.at },
+          },
+        },
+        { Put: { TableName: config.TABLE_NAME, Item: { ...queuedOf(crawl, key, page, now), expiresAt: expiresAt(now) } } },
+      ],
+    });
+    if (back) requeued++;
+  }
+  return requeued;
+}
+
 /**
  * Records URLs `found` by a page of `crawl` (or its start): each new one gets its row (one
  * conditional write: a URL two pages found at once is recorded once) and, when it is to be
@@ -233,13 +287,7 @@ export async function recordFound(crawl: Pick<Crawl, "id" | "accountId">, found:
       expiresAt: expires,
     };
     const put = { Put: { TableName: config.TABLE_NAME, Item: row, ConditionExpression: "attribute_not_exists(pk)" } };
-    const message: QueuedMessage = {
-      pk: partition(crawl.id),
-      sk: `Q#${String(f.depth).padStart(2, "0")}#${String(now).padStart(13, "0")}#${key}`,
-      message: { kind: "page", accountId: crawl.accountId, crawlId: crawl.id, key, url: f.url, depth: f.depth },
-      gate: gateOf(crawl.accountId, new URL(f.url).host),
-      sent: sentKey(key),
-    };
+    const message = queuedOf(crawl, key, f, now);
     const written = await transactIf({
       TransactItems: f.skip ? [put] : [put, { Put: { TableName: config.TABLE_NAME, Item: { ...message, expiresAt: expires } } }],
     });
@@ -254,15 +302,16 @@ export async function recordFound(crawl: Pick<Crawl, "id" | "accountId">, found:
 /** Adds to a crawl's counters. */
 export async function count(
   crawlId: string,
-  add: { discovered?: number; failed?: number; charged?: number; skipped?: Partial<Record<SkipReason, number>> },
+  add: { discovered?: number; failed?: number; charged?: number; fetched?: number; bytes?: number; skipped?: Partial<Record<SkipReason, number>> },
 ): Promise<void> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
-  for (const field of ["discovered", "failed", "charged"] as const)
+  for (const field of ["discovered", "failed", "charged", "fetched", "bytes"] as const)
     if (add[field]) {
-      sets.push(`${field} = ${field} + :${field}`);
+      sets.push(`${field} = if_not_exists(${field}, :zero) + :${field}`);
       values[`:${field}`] = add[field];
+      values[":zero"] = 0;
     }
   Object.entries(add.skipped ?? {}).forEach(([reason, n], i) => {
     names[`#r${i}`] = reason;
@@ -457,12 +506,14 @@ async function busy(crawl: Crawl): Promise<boolean> {
         }),
       )
     ).Items?.length;
-  return Boolean((await any("S#")) || (!crawl.stoppedAt && (await any("Q#"))));
+  // Queued first: a feed moves a message from Q# to S# in one write, so a page read in neither place
+  // was never there (a page that runs writes what it found to Q# before its S# goes).
+  return Boolean((!crawl.stoppedAt && (await any("Q#"))) || (await any("S#")));
 }
 
 /**
- * Stops `crawl` sending pages (it reached its limit, or is cancelled): marked, its FEED row and
- * its waiting messages deleted. Pages sent before still end. True when this call stopped it.
+ * Stops `crawl` sending pages (it reached its limit, or is cancelled): marked, its FEED row
+ * deleted. Pages sent before still end. True when this call stopped it.
  */
 export async function stopCrawl(crawl: Crawl, why: "limit" | "cancelled", now = Date.now()): Promise<boolean> {
   const stopped = await conditionHeld(
@@ -478,13 +529,8 @@ export async function stopCrawl(crawl: Crawl, why: "limit" | "cancelled", now = 
     ),
   );
   if (!stopped) return false;
+  // Its FEED row goes: nothing more is sent. Its waiting messages are left to their TTL: a stopped crawl's end does not wait for them.
   await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: feedKey(crawl.accountId, crawl.createdAt, crawl.id) }));
-  for await (const page of queryPages({
-    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-    ExpressionAttributeValues: { ":pk": partition(crawl.id), ":prefix": "Q#" },
-    ProjectionExpression: "pk, sk",
-  }))
-    for (const item of page.Items ?? []) await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: item.pk, sk: item.sk } }));
   return true;
 }
 

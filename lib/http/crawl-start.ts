@@ -2,8 +2,9 @@ import type { z } from "zod";
 import type { crawlRequest } from "../api/schemas.js";
 import { sealRequest } from "../api/secrets.js";
 import { placeHold } from "../billing/holds.js";
-import { type Crawl, createCrawl, newCrawlId } from "../crawl/store.js";
+import { type Crawl, createCrawl, listCrawls, newCrawlId } from "../crawl/store.js";
 import { normalizeUrl, patternOf } from "../crawl/urls.js";
+import { AppError, invalidParams } from "../errors.js";
 import { feed } from "../jobs/feed.js";
 import { describeError, log } from "../log.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
@@ -12,6 +13,11 @@ import { assertReachable } from "./outbound.js";
 
 // Starting a crawl, for POST /api/v1/crawl and the MCP tool crawl_site, and the summary of one (its
 // bundle holds no storage client: what reads a crawl's pages is lib/http/crawls.ts).
+
+/** Crawls one account runs at once. */
+export const MAX_RUNNING = 10;
+/** A crawl's request as JSON, at most. */
+const MAX_REQUEST_BYTES = 100_000;
 
 /** The crawl's summary: what GET lists for each of an account's crawls. */
 export const crawlSummary = (crawl: Crawl) => ({
@@ -34,6 +40,15 @@ export const crawlSummary = (crawl: Crawl) => ({
  * crawl's row holds until it ends, its start queued and sent at once if the account's share allows.
  */
 export async function startCrawl(accountId: string, body: z.output<typeof crawlRequest>): Promise<Crawl> {
+  // Kept in the crawl's own row (DynamoDB holds 400 KB an item): refused before anything is held.
+  if (Buffer.byteLength(JSON.stringify(body)) > MAX_REQUEST_BYTES)
+    throw invalidParams(`Invalid request: a crawl's request is at most ${MAX_REQUEST_BYTES / 1000} KB as JSON (globs, headers and cookies).`);
+  // Each running crawl costs every feed of its account a read: an account runs a few at once.
+  const running = (await listCrawls(accountId, MAX_RUNNING * 2)).filter((crawl) => crawl.status === "running").length;
+  if (running >= MAX_RUNNING)
+    throw new AppError("RATE_LIMITED", `An account has at most ${MAX_RUNNING} crawls running at once; wait for one to end, or cancel one.`, {
+      headers: { "Retry-After": "60" },
+    });
   await assertReachable("url", body.url);
   const start = normalizeUrl(body.url)!;
   const id = newCrawlId();

@@ -102,9 +102,11 @@ async function claimNext(jobId: string): Promise<number | null> {
 export async function feed(accountId: string, now = Date.now()): Promise<number> {
   const size = itemsInFlightPerAccount();
   let sent = 0;
+  // The gates found with no slot free, across this feed's queues (two crawls of one host share one).
+  const shut = new Set<string>();
   for await (const row of waiting(accountId)) {
     if (row.queue) {
-      const { sent: fromQueue, full } = await feedQueue(row.queue, accountId, size, now);
+      const { sent: fromQueue, full } = await feedQueue(row.queue, accountId, size, now, shut);
       sent += fromQueue;
       if (full) return sent;
       continue;
@@ -179,10 +181,17 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
 
 /**
  * Sends the messages waiting in `queue` (a crawl's pages) while `accountId`'s slots allow, oldest
- * first, reading a page of them at a time: one whose gate has no slot free waits (the rest of that
- * page are tried: another host's may go). `full` when the account's slots ran out.
+ * first, reading a page of them: one whose gate has no slot free (or was found with none: `shut`)
+ * waits, and the rest of that page are tried (another host's may go). `full` when the account's
+ * slots ran out.
  */
-async function feedQueue(queue: { pk: string; prefix: string }, accountId: string, size: number, now: number): Promise<{ sent: number; full: boolean }> {
+async function feedQueue(
+  queue: { pk: string; prefix: string },
+  accountId: string,
+  size: number,
+  now: number,
+  shut: Set<string>,
+): Promise<{ sent: number; full: boolean }> {
   let sent = 0;
   const { Items = [] } = await documents.send(
     new QueryCommand({
@@ -193,7 +202,6 @@ async function feedQueue(queue: { pk: string; prefix: string }, accountId: strin
       Limit: FEED_PAGE,
     }),
   );
-  const shut = new Set<string>();
   for (const row of Items as QueuedMessage[]) {
     if (row.gate && shut.has(row.gate.pool)) continue;
     const holder = randomUUID();

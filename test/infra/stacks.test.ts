@@ -94,7 +94,12 @@ describe("Storage stack", () => {
         Rules: [
           Match.objectLike({ Status: "Enabled", Prefix: "outputs/", ExpirationInDays: OUTPUT_RETENTION_DAYS }),
           Match.objectLike({ Status: "Enabled", Prefix: "answers/", ExpirationInDays: OUTPUT_RETENTION_DAYS }),
-          Match.objectLike({ Status: "Enabled", Prefix: JOBS_PREFIX, ExpirationInDays: JOB_RETENTION_DAYS }),
+          Match.objectLike({
+            Status: "Enabled",
+            Prefix: JOBS_PREFIX,
+            ExpirationInDays: JOB_RETENTION_DAYS,
+            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          }),
           // A monitor's checks' images; its baseline (monitor-baselines/) has no rule: it is kept while the monitor is.
           Match.objectLike({ Status: "Enabled", Prefix: MONITOR_CHECKS_PREFIX, ExpirationInDays: MONITOR_HISTORY_DAYS }),
           ...CACHE_RETENTION_DAYS.map((days) => Match.objectLike({ Status: "Enabled", Prefix: `${CACHE_PREFIX}d${days}/`, ExpirationInDays: days + 1 })),

@@ -17,7 +17,7 @@ const { feedKey } = await import("../../lib/billing/keys.js");
 const { placeHold } = await import("../../lib/billing/holds.js");
 const { chargePiece, takeLease } = await import("../../lib/jobs/attempt.js");
 const { crawlRequest } = await import("../../lib/api/schemas.js");
-const { createCrawl, getCrawl, getPage, newCrawlId, stopCrawl } = await import("../../lib/crawl/store.js");
+const { createCrawl, getCrawl, getPage, newCrawlId, requeueLost, stopCrawl } = await import("../../lib/crawl/store.js");
 const { runPage } = await import("../../lib/crawl/run.js");
 const { reconcileCrawls } = await import("../../lib/crawl/reconcile.js");
 const { writeResult } = await import("../../lib/crawl/result.js");
@@ -64,7 +64,7 @@ async function crawlOfOne() {
   ).Items!;
   // As the feed sends it: its queue row moved to its sent marker.
   await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: queued!.pk, sk: queued!.sk } }));
-  await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: { pk: queued!.pk, sk: queued!.sent } }));
+  await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: { pk: queued!.pk, sk: queued!.sent, at: Date.now() } }));
   return { key, accountId, crawl, message: queued!.message as import("../../lib/jobs/queue.js").PageMessage };
 }
 
@@ -171,6 +171,33 @@ describe("a crawl's page delivered again", () => {
     );
     // Written once: a second message finds its key.
     expect(await writeResult(crawl.id)).toBe(key);
+  }, 60_000);
+
+  it("whose message was lost after it was sent: put back by the reconciler ten minutes on, then run once", async () => {
+    const { key, crawl, message } = await crawlOfOne();
+    const before = await money(key);
+    const queuedRows = async () =>
+      (
+        await documents.send(
+          new QueryCommand({
+            TableName: config.TABLE_NAME,
+            KeyConditionExpression: "pk = :pk AND begins_with(sk, :q)",
+            ExpressionAttributeValues: { ":pk": `CRAWL#${crawl.id}`, ":q": "Q#" },
+          }),
+        )
+      ).Items ?? [];
+    // The reconciler's step, at a time of the test's (the whole round, run in the future, would touch other files' crawls).
+    // Nine minutes on, it may still come: nothing is put back.
+    expect(await requeueLost(crawl, Date.now() + 9 * 60_000)).toBe(0);
+    expect(await queuedRows()).toEqual([]);
+    // Eleven minutes on, its message is lost: it waits again, as it was sent the first time.
+    expect(await requeueLost(crawl, Date.now() + 11 * 60_000)).toBe(1);
+    const [again] = await queuedRows();
+    expect(again!.message).toEqual(message);
+    expect(await getCrawl(crawl.id)).toMatchObject({ status: "running" });
+    expect(await runPage(again!.message, 1)).toBe("done");
+    expect(await getPage(crawl.id, message.key)).toMatchObject({ status: "delivered", charged: 1_000 });
+    expect(await money(key)).toBe(before - 1_000);
   }, 60_000);
 
   it("after its crawl was cancelled: skipped, free, and the crawl is cancelled", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { ORPHANS, PER_TOPIC, siteStats, TOPICS } from "../../dev/harness/crawl-site.js";
 import { fundedKey } from "../../dev/harness/dev-process.js";
+import { MAX_RUNNING } from "../../lib/http/crawl-start.js";
 import { canaryHits, type ErrorBody, postJson } from "../helpers/api.js";
 import { getItem } from "../helpers/ledger.js";
 
@@ -230,6 +231,22 @@ describe("POST /api/v1/crawl", () => {
     expect(mine).toEqual([expect.objectContaining({ id: created.id, status: "cancelled" })]);
   }, 120_000);
 
+  it(`runs ${MAX_RUNNING} crawls of an account at once: one more is 429, holding nothing, until one ends`, async () => {
+    const key = await account(50);
+    const ids: string[] = [];
+    // Site B asks a second between requests: these run for a while.
+    for (let i = 0; i < MAX_RUNNING; i++)
+      ids.push((await start(key, { url: `${sites.b}/`, limit: 1000, render: "never", headers: { "x-crawl-run": `many-${i}-${Date.now()}` } })).id);
+    const before = await balance(key);
+    const refused = await postJson("/api/v1/crawl", { url: `${sites.b}/`, limit: 1 }, auth(key));
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as ErrorBody).error.message).toMatch(new RegExp(`at most ${MAX_RUNNING} crawls running`));
+    expect(await balance(key)).toBe(before);
+    for (const id of ids) await fetch(`${base}/api/v1/crawl/${id}`, { method: "DELETE", headers: auth(key) });
+    for (const id of ids) await ended(key, id, 60_000);
+    expect((await postJson("/api/v1/crawl", { url: `${sites.b}/`, limit: 1, render: "never" }, auth(key))).status).toBe(202);
+  }, 180_000);
+
   it("refuses bad input, a private start and a balance that cannot hold the limit, holding nothing", async () => {
     const key = await account(1);
     const before = await balance(key);
@@ -243,6 +260,10 @@ describe("POST /api/v1/crawl", () => {
       [{ url: `${sites.a}/`, render: "never", js: "1" }, 400, "INVALID_PARAMS"],
       [{ url: "http://169.254.169.254/latest/" }, 400, "INVALID_PARAMS"],
       [{ url: `${inject("canaryUrl")}/` }, 400, "INVALID_PARAMS"],
+      // More than 100 KB of request (it is kept in the crawl's row).
+      [{ url: `${sites.a}/`, include: Array.from({ length: 50 }, (_, i) => `${sites.a}/${"x".repeat(2000)}${i}/**`) }, 400, "INVALID_PARAMS"],
+      // A crawl reads from the service's own address: no proxy.
+      [{ url: `${sites.a}/`, proxy: "http://127.0.0.1:9/" }, 400, "INVALID_PARAMS"],
       // About $1 (and the signup bonus) cannot hold 5,000 pages ($10).
       [{ url: `${sites.a}/`, limit: 5_000 }, 402, "INSUFFICIENT_BALANCE"],
     ] as const) {

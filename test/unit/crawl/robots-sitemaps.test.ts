@@ -105,6 +105,18 @@ describe("robots.txt", () => {
     expect(robots.allows(`${origin}/early/a`)).toBe(false);
     expect(robots.allows(`${origin}/late/a`)).toBe(true);
   });
+  it("whose wildcard rules would cost seconds a URL closes the host, cheaply; a few wildcards are judged", async () => {
+    routes.set("/robots.txt", send(200, `User-agent: *\nDisallow: /*.pdf$\nDisallow: /tmp/*/cache\n`));
+    const few = crawl.robotsOf(origin, await crawl.fetchRobots(origin, signal()));
+    expect([few.allows(`${origin}/a.pdf`), few.allows(`${origin}/a.html`), few.allows(`${origin}/tmp/x/cache`)]).toEqual([false, true, false]);
+    // 500 KiB of `Disallow: /*a*a*a...`: matching one long URL against it would take a billion steps.
+    routes.set("/robots.txt", send(200, `User-agent: *\n${`Disallow: /${"*a".repeat(200)}\n`.repeat(1200)}`));
+    const started = performance.now();
+    const many = crawl.robotsOf(origin, await crawl.fetchRobots(origin, signal()));
+    expect(many.closed).toMatch(/wildcard rules, too many to judge/);
+    expect(many.allows(`${origin}/${"a".repeat(2000)}b`)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
 });
 
 describe("a sitemap", () => {
