@@ -48,6 +48,8 @@ export interface QueuedMessage {
   readonly gate?: Gate;
   /** The sort key of a marker put in its place as it is sent, in the same write (its owner's count of what is in flight), removed by its runner. */
   readonly sent: string;
+  /** Its TTL (epoch seconds), its marker's too. */
+  readonly expiresAt?: number;
 }
 
 type FeedRow = { pk: string; sk: string; accountId: string } & (
@@ -222,7 +224,7 @@ async function feedQueue(
     const claimed = await transactIf({
       TransactItems: [
         { Delete: { TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk }, ConditionExpression: "attribute_exists(pk)" } },
-        { Put: { TableName: config.TABLE_NAME, Item: { pk: row.pk, sk: row.sent, at: now } } },
+        { Put: { TableName: config.TABLE_NAME, Item: { pk: row.pk, sk: row.sent, at: now, ...(row.expiresAt ? { expiresAt: row.expiresAt } : {}) } } },
       ],
     });
     if (!claimed) {
