@@ -113,7 +113,8 @@ async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessag
   if (page.foundBy === "start" && request.source !== "links") {
     const signal = AbortSignal.any([deadline.signal, AbortSignal.timeout(SITEMAPS_MS)]);
     const paced = () => hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, signal);
-    await recordFound(crawl, await sitemapPages({ id: crawl.id, request }, robots, maxFound(request.limit), signal, paced));
+    // At most five for each page it may deliver (and a hundred more): a site's million-URL sitemap costs what that many writes cost.
+    await recordFound(crawl, await sitemapPages({ id: crawl.id, request }, robots, Math.min(maxFound(request.limit), 5 * request.limit + 100), signal, paced));
     await hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, deadline.signal);
   }
   const options = { ...crawlPageOptions(request), userAgent: crawlerAgent() };

@@ -209,6 +209,9 @@ async function existing(crawlId: string, keys: readonly string[]): Promise<Set<s
   return found;
 }
 
+/** URLs recorded at once. */
+const RECORD_AT_ONCE = 25;
+
 /** Page `key` (at `page.url`, `page.depth` hops) of `crawl` as a message waiting in its queue, breadth first. */
 const queuedOf = (crawl: Pick<Crawl, "id" | "accountId">, key: string, page: Pick<Found, "url" | "depth">, now: number): QueuedMessage => ({
   pk: partition(crawl.id),
@@ -270,9 +273,8 @@ export async function recordFound(crawl: Pick<Crawl, "id" | "accountId">, found:
   const known = await existing(crawl.id, [...byKey.keys()]);
   const expires = expiresAt(now);
   const added: Found[] = [];
-  const skipped: Partial<Record<SkipReason, number>> = {};
-  for (const [key, f] of byKey) {
-    if (known.has(key)) continue;
+  /** Records `f` under `key`: it, when this write recorded it. */
+  const record = async ([key, f]: [string, Found]): Promise<Found | null> => {
     const row = {
       ...pageKey(crawl.id, key),
       key,
@@ -291,11 +293,18 @@ export async function recordFound(crawl: Pick<Crawl, "id" | "accountId">, found:
     const written = await transactIf({
       TransactItems: f.skip ? [put] : [put, { Put: { TableName: config.TABLE_NAME, Item: { ...message, expiresAt: expires } } }],
     });
-    if (!written) continue;
-    added.push(f);
-    if (f.skip) skipped[f.skip] = (skipped[f.skip] ?? 0) + 1;
+    return written ? f : null;
+  };
+  // RECORD_AT_ONCE writes at a time (each URL's own: they do not meet), counted as each batch is written.
+  const fresh = [...byKey].filter(([key]) => !known.has(key));
+  for (let start = 0; start < fresh.length; start += RECORD_AT_ONCE) {
+    const batch = (await Promise.all(fresh.slice(start, start + RECORD_AT_ONCE).map(record))).filter((f): f is Found => f !== null);
+    if (!batch.length) continue;
+    const skipped: Partial<Record<SkipReason, number>> = {};
+    for (const { skip } of batch) if (skip) skipped[skip] = (skipped[skip] ?? 0) + 1;
+    await count(crawl.id, { discovered: batch.length, skipped });
+    added.push(...batch);
   }
-  if (added.length) await count(crawl.id, { discovered: added.length, skipped });
   return added;
 }
 
