@@ -81,7 +81,7 @@ type Made =
   | { readonly kind: "delivered"; readonly end: PageEnd; readonly found: readonly Found[]; readonly rendered: boolean; readonly bytes: number };
 
 const contextOf = (crawlId: string) => `crawl ${crawlId}`;
-const pagePiece = (crawl: Pick<Crawl, "id" | "accountId">, key: string): Piece => ({
+export const pagePiece = (crawl: Pick<Crawl, "id" | "accountId">, key: string): Piece => ({
   kind: "page",
   accountId: crawl.accountId,
   owner: crawl.id,
@@ -112,10 +112,11 @@ async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessag
   // requests waits for its host's turn (Crawl-delay), as the page's own does after them.
   if (page.foundBy === "start" && request.source !== "links") {
     const signal = AbortSignal.any([deadline.signal, AbortSignal.timeout(SITEMAPS_MS)]);
-    const paced = () => hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, signal);
+    const { host } = new URL(message.url);
+    const paced = () => hostTurn(crawl.accountId, host, robots.crawlDelay * 1000, signal);
     // At most five for each page it may deliver (and a hundred more): a site's million-URL sitemap costs what that many writes cost.
-    await recordFound(crawl, await sitemapPages({ id: crawl.id, request }, robots, Math.min(maxFound(request.limit), 5 * request.limit + 100), signal, paced));
-    await hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, deadline.signal);
+    await recordFound(crawl, await sitemapPages({ id: crawl.id, request }, robots, 5 * request.limit + 100, signal, paced));
+    await hostTurn(crawl.accountId, host, robots.crawlDelay * 1000, deadline.signal);
   }
   const options = { ...crawlPageOptions(request), userAgent: crawlerAgent() };
   // The customer's credentials (headers, cookies, httpAuth) go to the start's origin alone: not to a subdomain, nor over http:// to an https:// start's host.

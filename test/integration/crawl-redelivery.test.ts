@@ -18,7 +18,7 @@ const { placeHold } = await import("../../lib/billing/holds.js");
 const { chargePiece, takeLease } = await import("../../lib/jobs/attempt.js");
 const { crawlRequest } = await import("../../lib/api/schemas.js");
 const { createCrawl, getCrawl, getPage, newCrawlId, requeueLost, stopCrawl } = await import("../../lib/crawl/store.js");
-const { runPage } = await import("../../lib/crawl/run.js");
+const { pagePiece, runPage } = await import("../../lib/crawl/run.js");
 const { reconcileCrawls } = await import("../../lib/crawl/reconcile.js");
 const { writeResult } = await import("../../lib/crawl/result.js");
 const { putObject } = await import("../../lib/jobs/requests.js");
@@ -82,14 +82,7 @@ describe("a crawl's page delivered again", () => {
     const { key, accountId, crawl, message } = await crawlOfOne();
     const before = await money(key);
     // The dead worker: took the page (its lease now over) and charged it, then nothing.
-    const piece = {
-      kind: "page" as const,
-      accountId,
-      owner: crawl.id,
-      id: message.key,
-      key: { pk: `CRAWL#${crawl.id}`, sk: `U#${message.key}` },
-      requestId: `${crawl.id}.${message.key}`,
-    };
+    const piece = pagePiece(crawl, message.key);
     const lease = (await takeLease(piece, Date.now() - 1))!;
     await chargePiece(piece, lease, { amount: 1_000, endpoint: "crawl", hold: crawl.id });
     expect(await money(key)).toBe(before - 1_000);
@@ -116,16 +109,9 @@ describe("a crawl's page delivered again", () => {
   }, 60_000);
 
   it("whose worker died on its last delivery is ended by the sweeper, free, and its crawl ends", async () => {
-    const { key, accountId, crawl, message } = await crawlOfOne();
+    const { key, crawl, message } = await crawlOfOne();
     const before = await money(key);
-    const piece = {
-      kind: "page" as const,
-      accountId,
-      owner: crawl.id,
-      id: message.key,
-      key: { pk: `CRAWL#${crawl.id}`, sk: `U#${message.key}` },
-      requestId: `${crawl.id}.${message.key}`,
-    };
+    const piece = pagePiece(crawl, message.key);
     // Taken on the last delivery, charged, then the worker died: no message is left to take it over.
     const lease = (await takeLease(piece, Date.now() - 1, 3))!;
     await chargePiece(piece, lease, { amount: 1_000, endpoint: "crawl", hold: crawl.id });
