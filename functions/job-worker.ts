@@ -1,6 +1,7 @@
 import type { SQSEvent } from "aws-lambda";
 import { writeResult } from "../lib/crawl/result.js";
 import { runPage } from "../lib/crawl/run.js";
+import { crawlHooksOf } from "../lib/crawl/store.js";
 import { consume } from "../lib/jobs/consume.js";
 import type { CheckMessage, CrawlResultMessage, ItemMessage, PageMessage, WebhookMessage } from "../lib/jobs/queue.js";
 import { runItem } from "../lib/jobs/run.js";
@@ -17,7 +18,7 @@ import { asTenant } from "../lib/tenant.js";
 export const handler = (event: SQSEvent) =>
   consume<ItemMessage | CheckMessage | PageMessage | CrawlResultMessage | WebhookMessage>(event, async (message, receiveCount) =>
     message.kind === "webhook"
-      ? sendAttempt(message, monitorHooksOf)
+      ? sendAttempt(message, { monitor: monitorHooksOf, crawl: crawlHooksOf })
       : message.kind === "crawl-result"
         ? writeResult(message.crawlId).then(() => "done" as const)
         : // The account's work, in the pools a process shares (lib/tenant.ts).

@@ -590,6 +590,14 @@ void schemasMatchRender;
 /** Body of POST /api/v1/metadata. */
 export const metadataRequest = z.strictObject({ url: httpUrl });
 
+/**
+ * Where webhooks go: a URL with no user-info. A webhook is proved ours by its signature, and a
+ * receiver's password would be a secret kept in the clear for as long as its job or monitor.
+ */
+export const webhookUrl = httpUrl.refine((value) => !hasCredentials(value), {
+  error: "must not hold a username or password (a webhook is proved ours by its signature, made with the account's webhook secret)",
+});
+
 /** Globs on a whole URL (docs/crawl.md, "Scope"): `*` within a path segment, `**` across. */
 const urlGlobs = z
   .array(
@@ -649,6 +657,9 @@ export const crawlRequest = z
       .union([z.iso.date(), z.iso.datetime({ offset: true })], { error: "must be an ISO 8601 date or date-time" })
       .optional()
       .meta({ description: "Pages a sitemap says are older are skipped (unchanged); each page is asked with If-Modified-Since, and a 304 is skipped too." }),
+    webhookUrl: webhookUrl.optional().meta({
+      description: "Where crawl.completed is POSTed (signed with the account's webhook secret) once the crawl has ended and its result can be downloaded.",
+    }),
     ...crawlControls,
   })
   .superRefine((body, ctx) => {
@@ -916,14 +927,6 @@ const itemsOf = <T extends z.ZodType>(item: T) =>
     .array(item, { error: "must be a list of request bodies" })
     .min(1, { error: `must hold 1 to ${MAX_JOB_ITEMS} items` })
     .max(MAX_JOB_ITEMS, { error: `must hold 1 to ${MAX_JOB_ITEMS} items` });
-
-/**
- * Where webhooks go: a URL with no user-info. A webhook is proved ours by its signature, and a
- * receiver's password would be a secret kept in the clear for as long as its job or monitor.
- */
-export const webhookUrl = httpUrl.refine((value) => !hasCredentials(value), {
-  error: "must not hold a username or password (a webhook is proved ours by its signature, made with the account's webhook secret)",
-});
 
 /** Where a job's webhooks go (docs/api.md, "Jobs"): its end, and with `webhookEvents: ["item"]` each item's. */
 const jobWebhook = {

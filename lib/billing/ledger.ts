@@ -79,15 +79,19 @@ export function usageItem(accountId: string, at: Date, requestId: string, entry:
  * ms; a job item, whose work outlives a request and may be redelivered) the reconciler leaves the
  * charge alone until then, whatever the grace period. With `hold` (a job item: the job's id), the
  * amount comes out of what the job holds (lib/billing/holds.ts), not out of the balance: it was
- * taken from the balance when the job was submitted.
+ * taken from the balance when the job was submitted. With `delivered` (a crawl's page, charged once
+ * its output is kept), the charge is born delivered: nothing is pending, nothing can refund it.
  */
 export async function chargeForRequest(
   accountId: string,
   amount: number,
-  request: { requestId: string; endpoint: string; at: Date; holdUntil?: number; hold?: string },
+  request: { requestId: string; endpoint: string; at: Date; holdUntil?: number; hold?: string; delivered?: true },
   cap: SpendCap | null = null,
 ): Promise<Charge> {
-  const item = usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" });
+  const item = {
+    ...usageItem(accountId, request.at, request.requestId, { kind: "charge", endpoint: request.endpoint, amount, status: "charged" }),
+    ...(request.delivered ? { delivered: true } : {}),
+  };
   const entry = { pk: item.pk, sk: item.sk };
   const pending = pendingKey(request.at, accountId, request.requestId);
   const day = request.at.toISOString().slice(0, 10);
@@ -99,7 +103,8 @@ export async function chargeForRequest(
   const hold = request.hold ? fromHold(accountId, request.hold, amount, "charge") : null;
   try {
     await transact({
-      ClientRequestToken: token(request.requestId, "charge"),
+      // A charge born delivered is another transaction (a redelivery's, after a worker charged it pending and died).
+      ClientRequestToken: token(request.requestId, request.delivered ? "charge-delivered" : "charge"),
       TransactItems: [
         hold
           ? hold[0]!
@@ -121,20 +126,24 @@ export async function chargeForRequest(
             ConditionExpression: "attribute_not_exists(pk)",
           },
         },
-        {
-          Put: {
-            TableName: config.TABLE_NAME,
-            Item: {
-              ...pending,
-              accountId,
-              amount,
-              requestId: request.requestId,
-              entry,
-              ...(spend ? { spend } : {}),
-              ...(request.holdUntil ? { holdUntil: request.holdUntil } : {}),
-            },
-          },
-        },
+        ...(request.delivered
+          ? []
+          : [
+              {
+                Put: {
+                  TableName: config.TABLE_NAME,
+                  Item: {
+                    ...pending,
+                    accountId,
+                    amount,
+                    requestId: request.requestId,
+                    entry,
+                    ...(spend ? { spend } : {}),
+                    ...(request.holdUntil ? { holdUntil: request.holdUntil } : {}),
+                  },
+                },
+              },
+            ]),
         ...(hold?.slice(1) ?? []),
         ...(cap && spend
           ? [
@@ -152,7 +161,11 @@ export async function chargeForRequest(
       ],
     });
   } catch (error) {
-    if (transactionConditionFailed(error, 1)) return charge;
+    if (transactionConditionFailed(error, 1)) {
+      // Charged before: delivered now, when this one is (it may have been left pending).
+      if (request.delivered) await markDelivered(charge);
+      return charge;
+    }
     if (transactionConditionFailed(error, 0)) {
       const old = (error as TransactionCanceledException).CancellationReasons?.[0]?.Item;
       throw insufficientBalance(amount, Number(old?.balance?.N ?? 0));

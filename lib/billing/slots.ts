@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.js";
 import { AppError } from "../errors.js";
 import { conditionHeld, documents, ignoreFailedCondition } from "./dynamodb.js";
@@ -44,17 +44,22 @@ function slotsToTry(size: number): number[] {
 }
 
 /** Takes a slot of `pool` (`size` slots) for `holder` until `leaseUntil`: its index, or null when the slots tried are held (slotsToTry). */
-export async function takeSlot(pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> {
-  for (const index of slotsToTry(size)) {
+export const takeSlot = (pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> =>
+  takeSlotOf(pool, slotsToTry(size), holder, leaseUntil);
+
+/** Takes the first of slots `indices` of `pool` that is free for `holder` until `leaseUntil`: its index, or null when all of them are held. */
+export async function takeSlotOf(pool: string, indices: readonly number[], holder: string, leaseUntil: number): Promise<number | null> {
+  for (const index of indices) {
     const taken = await conditionHeld(
       documents.send(
         new UpdateCommand({
           TableName: config.TABLE_NAME,
           Key: slotKey(pool, index),
-          UpdateExpression: "SET holder = :holder, leaseUntil = :until",
+          // A slot's row goes a day after its last lease (a crawl's host pools are many, each used a while).
+          UpdateExpression: "SET holder = :holder, leaseUntil = :until, expiresAt = :expires",
           // Its own holder may take it again: a retry of a write whose answer was lost takes the slot it already has.
           ConditionExpression: "attribute_not_exists(holder) OR leaseUntil < :now OR holder = :holder",
-          ExpressionAttributeValues: { ":holder": holder, ":until": leaseUntil, ":now": Date.now() },
+          ExpressionAttributeValues: { ":holder": holder, ":until": leaseUntil, ":now": Date.now(), ":expires": Math.floor(leaseUntil / 1000) + 86_400 },
         }),
       ),
     );
@@ -62,6 +67,38 @@ export async function takeSlot(pool: string, size: number, holder: string, lease
   }
   return null;
 }
+
+/**
+ * The slots of `pool` (`size` slots, a small pool) free now, in random order: one read of the
+ * pool (a slot seen free may be taken by the time it is tried: takeSlotOf decides).
+ */
+export async function freeSlots(pool: string, size: number): Promise<number[]> {
+  const { Items = [] } = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": slotKey(pool, 0).pk },
+      ConsistentRead: true,
+    }),
+  );
+  const now = Date.now();
+  const held = new Set(Items.filter((item) => item.holder !== undefined && Number(item.leaseUntil) >= now).map((item) => Number(item.sk)));
+  return slotsToTry(size).filter((index) => !held.has(index));
+}
+
+/** Passes slot `index` of `pool` from holder `from` to holder `to`, until `leaseUntil`: false when `from` no longer holds it. */
+export const handSlot = (pool: string, index: number, from: string, to: string, leaseUntil: number): Promise<boolean> =>
+  conditionHeld(
+    documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: slotKey(pool, index),
+        UpdateExpression: "SET holder = :to, leaseUntil = :until, expiresAt = :expires",
+        ConditionExpression: "holder = :from",
+        ExpressionAttributeValues: { ":from": from, ":to": to, ":until": leaseUntil, ":expires": Math.floor(leaseUntil / 1000) + 86_400 },
+      }),
+    ),
+  );
 
 /** Lets slot `index` of `pool` go, if `holder` still holds it. */
 export async function releaseSlot(pool: string, index: number, holder: string): Promise<void> {

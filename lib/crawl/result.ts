@@ -7,9 +7,10 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { config } from "../config.js";
+import { sendOwnEvent } from "../jobs/events.js";
 import { JOBS_PREFIX } from "../packaging.js";
 import { s3 } from "../storage/s3.js";
-import { type Crawl, getCrawl, listPages, noteResult } from "./store.js";
+import { type Crawl, crawlHooks, getCrawl, listPages, noteResult } from "./store.js";
 
 // A crawl's whole result as one download (docs/crawl.md, "Crawl"): every delivered page's output,
 // one JSON object a line (NDJSON), written once the crawl has ended by a jobs worker (a message the
@@ -43,13 +44,30 @@ async function* outputs(crawl: Crawl): AsyncGenerator<string> {
 }
 
 /**
+ * Announces ended crawl `crawl`'s end to its webhook, if it has one, once its result can be
+ * downloaded: `crawl.completed` (a cancelled crawl's too), kept once however often it is sent.
+ */
+const announceEnd = (crawl: Crawl) =>
+  sendOwnEvent(crawlHooks(crawl), `${crawl.id}.completed`, "crawl.completed", {
+    crawl_id: crawl.id,
+    status: crawl.status,
+    counts: { discovered: crawl.discovered, delivered: crawl.delivered, failed: crawl.failed, skipped: crawl.skipped },
+    charged_micro_usd: crawl.charged,
+  });
+
+/**
  * Writes ended crawl `crawlId`'s result, once (a second message finds it written): small, in one
- * PUT; larger, in parts. Returns its key, or null when the crawl is gone or still runs.
+ * PUT; larger, in parts; then announces its end. Returns its key, or null when the crawl is gone or
+ * still runs.
  */
 export async function writeResult(crawlId: string): Promise<string | null> {
   const crawl = await getCrawl(crawlId);
   if (!crawl || crawl.status === "running") return null;
-  if (crawl.resultKey) return crawl.resultKey;
+  if (crawl.resultKey) {
+    // Written by a worker that stopped before announcing it.
+    await announceEnd(crawl);
+    return crawl.resultKey;
+  }
   const Key = resultKey(crawl.id);
   const target = { Bucket: config.BUCKET_NAME, Key };
   let upload: string | undefined;
@@ -80,5 +98,6 @@ export async function writeResult(crawlId: string): Promise<string | null> {
     throw error;
   }
   await noteResult(crawl.id, Key);
+  await announceEnd(crawl);
   return Key;
 }

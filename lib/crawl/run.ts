@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CRAWL_FORMATS, crawlPageOptions, type crawlRequest } from "../api/schemas.js";
 import { type KeptRequest, openRequest } from "../api/secrets.js";
@@ -41,8 +41,10 @@ import {
   pageKey,
   putBack,
   recordFound,
+  releaseHostSlot,
   type SkipReason,
   stopCrawl,
+  takeHostSlot,
   takeHostTurn,
   unmark,
 } from "./store.js";
@@ -74,6 +76,8 @@ const CRAWL_MAX_BYTES = 1024 * 1024 * 1024;
 /** A page's time: its fetch and its browser read; the start's sitemaps have as long again. */
 const PAGE_MS = 60_000;
 const SITEMAPS_MS = 40_000;
+/** How long a page waits in its worker for a slot of its host before its message is put back for a second. */
+const HOST_WAIT_MS = 3_000;
 
 type Made =
   | { readonly kind: "retry"; readonly after: number; readonly httpStatus: number }
@@ -103,9 +107,18 @@ const withoutQueryValues = (link: string) => {
 const textHash = (text: string) => createHash("sha256").update(text.replace(/\s+/g, " ").trim()).digest("base64url").slice(0, 32);
 
 /**
- * Reads page `message` of `crawl` (taken as `page`) within `deadline`: what became of it.
+ * Reads page `message` of `crawl` (taken as `page`) within `deadline`, in a slot of its host that
+ * `leaveHost` lets go of once its requests are made: what became of it.
  */
-async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessage, page: CrawlPage, robots: Robots, deadline: Deadline): Promise<Made> {
+async function readPage(
+  crawl: Crawl,
+  request: CrawlRequest,
+  message: PageMessage,
+  page: CrawlPage,
+  robots: Robots,
+  deadline: Deadline,
+  leaveHost: () => Promise<void>,
+): Promise<Made> {
   const { origin } = new URL(message.url);
   const inScope = scopeOf({ id: crawl.id, request });
   // The start reads the site's sitemaps first: their pages are queued one hop from it. Each of its
@@ -169,6 +182,7 @@ async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessag
     html = read.html;
     url = read.url ?? finalUrl;
   }
+  await leaveHost();
   const readBy = staticRead ? "static" : "rendered";
   const content = extractContent(html, url, request.scope, readBy);
   const { links, nofollow } = linksOf(html, url);
@@ -213,6 +227,7 @@ async function readPage(crawl: Crawl, request: CrawlRequest, message: PageMessag
 
 /** Waits for `host`'s next turn for `accountId`'s pages (its Crawl-delay after the last request), and takes it. */
 async function hostTurn(accountId: string, host: string, delayMs: number, signal: AbortSignal): Promise<void> {
+  if (delayMs <= 0) return;
   for (let turn = await takeHostTurn(accountId, host, delayMs); turn; turn = await takeHostTurn(accountId, host, delayMs))
     await sleep(Math.max(10, turn.at - Date.now()), undefined, { signal });
 }
@@ -231,6 +246,9 @@ async function later(crawl: Crawl, piece: Piece, message: PageMessage, seconds: 
   await closeLease(piece);
 }
 
+/** Pages of `crawl` found and not yet ended, by its counts (a delivered page is counted before it ends: never too many). */
+const unended = (crawl: Crawl) => crawl.discovered - crawl.delivered - crawl.failed - Object.values(crawl.skipped).reduce((sum, n) => sum + (n ?? 0), 0);
+
 /**
  * The end of page `message`: recorded once, counted (`fetched`: it was fetched, of `bytes` kept), its
  * lease and slots let go (a failure's slot held on as long as it ran, as a job item's: lib/jobs/feed.ts),
@@ -243,20 +261,29 @@ async function ender(
   end: PageEnd,
   work: { fetched?: boolean; bytes?: number; heldOnMs?: number } = {},
 ): Promise<"done"> {
-  if (await endPage(crawl.id, message.key, end))
-    await count(crawl.id, {
-      ...(end.status === "failed" ? { failed: 1 } : {}),
-      ...(end.status === "skipped" && end.reason ? { skipped: { [end.reason]: 1 } } : {}),
-      ...(end.charged ? { charged: end.charged } : {}),
-      ...(work.fetched ? { fetched: 1 } : {}),
-      ...(work.bytes ? { bytes: work.bytes } : {}),
-    });
-  else await unmark(crawl.id, message.key);
-  await closeLease(piece);
-  await itemDone(message, crawl.accountId, work.heldOnMs);
-  const now = await getCrawl(crawl.id);
-  if (now && now.delivered >= Number(now.request.limit)) await stopCrawl(now, "limit");
-  await finishIfIdle(crawl.id);
+  const ended = await endPage(crawl.id, message.key, end);
+  await Promise.all([
+    ended
+      ? count(crawl.id, {
+          ...(end.status === "failed" ? { failed: 1 } : {}),
+          ...(end.status === "skipped" && end.reason ? { skipped: { [end.reason]: 1 } } : {}),
+          ...(end.charged ? { charged: end.charged } : {}),
+          ...(work.fetched ? { fetched: 1 } : {}),
+          ...(work.bytes ? { bytes: work.bytes } : {}),
+        })
+      : unmark(crawl.id, message.key),
+    closeLease(piece),
+  ]);
+  const finish = async () => {
+    const now = await getCrawl(crawl.id);
+    if (now?.status !== "running") return;
+    if (!now.stoppedAt && now.delivered >= Number(now.request.limit)) await stopCrawl(now, "limit");
+    // A page it found has not ended (by its counts, each page's added before this read): that page's end looks.
+    else if (!now.stoppedAt && unended(now) > 0) return;
+    await finishIfIdle(crawl.id);
+  };
+  // Its slot goes (and the account's next page is sent) while the crawl is seen to whether it is done.
+  await Promise.all([itemDone(message, crawl.accountId, work.heldOnMs), finish()]);
   return "done";
 }
 
@@ -273,11 +300,12 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
   }
   const piece = pagePiece(crawl, message.key);
   const endBy = now + workerLimitMs - WORKER_MARGIN_MS;
-  const taken = await takeLease<CrawlPage>(piece, endBy + LEASE_MARGIN_MS, receiveCount, message.slot, now, message.gate);
+  const taken = await takeLease<CrawlPage>(piece, endBy + LEASE_MARGIN_MS, receiveCount, message.slot, now);
   if (!taken) {
     // Held by a live worker: it runs (this message comes back). Else it has ended: this message is spent.
     const page = await getPage(crawl.id, message.key);
     if (page?.status === "running" && (page.leaseUntil ?? 0) >= now) return heldElsewhere(piece, receiveCount);
+    await unmark(crawl.id, message.key);
     await itemDone(message, crawl.accountId);
     return "done";
   }
@@ -290,17 +318,68 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
   }
   const request = await openRequest(crawl.request as KeptRequest<CrawlRequest>, crawl.secretKey, contextOf(crawl.id));
   const { origin, host } = new URL(message.url);
-  const robots = await robotsFor(crawl.id, origin, AbortSignal.timeout(15_000));
-  if (robots.closed) return end({ status: "skipped", reason: "robots", charged: 0, error: `The site's ${robots.closed}.` });
-  if (!robots.allows(message.url)) return end({ status: "skipped", reason: "robots", charged: 0 });
-  // Its host's turn: after the last page's Crawl-delay, or a Retry-After; else the message waits for it.
-  const turn = await takeHostTurn(crawl.accountId, host, robots.crawlDelay * 1000, now);
-  if (turn) {
-    await later(crawl, piece, message, Math.max(1, (turn.at - Date.now()) / 1000));
-    return "done";
-  }
   const start = taken.foundBy === "start" && request.source !== "links";
   const at = Math.min(endBy, now + PAGE_MS + (start ? SITEMAPS_MS : 0));
+  // A slot of its host (robots.txt is a request there too), then its turn after the last request's Crawl-delay; else it comes back then.
+  const holder = randomUUID();
+  const slot = await enterHost(crawl.accountId, host, holder, at + LEASE_MARGIN_MS);
+  if ("until" in slot) {
+    await later(crawl, piece, message, Math.max(1, (slot.until - Date.now()) / 1000));
+    return "done";
+  }
+  let inHost = true;
+  const leaveHost = async () => {
+    if (!inHost) return;
+    inHost = false;
+    await releaseHostSlot(crawl.accountId, host, slot.index, holder);
+  };
+  try {
+    const robots = await robotsFor(crawl.id, origin, AbortSignal.timeout(15_000));
+    if (robots.closed) return await end({ status: "skipped", reason: "robots", charged: 0, error: `The site's ${robots.closed}.` });
+    if (!robots.allows(message.url)) return await end({ status: "skipped", reason: "robots", charged: 0 });
+    const turn = robots.crawlDelay > 0 ? await takeHostTurn(crawl.accountId, host, robots.crawlDelay * 1000, now) : null;
+    if (turn) {
+      await leaveHost();
+      await later(crawl, piece, message, Math.max(1, (turn.at - Date.now()) / 1000));
+      return "done";
+    }
+    await runAttempt(crawl, request, message, piece, taken, robots, receiveCount, now, at, leaveHost);
+  } finally {
+    await leaveHost();
+  }
+  return "done";
+}
+
+/**
+ * Waits a while for a slot of `host` for `holder` (until `leaseUntil` at most), backing off: its
+ * index; else when to come back (a Retry-After's end, or in a second).
+ */
+async function enterHost(accountId: string, host: string, holder: string, leaseUntil: number): Promise<{ index: number } | { until: number }> {
+  const giveUpAt = Date.now() + HOST_WAIT_MS;
+  for (let wait = 10; ; wait = Math.min(2 * wait, 200)) {
+    const slot = await takeHostSlot(accountId, host, holder, leaseUntil);
+    if ("index" in slot) return slot;
+    if (slot.until !== null) return { until: slot.until };
+    if (Date.now() + wait > giveUpAt) return { until: Date.now() + 1000 };
+    await sleep(wait);
+  }
+}
+
+/** Attempts page `message`, taken (`taken`) and in its host's slot (let go by `leaveHost`), by `at`: charged after the work. */
+async function runAttempt(
+  crawl: Crawl,
+  request: CrawlRequest,
+  message: PageMessage,
+  piece: Piece,
+  taken: CrawlPage,
+  robots: Robots,
+  receiveCount: number,
+  now: number,
+  at: number,
+  leaveHost: () => Promise<void>,
+): Promise<void> {
+  const end = (made: PageEnd, work?: Parameters<typeof ender>[4]) => ender(crawl, piece, message, made, work);
+  const { host } = new URL(message.url);
   await attempt<Made>(
     {
       piece,
@@ -309,7 +388,7 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
       price: (made) =>
         made.kind === "delivered" ? { amount: made.rendered ? PRICES.crawlRenderedPage : PRICES.crawlPage, endpoint: "crawl", hold: crawl.id } : null,
       budget: { at, timeout: renderTimeout(`The page did not load within the crawl's ${PAGE_MS / 1000} s for a page.`) },
-      work: (deadline) => readPage(crawl, request, message, taken, robots, deadline),
+      work: (deadline) => readPage(crawl, request, message, taken, robots, deadline, leaveHost).finally(leaveHost),
       succeeded: async (made) => {
         if (made.kind === "retry") {
           await holdHostUntil(crawl.accountId, host, Date.now() + made.after * 1000);
@@ -333,5 +412,4 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
     },
     now,
   );
-  return "done";
 }

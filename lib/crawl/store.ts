@@ -2,10 +2,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, transactIf } from "../billing/dynamodb.js";
 import { closeHold, type Hold } from "../billing/holds.js";
-import { feedKey, holdKey } from "../billing/keys.js";
+import { feedKey, holdKey, JOB_HOOK_PREFIX, slotKey } from "../billing/keys.js";
+import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import type { Lease } from "../jobs/attempt.js";
-import type { Gate, QueuedMessage } from "../jobs/feed.js";
+import type { HookOwner } from "../jobs/events.js";
+import type { QueuedMessage } from "../jobs/feed.js";
 import { enqueueItem } from "../jobs/queue.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 
@@ -18,8 +20,10 @@ import { JOB_RETENTION_DAYS } from "../packaging.js";
 //                    lib/jobs/feed.ts), moved to S#<url key> as it is sent
 //   S#<url key>      a page sent and not ended: the crawl has ended when none is left and none waits
 //   H#<text hash>    the first page with that text: a later one is its duplicate
+//   HOOK#<id>        its webhook's event (crawl.completed) and delivery attempts (lib/jobs/events.ts)
 // and a FEED row naming the Q# queue while the crawl runs, a HOLD of its price, the account's list
-// row, and a row per host for its Crawl-delay and Retry-After (CRAWLHOST#). All kept JOB_RETENTION_DAYS.
+// row, a row per host for its Crawl-delay (CRAWLHOST#), and the slots of its account's requests in flight
+// to each host (SLOT#host#..., held by a Retry-After too). All kept JOB_RETENTION_DAYS (slots a day).
 
 /** Skip reasons, as counted and listed. */
 export type SkipReason = "robots" | "scope" | "trap" | "duplicate" | "limit" | "guard" | "too large" | "not html" | "unchanged" | "cancelled";
@@ -33,7 +37,7 @@ export interface Crawl {
   readonly accountId: string;
   readonly createdAt: string;
   readonly status: CrawlStatus;
-  readonly request: Record<string, unknown> & { readonly url: string; readonly limit: number };
+  readonly request: Record<string, unknown> & { readonly url: string; readonly limit: number; readonly webhookUrl?: string };
   /** The key its request's secrets open with, deleted when it ends. */
   readonly secretKey?: string;
   /** Set once no more pages are to be sent: it reached its limit, or was cancelled. */
@@ -93,13 +97,29 @@ const accountCrawlKey = (accountId: string, createdAt: string, crawlId: string) 
 });
 const hostKey = (accountId: string, host: string) => ({ pk: `CRAWLHOST#${accountId}#${host}`, sk: "HOST" });
 
+/** A crawl as the owner of its webhook (lib/jobs/events.ts): its deliveries kept in its own partition, as long as it is. */
+export const crawlHooks = (crawl: Crawl): HookOwner => ({
+  accountId: crawl.accountId,
+  webhookUrl: crawl.request.webhookUrl,
+  ref: { crawlId: crawl.id },
+  key: (deliveryId) => ({ pk: partition(crawl.id), sk: `${JOB_HOOK_PREFIX}${deliveryId}` }),
+  retentionDays: JOB_RETENTION_DAYS,
+});
+
+/** Crawl `crawlId` as the owner of its webhook, or null when it is gone. */
+export const crawlHooksOf = async (crawlId: string): Promise<HookOwner | null> => {
+  const crawl = await getCrawl(crawlId);
+  return crawl && crawlHooks(crawl);
+};
+
 /** A normalised URL's key in its crawl. */
 const urlKeyOf = (url: string) => createHash("sha256").update(url).digest("base64url").slice(0, 22);
 
-/** Pages of one host of one account in flight at once (the feed's gate). */
+/** Requests of one account's crawls in flight to one host at once: slots of a pool of its own (lib/billing/slots.ts). */
 const HOST_IN_FLIGHT = 2;
-/** The gate of `accountId`'s pages on `host`. */
-const gateOf = (accountId: string, host: string): Gate => ({ pool: `host#${accountId}#${host}`, size: HOST_IN_FLIGHT });
+const hostPool = (accountId: string, host: string) => `host#${accountId}#${host}`;
+/** The holder a Retry-After puts on every slot of its host until it ends. */
+const RETRY_AFTER = "retry-after";
 
 const expiresAt = (from: number) => Math.floor(from / 1000) + JOB_RETENTION_DAYS * 86_400;
 
@@ -217,7 +237,6 @@ const queuedOf = (crawl: Pick<Crawl, "id" | "accountId">, key: string, page: Pic
   pk: partition(crawl.id),
   sk: `Q#${String(page.depth).padStart(2, "0")}#${String(now).padStart(13, "0")}#${key}`,
   message: { kind: "page", accountId: crawl.accountId, crawlId: crawl.id, key, url: page.url, depth: page.depth },
-  gate: gateOf(crawl.accountId, new URL(page.url).host),
   sent: sentKey(key),
 });
 
@@ -226,7 +245,8 @@ const LOST_MS = 10 * 60_000;
 
 /**
  * Puts back on `crawl`'s queue the pages sent and never run: a sent marker older than LOST_MS whose
- * page is still queued, or running under a lease long over, waits again. Returns how many.
+ * page is still queued, or running under a lease long over, waits again; one whose page has ended
+ * is removed. Returns how many were put back.
  */
 export async function requeueLost(crawl: Pick<Crawl, "id" | "accountId">, now = Date.now()): Promise<number> {
   const { Items = [] } = await documents.send(
@@ -242,8 +262,13 @@ export async function requeueLost(crawl: Pick<Crawl, "id" | "accountId">, now = 
     if (now - Number(marker.at ?? 0) < LOST_MS) continue;
     const key = String(marker.sk).slice(2);
     const page = await getPage(crawl.id, key);
-    const lost = page?.status === "queued" || (page?.status === "running" && (page.leaseUntil ?? 0) < now - LOST_MS);
-    if (!page || !lost) continue;
+    // Ended, its marker left by a worker that stopped between the two writes of endPage: it goes.
+    if (!page || (page.status !== "queued" && page.status !== "running")) {
+      await unmark(crawl.id, key);
+      continue;
+    }
+    const lost = page.status === "queued" || (page.leaseUntil ?? 0) < now - LOST_MS;
+    if (!lost) continue;
     const back = await transactIf({
       TransactItems: [
         {
@@ -266,7 +291,7 @@ export async function requeueLost(crawl: Pick<Crawl, "id" | "accountId">, now = 
 /**
  * Records URLs `found` by a page of `crawl` (or its start): each new one gets its row (one
  * conditional write: a URL two pages found at once is recorded once) and, when it is to be
- * fetched, its message in the crawl's queue, in the same transaction. Returns the URLs that were new.
+ * fetched, its message in the crawl's queue, written just before. Returns the URLs that were new.
  */
 export async function recordFound(crawl: Pick<Crawl, "id" | "accountId">, found: readonly Found[], now = Date.now()): Promise<Found[]> {
   const byKey = new Map(found.map((f) => [urlKeyOf(f.url), f]));
@@ -288,11 +313,14 @@ export async function recordFound(crawl: Pick<Crawl, "id" | "accountId">, found:
       ...(f.skip ? { reason: f.skip } : {}),
       expiresAt: expires,
     };
-    const put = { Put: { TableName: config.TABLE_NAME, Item: row, ConditionExpression: "attribute_not_exists(pk)" } };
-    const message = queuedOf(crawl, key, f, now);
-    const written = await transactIf({
-      TransactItems: f.skip ? [put] : [put, { Put: { TableName: config.TABLE_NAME, Item: { ...message, expiresAt: expires } } }],
-    });
+    // Its message first, then its row, once: a message whose row another page wrote first is taken
+    // back; one a crash left behind finds its page taken or ended, and is spent (lib/crawl/run.ts).
+    const message = f.skip ? null : { ...queuedOf(crawl, key, f, now), expiresAt: expires };
+    if (message) await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: message }));
+    const written = await conditionHeld(
+      documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: row, ConditionExpression: "attribute_not_exists(pk)" })),
+    );
+    if (!written && message) await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: message.pk, sk: message.sk } }));
     return written ? f : null;
   };
   // RECORD_AT_ONCE writes at a time (each URL's own: they do not meet), counted as each batch is written.
@@ -420,9 +448,8 @@ export async function knows(crawlId: string, url: string): Promise<boolean> {
 }
 
 /**
- * Takes the next turn on `host` for `accountId`'s pages: now, when its last one allows (its
- * Crawl-delay after it, or a Retry-After), setting the next at `now + delayMs`; else the time it
- * may be taken.
+ * Takes the next turn on `host` for `accountId`'s pages: now, when its last one's Crawl-delay has
+ * passed, setting the next at `now + delayMs`; else the time it may be taken.
  */
 export async function takeHostTurn(accountId: string, host: string, delayMs: number, now = Date.now()): Promise<{ at: number } | null> {
   const taken = await conditionHeld(
@@ -441,19 +468,34 @@ export async function takeHostTurn(accountId: string, host: string, delayMs: num
   return { at: Number(Item?.nextAt ?? now) };
 }
 
-/** Keeps `accountId`'s pages off `host` until `until` at least (a Retry-After). */
+/**
+ * Takes a slot of `host` for a request of `accountId`'s crawls, held by `holder` until `leaseUntil`
+ * at most: its index; or, every slot held, when one may be free (a Retry-After's end, or null: soon).
+ */
+export async function takeHostSlot(accountId: string, host: string, holder: string, leaseUntil: number): Promise<{ index: number } | { until: number | null }> {
+  const index = await takeSlot(hostPool(accountId, host), HOST_IN_FLIGHT, holder, leaseUntil);
+  if (index !== null) return { index };
+  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: slotKey(hostPool(accountId, host), 0) }));
+  return { until: Item?.holder === RETRY_AFTER ? Number(Item.leaseUntil) : null };
+}
+
+/** Lets slot `index` of `host` go, unless a Retry-After holds it now. */
+export const releaseHostSlot = (accountId: string, host: string, index: number, holder: string) => releaseSlot(hostPool(accountId, host), index, holder);
+
+/** Keeps `accountId`'s requests off `host` until `until` at least (a Retry-After): every slot held until then, a request in flight finishing as it is. */
 export async function holdHostUntil(accountId: string, host: string, until: number): Promise<void> {
-  await documents
-    .send(
-      new UpdateCommand({
-        TableName: config.TABLE_NAME,
-        Key: hostKey(accountId, host),
-        UpdateExpression: "SET nextAt = :until, expiresAt = :expires",
-        ConditionExpression: "attribute_not_exists(nextAt) OR nextAt < :until",
-        ExpressionAttributeValues: { ":until": until, ":expires": expiresAt(Date.now()) },
-      }),
-    )
-    .catch(ignoreFailedCondition);
+  for (let index = 0; index < HOST_IN_FLIGHT; index++)
+    await documents
+      .send(
+        new UpdateCommand({
+          TableName: config.TABLE_NAME,
+          Key: slotKey(hostPool(accountId, host), index),
+          UpdateExpression: "SET holder = :hold, leaseUntil = :until, expiresAt = :expires",
+          ConditionExpression: "NOT (holder = :hold AND leaseUntil >= :until)",
+          ExpressionAttributeValues: { ":hold": RETRY_AFTER, ":until": until, ":expires": Math.floor(until / 1000) + 86_400 },
+        }),
+      )
+      .catch(ignoreFailedCondition);
 }
 
 /** Puts page `key`, taken by a worker, back as queued (its message comes again later: a host's turn, a Retry-After). */
@@ -477,24 +519,27 @@ export type PageEnd = Pick<CrawlPage, "status" | "reason" | "finalUrl" | "httpSt
   readonly status: "delivered" | "skipped" | "failed";
 };
 
-/** Ends running page `key` as `end` (only if it is still running: a second worker's late end changes nothing), its sent marker removed. */
+/**
+ * Ends running page `key` as `end` (only if it is still running: a second worker's late end changes
+ * nothing), then removes its sent marker. A marker a crash left behind is removed by the page's next
+ * delivery (it finds the page ended: unmark) or by the reconciler (requeueLost).
+ */
 export async function endPage(crawlId: string, key: string, end: PageEnd): Promise<boolean> {
   const fields = Object.entries(end).filter(([, value]) => value !== undefined);
-  return transactIf({
-    TransactItems: [
-      {
-        Update: {
-          TableName: config.TABLE_NAME,
-          Key: pageKey(crawlId, key),
-          UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(", ")} REMOVE leaseUntil`,
-          ConditionExpression: "#status = :running",
-          ExpressionAttributeNames: { ...Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])), "#status": "status" },
-          ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ":running": "running" },
-        },
-      },
-      { Delete: { TableName: config.TABLE_NAME, Key: { pk: partition(crawlId), sk: sentKey(key) } } },
-    ],
-  });
+  const ended = await conditionHeld(
+    documents.send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: pageKey(crawlId, key),
+        UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(", ")} REMOVE leaseUntil`,
+        ConditionExpression: "#status = :running",
+        ExpressionAttributeNames: { ...Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])), "#status": "status" },
+        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ":running": "running" },
+      }),
+    ),
+  );
+  if (ended) await unmark(crawlId, key);
+  return ended;
 }
 
 /** Removes page `key`'s sent marker (it ended without running: its crawl had stopped, or it was ended already). */

@@ -9,7 +9,7 @@ import { feed } from "../jobs/feed.js";
 import { describeError, log } from "../log.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 import { PRICES } from "../routes.js";
-import { assertReachable } from "./outbound.js";
+import { assertReachable, assertWebhook } from "./outbound.js";
 
 // Starting a crawl, for POST /api/v1/crawl and the MCP tool crawl_site, and the summary of one (its
 // bundle holds no storage client: what reads a crawl's pages is lib/http/crawls.ts).
@@ -50,6 +50,7 @@ export async function startCrawl(accountId: string, body: z.output<typeof crawlR
       headers: { "Retry-After": "60" },
     });
   await assertReachable("url", body.url);
+  if (body.webhookUrl) await assertWebhook(accountId, body.webhookUrl);
   const start = normalizeUrl(body.url)!;
   const id = newCrawlId();
   const { request, secretKey } = await sealRequest({ ...body, url: start }, `crawl ${id}`);

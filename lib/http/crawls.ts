@@ -1,6 +1,7 @@
 import { config } from "../config.js";
-import { type Crawl, type CrawlPage, listPages } from "../crawl/store.js";
+import { type Crawl, type CrawlPage, crawlHooks, listPages } from "../crawl/store.js";
 import { AppError } from "../errors.js";
+import { readDeliveries } from "../jobs/events.js";
 import { downloadLink } from "../storage/outputs.js";
 import { crawlSummary } from "./crawl-start.js";
 
@@ -36,6 +37,8 @@ async function pageAnswer(crawl: Crawl, page: CrawlPage) {
 export async function crawlAnswer(crawl: Crawl, limit: number = PAGES_LISTED.default, cursor?: string) {
   const { pages, next } = await listPages(crawl.id, limit, cursor);
   const result = crawl.resultKey ? await downloadLink(crawl.resultKey) : null;
+  const hooks = crawlHooks(crawl);
+  const deliveries = hooks.webhookUrl ? await readDeliveries(hooks) : [];
   return {
     ...crawlSummary(crawl),
     links_expire_in_seconds: config.DOWNLOAD_LINK_SECONDS,
@@ -43,6 +46,15 @@ export async function crawlAnswer(crawl: Crawl, limit: number = PAGES_LISTED.def
     ...(result ? { result_url: result.url } : {}),
     pages: await Promise.all(pages.map((page) => pageAnswer(crawl, page))),
     next_cursor: next,
+    ...(hooks.webhookUrl
+      ? {
+          webhook: {
+            url: hooks.webhookUrl,
+            events: ["crawl.completed"],
+            deliveries: deliveries.map((d) => ({ id: d.id, type: d.type, status: d.status, attempts: d.attempts })),
+          },
+        }
+      : {}),
   };
 }
 

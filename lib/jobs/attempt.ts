@@ -1,5 +1,5 @@
-import { DeleteCommand, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { conditionHeld, documents, queryAll, transactIf } from "../billing/dynamodb.js";
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { conditionHeld, documents, ignoreFailedCondition, queryAll } from "../billing/dynamodb.js";
 import { OPEN_PARTITION, openKey, pendingKey, type TableKey, usageKey } from "../billing/keys.js";
 import { type Charge, chargeForRequest, markDelivered, refundCharge } from "../billing/ledger.js";
 import { config } from "../config.js";
@@ -8,7 +8,7 @@ import { AppError } from "../errors.js";
 import { describeError, log } from "../log.js";
 import { JOB_MAX_RECEIVES } from "../packaging.js";
 import { itemDone } from "./feed.js";
-import type { GateSlot, ItemMessage } from "./queue.js";
+import type { ItemMessage } from "./queue.js";
 import { CHARGE_HOLD_MS } from "./worker-time.js";
 
 // How a jobs worker attempts a piece of work, a job's item (lib/jobs/run.ts) or a monitor's check
@@ -47,8 +47,6 @@ export interface Lease {
   readonly receives?: number;
   /** The slot of its account's share of the workers its message holds (lib/jobs/feed.ts). */
   readonly slot?: ItemMessage["slot"];
-  /** The slot of its gate its message holds (a crawl's host: lib/jobs/feed.ts). */
-  readonly gate?: GateSlot;
 }
 
 type OpenRow = TableKey & Omit<Piece, "key"> & { readonly at: number; readonly piece: TableKey };
@@ -57,9 +55,10 @@ const openOf = (piece: Piece) => openKey(piece.kind, piece.accountId, piece.owne
 
 /**
  * Takes `piece` for a worker until `leaseUntil`: a queued one, or a running one whose worker's lease
- * has ended (it died), noting the delivery (`receives`) and the slot its message holds, its OPEN row
- * written in the same transaction. The row as taken, or null when it is not to be run (ended,
- * cancelled, gone, or held by a live worker).
+ * has ended (it died), noting the delivery (`receives`) and the slot its message holds. Its OPEN row
+ * is written first, so that a piece taken always has one (a row written for a piece not taken, ended
+ * or held by a live worker, is the same row or one the sweeper drops). The row as taken, or null
+ * when it is not to be run (ended, cancelled, gone, or held by a live worker).
  */
 export async function takeLease<T extends Lease>(
   piece: Piece,
@@ -67,49 +66,47 @@ export async function takeLease<T extends Lease>(
   receives = 1,
   slot?: ItemMessage["slot"],
   now = Date.now(),
-  gate?: GateSlot,
 ): Promise<T | null> {
-  const taken = await transactIf({
-    TransactItems: [
-      {
-        Update: {
-          TableName: config.TABLE_NAME,
-          Key: piece.key,
-          UpdateExpression: `SET #status = :running, leaseUntil = :lease, receives = :receives, chargeAt = if_not_exists(chargeAt, :now), startedAt = if_not_exists(startedAt, :now)${slot ? ", slot = :slot" : ""}${gate ? ", gate = :gate" : ""}`,
-          ConditionExpression: "#status = :queued OR (#status = :running AND leaseUntil < :nowMs)",
-          ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: {
-            ":running": "running",
-            ":queued": "queued",
-            ":lease": leaseUntil,
-            ":receives": receives,
-            ":now": new Date(now).toISOString(),
-            ":nowMs": now,
-            ...(slot ? { ":slot": slot } : {}),
-            ...(gate ? { ":gate": gate } : {}),
-          },
-        },
+  await documents.send(
+    new PutCommand({
+      TableName: config.TABLE_NAME,
+      Item: {
+        ...openOf(piece),
+        kind: piece.kind,
+        accountId: piece.accountId,
+        owner: piece.owner,
+        id: piece.id,
+        requestId: piece.requestId,
+        piece: piece.key,
+        at: now,
       },
-      {
-        Put: {
-          TableName: config.TABLE_NAME,
-          Item: {
-            ...openOf(piece),
-            kind: piece.kind,
-            accountId: piece.accountId,
-            owner: piece.owner,
-            id: piece.id,
-            requestId: piece.requestId,
-            piece: piece.key,
-            at: now,
-          },
+    }),
+  );
+  const { Attributes } = await documents
+    .send(
+      new UpdateCommand({
+        TableName: config.TABLE_NAME,
+        Key: piece.key,
+        UpdateExpression: `SET #status = :running, leaseUntil = :lease, receives = :receives, chargeAt = if_not_exists(chargeAt, :now), startedAt = if_not_exists(startedAt, :now)${slot ? ", slot = :slot" : ""}`,
+        ConditionExpression: "#status = :queued OR (#status = :running AND leaseUntil < :nowMs)",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: {
+          ":running": "running",
+          ":queued": "queued",
+          ":lease": leaseUntil,
+          ":receives": receives,
+          ":now": new Date(now).toISOString(),
+          ":nowMs": now,
+          ...(slot ? { ":slot": slot } : {}),
         },
-      },
-    ],
-  });
-  if (!taken) return null;
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: piece.key, ConsistentRead: true }));
-  return (Item as T | undefined) ?? null;
+        ReturnValues: "ALL_NEW",
+      }),
+    )
+    .catch((error: unknown) => {
+      ignoreFailedCondition(error);
+      return { Attributes: undefined };
+    });
+  return (Attributes as T | undefined) ?? null;
 }
 
 /**
@@ -150,13 +147,14 @@ export interface Price {
  * the reconciler for CHARGE_HOLD_MS; out of its job's hold when it has one. The same piece charged
  * again (a redelivery) is the same charge.
  */
-export const chargePiece = (piece: Piece, lease: Lease, price: Price): Promise<Charge> =>
+export const chargePiece = (piece: Piece, lease: Lease, price: Price, delivered?: true): Promise<Charge> =>
   chargeForRequest(piece.accountId, price.amount, {
     requestId: piece.requestId,
     endpoint: price.endpoint,
     at: new Date(lease.chargeAt!),
     holdUntil: Date.parse(lease.chargeAt!) + CHARGE_HOLD_MS,
     ...(price.hold ? { hold: price.hold } : {}),
+    ...(delivered ? { delivered } : {}),
   });
 
 /** One attempt of a taken piece: how it is charged, its work and budget, and how it ends. */
@@ -192,9 +190,9 @@ export interface Attempt<Made> {
  */
 export async function attempt<Made>(a: Attempt<Made>, now = Date.now()): Promise<void> {
   let charge: Charge | null = null;
-  const charged = async (price: Price): Promise<Charge | AppError> => {
+  const charged = async (price: Price, delivered?: true): Promise<Charge | AppError> => {
     try {
-      return await chargePiece(a.piece, a.lease, price);
+      return await chargePiece(a.piece, a.lease, price, delivered);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       return error;
@@ -210,13 +208,11 @@ export async function attempt<Made>(a: Attempt<Made>, now = Date.now()): Promise
   try {
     made = await a.work({ at: a.budget.at, signal: budget.signal, ...(a.budget.pageLoadMs ? { pageLoadMs: a.budget.pageLoadMs } : {}) });
     if (typeof a.price === "function") {
+      // The output is made and kept: its charge is born delivered.
       const price = a.price(made);
-      const after = price && (await charged(price));
+      const after = price && (await charged(price, true));
       if (after instanceof AppError) return a.failed(after, { unpaid: true, ours: false, ranMs: Date.now() - now });
-      charge = after;
-    }
-    // The output is made and kept: it is charged.
-    if (charge) await markDelivered(charge);
+    } else if (charge) await markDelivered(charge); // the output is made and kept: it is charged
   } catch (error) {
     const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
     if (ours && a.receiveCount < JOB_MAX_RECEIVES) throw error;
@@ -288,7 +284,7 @@ export async function sweepDead(kind: Piece["kind"], now: number, end: (dead: De
       if ((lease.leaseUntil ?? 0) >= now || (lease.receives ?? 0) < JOB_MAX_RECEIVES) continue;
       const charge = await settleDeadCharge(open, lease);
       await end({ open, lease, charge });
-      await itemDone({ slot: lease.slot, gate: lease.gate }, open.accountId);
+      await itemDone({ slot: lease.slot }, open.accountId);
       await closeLease({ ...open, kind });
       log.warn(`a job ${kind} whose worker died on its last delivery was ended`, { owner: open.owner, id: open.id, charge: charge.state });
       swept++;

@@ -23,7 +23,7 @@ export interface HookOwner {
   readonly accountId: string;
   readonly webhookUrl?: string | undefined;
   /** What a message of its deliveries names it by. */
-  readonly ref: { readonly jobId: string } | { readonly monitorId: string };
+  readonly ref: { readonly jobId: string } | { readonly monitorId: string } | { readonly crawlId: string };
   /** Where its delivery `id` is kept. */
   readonly key: (deliveryId: string) => TableKey;
   readonly retentionDays: number;
@@ -50,7 +50,7 @@ export const monitorHooks = (monitor: { id: string; accountId: string; webhookUr
 /** An event and its delivery, as kept with its job or monitor. */
 export interface Delivery {
   readonly id: string;
-  readonly type: "job.completed" | "job.item" | "monitor.changed" | "monitor.failed" | "monitor.paused";
+  readonly type: "job.completed" | "job.item" | "monitor.changed" | "monitor.failed" | "monitor.paused" | "crawl.completed";
   readonly status: "pending" | "delivered" | "failed";
   readonly attempts: readonly Attempt[];
   /** The body sent, the same on every attempt. */
@@ -101,8 +101,15 @@ export async function readDeliveries(owner: string | Pick<HookOwner, "key">): Pr
   return (await queryAll<Delivery & { createdAt: number }>(pk, JOB_HOOK_PREFIX)).sort((a, b) => a.createdAt - b.createdAt);
 }
 
-/** A monitor's webhooks' owner by its account and id, or null when it is gone (lib/monitors: jobs do not know monitors). */
-export type MonitorHooksOf = (accountId: string, monitorId: string) => Promise<HookOwner | null>;
+/**
+ * The webhooks' owners jobs do not know (lib/monitors, lib/crawl): a monitor by its account and id,
+ * a crawl by its id; null when it is gone.
+ */
+export interface HookOwners {
+  monitor(accountId: string, monitorId: string): Promise<HookOwner | null>;
+  crawl(crawlId: string): Promise<HookOwner | null>;
+}
+export type MonitorHooksOf = HookOwners["monitor"];
 
 /**
  * After items of `job` ended (`ended`: one that ran, or those cancelled): each one that ran its

@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, queryAll, queryPages, transactIf } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
-import { holdSlotUntil, releaseSlot, takeSlot } from "../billing/slots.js";
+import { freeSlots, handSlot, holdSlotUntil, releaseSlot, takeSlotOf } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { consumers } from "../routes.js";
-import { type CheckMessage, enqueueItem, type GateSlot, type ItemMessage, type PageMessage } from "./queue.js";
+import { type CheckMessage, enqueueItem, type ItemMessage, type PageMessage } from "./queue.js";
 
 // Fair shares of the jobs' workers (docs/api.md, "Jobs"): an account has at most
 // itemsInFlightPerAccount() items in flight (on the queue or running) at once, counted by slots of
@@ -17,8 +17,7 @@ import { type CheckMessage, enqueueItem, type GateSlot, type ItemMessage, type P
 // (a feed that a crash missed, a slot whose holder died and whose lease ran out). A job with items
 // not yet sent has a FEED row, which goes once all are sent (or it was cancelled). A monitor's check
 // waiting to run has a FEED row of its own, holding its message (lib/monitors), sent once like an item.
-// A crawl's FEED row names a queue of its pages' messages (lib/crawl/store.ts), each sent once, and
-// only while its host's gate has a slot free (at most two of a host's pages in flight).
+// A crawl's FEED row names a queue of its pages' messages (lib/crawl/store.ts), each sent once.
 
 /** A slot is held this long at most (the item's wait on the queue and its run; a holder that died frees it then). */
 const SLOT_LEASE_MS = 30 * 60_000;
@@ -34,18 +33,11 @@ export const itemsInFlightPerAccount = () => Math.max(1, Math.min(5, poolSize() 
 
 const slotPool = (accountId: string) => `items#${accountId}`;
 
-/** A pool a queued message must hold a slot of besides its account's (a crawl's host: at most `size` of its pages in flight). */
-export interface Gate {
-  readonly pool: string;
-  readonly size: number;
-}
-
 /** A message waiting in a queue of its owner's (a crawl's pages: lib/crawl/store.ts), under `queue.pk`, sorted by its sort key. */
 export interface QueuedMessage {
   readonly pk: string;
   readonly sk: string;
   readonly message: PageMessage;
-  readonly gate?: Gate;
   /** The sort key of a marker put in its place as it is sent, in the same write (its owner's count of what is in flight), removed by its runner. */
   readonly sent: string;
   /** Its TTL (epoch seconds), its marker's too. */
@@ -101,21 +93,66 @@ async function claimNext(jobId: string): Promise<number | null> {
  * at a time (a full share reads one page). Returns how many it sent. Safe to run anywhere at once:
  * each slot and each item is claimed by one conditional write.
  */
-export async function feed(accountId: string, now = Date.now()): Promise<number> {
-  const size = itemsInFlightPerAccount();
+export async function feed(accountId: string, now = Date.now(), freed?: Slot): Promise<number> {
+  const slots = slotTaker(accountId, now, freed);
+  try {
+    // A full share reads its slots, not its FEED.
+    return (await slots.anyFree()) ? await send(accountId, now, slots.take) : 0;
+  } finally {
+    await slots.letGoOfFreed();
+  }
+}
+
+type Slot = NonNullable<ItemMessage["slot"]>;
+
+/**
+ * Takes the slots of `accountId`'s pool for a feed: `freed` first (an item that ended hands its slot
+ * to the next, one write), then those one read of the pool finds free, each taken by a conditional
+ * write; none tried once they are used up (a full share costs one read, not a failed write a slot).
+ */
+function slotTaker(accountId: string, now: number, freed?: Slot) {
+  let handed = freed;
+  let free: number[] | null = null;
+  const pool = slotPool(accountId);
+  const lookedUp = async () => {
+    free ??= await freeSlots(pool, itemsInFlightPerAccount());
+    return free;
+  };
+  return {
+    anyFree: async () => handed !== undefined || (await lookedUp()).length > 0,
+    async take(holder: string): Promise<number | null> {
+      if (handed) {
+        const { index, holder: from } = handed;
+        handed = undefined;
+        if (await handSlot(pool, index, from, holder, now + SLOT_LEASE_MS)) return index;
+      }
+      const left = await lookedUp();
+      while (left.length) {
+        const index = await takeSlotOf(pool, [left.shift()!], holder, now + SLOT_LEASE_MS);
+        if (index !== null) return index;
+      }
+      return null;
+    },
+    /** Lets go of the freed slot when nothing was sent in it. */
+    letGoOfFreed: async () => {
+      if (handed) await releaseSlot(pool, handed.index, handed.holder);
+    },
+  };
+}
+
+/** Sends `accountId`'s waiting messages in the slots `take` gives. */
+async function send(accountId: string, now: number, take: (holder: string) => Promise<number | null>): Promise<number> {
   let sent = 0;
-  // The gates found with no slot free, across this feed's queues (two crawls of one host share one).
-  const shut = new Set<string>();
   for await (const row of waiting(accountId)) {
     if (row.queue) {
-      const { sent: fromQueue, full } = await feedQueue(row.queue, accountId, size, now, shut);
+      const { sent: fromQueue, full } = await feedQueue(row.queue, accountId, take, now);
       sent += fromQueue;
       if (full) return sent;
       continue;
     }
     if (row.message) {
       const holder = randomUUID();
-      const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
+      const slot = await take(holder);
       if (slot === null) return sent;
       // Claimed by deleting its row: sent once, however many feeds run at once.
       const claimed = await conditionHeld(
@@ -138,7 +175,7 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
     }
     for (;;) {
       const holder = randomUUID();
-      const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
+      const slot = await take(holder);
       if (slot === null) return sent;
       const index = await claimNext(row.jobId);
       if (index === null) {
@@ -183,16 +220,13 @@ export async function feed(accountId: string, now = Date.now()): Promise<number>
 
 /**
  * Sends the messages waiting in `queue` (a crawl's pages) while `accountId`'s slots allow, oldest
- * first, reading a page of them: one whose gate has no slot free (or was found with none: `shut`)
- * waits, and the rest of that page are tried (another host's may go). `full` when the account's
- * slots ran out.
+ * first, reading a page of them. `full` when the account's slots ran out.
  */
 async function feedQueue(
   queue: { pk: string; prefix: string },
   accountId: string,
-  size: number,
+  take: (holder: string) => Promise<number | null>,
   now: number,
-  shut: Set<string>,
 ): Promise<{ sent: number; full: boolean }> {
   let sent = 0;
   const { Items = [] } = await documents.send(
@@ -205,21 +239,10 @@ async function feedQueue(
     }),
   );
   for (const row of Items as QueuedMessage[]) {
-    if (row.gate && shut.has(row.gate.pool)) continue;
     const holder = randomUUID();
-    const slot = await takeSlot(slotPool(accountId), size, holder, now + SLOT_LEASE_MS);
+    const slot = await take(holder);
     if (slot === null) return { sent, full: true };
-    const gateIndex = row.gate ? await takeSlot(row.gate.pool, row.gate.size, holder, now + SLOT_LEASE_MS) : null;
-    if (row.gate && gateIndex === null) {
-      shut.add(row.gate.pool);
-      await releaseSlot(slotPool(accountId), slot, holder);
-      continue;
-    }
-    const gate: GateSlot | undefined = row.gate && gateIndex !== null ? { pool: row.gate.pool, index: gateIndex, holder } : undefined;
-    const letGo = async () => {
-      await releaseSlot(slotPool(accountId), slot, holder);
-      if (gate) await releaseSlot(gate.pool, gate.index, gate.holder);
-    };
+    const letGo = () => releaseSlot(slotPool(accountId), slot, holder);
     // Claimed by moving its row to its marker: sent once, however many feeds run at once.
     const claimed = await transactIf({
       TransactItems: [
@@ -232,7 +255,7 @@ async function feedQueue(
       continue;
     }
     try {
-      await enqueueItem({ ...row.message, slot: { index: slot, holder }, ...(gate ? { gate } : {}) });
+      await enqueueItem({ ...row.message, slot: { index: slot, holder } });
       sent++;
     } catch (error) {
       // Not queued: it waits again, for the next feed.
@@ -257,11 +280,11 @@ const MAX_HELD_ON_MS = 150_000;
  * share of the workers busy (docs/api.md, "Fair shares"). The reconciler's feed sends what waits
  * once the slot's lease ends.
  */
-export async function itemDone(message: Pick<PageMessage, "slot" | "gate">, accountId: string, heldOnMs = 0, now = Date.now()): Promise<void> {
+export async function itemDone(message: Pick<PageMessage, "slot">, accountId: string, heldOnMs = 0, now = Date.now()): Promise<void> {
   if (message.slot && heldOnMs > 0) await holdSlotUntil(slotPool(accountId), message.slot.index, message.slot.holder, now + Math.min(heldOnMs, MAX_HELD_ON_MS));
-  else if (message.slot) await releaseSlot(slotPool(accountId), message.slot.index, message.slot.holder);
-  if (message.gate) await releaseSlot(message.gate.pool, message.gate.index, message.gate.holder);
-  await feed(accountId).catch((error: unknown) =>
+  // Its slot goes to the account's next waiting message, if any (else it is let go).
+  const freed = heldOnMs > 0 ? undefined : message.slot;
+  await feed(accountId, now, freed).catch((error: unknown) =>
     log.error("feeding an account's job items failed; the reconciler will", { accountId, error: describeError(error) }),
   );
 }

@@ -38,14 +38,7 @@ export interface CheckMessage {
   readonly slot?: ItemMessage["slot"];
 }
 
-/** A slot of a pool other than its account's that a message holds while it runs (a crawl's host: lib/jobs/feed.ts). */
-export interface GateSlot {
-  readonly pool: string;
-  readonly index: number;
-  readonly holder: string;
-}
-
-/** A crawl's page (lib/crawl/run.ts): run by the jobs' workers in its account's share of them, and in its host's gate. */
+/** A crawl's page (lib/crawl/run.ts): run by the jobs' workers in its account's share of them. */
 export interface PageMessage {
   readonly kind: "page";
   readonly accountId: string;
@@ -57,7 +50,6 @@ export interface PageMessage {
   /** The times it was put back for its host (Retry-After): past a few, it fails. */
   readonly retries?: number;
   readonly slot?: ItemMessage["slot"];
-  readonly gate?: GateSlot;
 }
 
 /** The writing of an ended crawl's whole result (lib/crawl/result.ts): our work, in no account's share. */
@@ -70,9 +62,10 @@ export interface CrawlResultMessage {
 /** A webhook delivery attempt's message (lib/jobs/webhooks.ts). */
 export interface WebhookMessage {
   readonly kind: "webhook";
-  /** Whose event it is: a job's, or with `monitorId` a monitor's. */
+  /** Whose event it is: a job's, or with `monitorId` a monitor's, or with `crawlId` a crawl's. */
   readonly jobId?: string;
   readonly monitorId?: string;
+  readonly crawlId?: string;
   /** The job's account: the message's group, and whose receiver it is. */
   readonly accountId?: string;
   readonly deliveryId: string;

@@ -6,7 +6,7 @@ import { releaseSlot, takeSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { guardedStatus } from "../metadata/fetch.js";
-import { type Attempt, type Delivery, type HookOwner, jobHooks, type MonitorHooksOf } from "./events.js";
+import { type Attempt, type Delivery, type HookOwner, type HookOwners, jobHooks } from "./events.js";
 import { enqueueAttempt, type WebhookMessage } from "./queue.js";
 import { getJob } from "./store.js";
 
@@ -243,13 +243,15 @@ async function attemptOnce(message: WebhookMessage, job: HookOwner, now: number)
   }
 }
 
-/** Handles delivery attempt `message` of a job's (or a monitor's) webhook; its owner gone, there is nothing to deliver. */
-export async function sendAttempt(message: WebhookMessage, monitorHooksOf: MonitorHooksOf): Promise<"done"> {
-  // A monitor's messages always name its account (its key); a job's are found by the job.
+/** Handles delivery attempt `message` of a job's (or a monitor's, or a crawl's) webhook; its owner gone, there is nothing to deliver. */
+export async function sendAttempt(message: WebhookMessage, owners: HookOwners): Promise<"done"> {
+  // A monitor's messages always name its account (its key); a job's and a crawl's are found by their id.
   const owner =
     message.monitorId !== undefined
-      ? await monitorHooksOf(message.accountId ?? "", message.monitorId)
-      : await getJob(message.jobId ?? "").then((job) => job && jobHooks(job));
+      ? await owners.monitor(message.accountId ?? "", message.monitorId)
+      : message.crawlId !== undefined
+        ? await owners.crawl(message.crawlId)
+        : await getJob(message.jobId ?? "").then((job) => job && jobHooks(job));
   if (owner) await deliver(message, owner);
   return "done";
 }

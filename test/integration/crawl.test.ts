@@ -1,3 +1,4 @@
+import { Webhook } from "standardwebhooks";
 import { describe, expect, inject, it } from "vitest";
 import { ORPHANS, PER_TOPIC, siteStats, TOPICS } from "../../dev/harness/crawl-site.js";
 import { fundedKey } from "../../dev/harness/dev-process.js";
@@ -14,6 +15,13 @@ const sites = inject("crawlSites");
 let counter = 0;
 const account = (dollars = 100) => fundedKey(base, inject("localDir"), `crawl-${Date.now()}-${counter++}@crawl.test`, dollars);
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const secretOf = async (key: string) => {
+  const res = await fetch(`${base}/api/v1/webhook-secret`, { method: "POST", headers: auth(key) });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { secret: string }).secret;
+};
+const seen = async (id: string) =>
+  (await (await fetch(`${inject("fixtureUrl")}/hooks/seen?id=${id}`)).json()) as { headers: Record<string, string>; body: string }[];
 const balance = async (key: string) =>
   ((await (await fetch(`${base}/api/v1/usage`, { headers: auth(key) })).json()) as { balance_micro_usd: number }).balance_micro_usd;
 
@@ -173,10 +181,12 @@ describe("POST /api/v1/crawl", () => {
     await ended(crawler, created.id);
   }, 120_000);
 
-  it("limit 10 delivers and charges exactly 10; the rest of the hold goes back", async () => {
+  it("limit 10 delivers and charges exactly 10; the rest of the hold goes back; its webhook says so once, signed", async () => {
     const key = await account();
+    const secret = await secretOf(key);
     const before = await balance(key);
-    const created = await start(key, { url: `${sites.a}/`, limit: 10, render: "never" });
+    const hook = `crawl-${Date.now()}`;
+    const created = await start(key, { url: `${sites.a}/`, limit: 10, render: "never", webhookUrl: `${inject("fixtureUrl")}/hooks/in?id=${hook}` });
     const crawl = await ended(key, created.id);
     const { pages } = await allPages(key, created.id);
     const delivered = pages.filter((p) => p.status === "delivered");
@@ -186,6 +196,26 @@ describe("POST /api/v1/crawl", () => {
     // What was found and not fetched is listed as skipped for the limit.
     expect(pages.filter((p) => p.status === "skipped" && p.reason === "limit").length).toBeGreaterThan(0);
     expect(await balance(key)).toBe(before - 10_000);
+    // crawl.completed, once its result can be downloaded: verified by the Standard Webhooks library with the account's secret.
+    const until = Date.now() + 60_000;
+    let received = await seen(hook);
+    while (!received.length && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      received = await seen(hook);
+    }
+    expect(received).toHaveLength(1);
+    const payload = new Webhook(secret).verify(received[0]!.body, received[0]!.headers) as { type: string; data: Record<string, unknown> };
+    expect(payload).toMatchObject({
+      type: "crawl.completed",
+      data: { crawl_id: created.id, status: "completed", counts: { delivered: 10, failed: 0 }, charged_micro_usd: 10_000 },
+    });
+    const after = (await read(key, created.id)).body as Crawl & {
+      result_url?: string;
+      webhook?: { url: string; deliveries: { type: string; status: string }[] };
+    };
+    expect(after.result_url).toBeDefined();
+    expect(after.webhook).toMatchObject({ deliveries: [{ type: "crawl.completed", status: "delivered" }] });
+    expect(await seen(hook)).toHaveLength(1);
   }, 120_000);
 
   it("honours Crawl-delay: a second between the requests to a site that asks it", async () => {
@@ -258,6 +288,10 @@ describe("POST /api/v1/crawl", () => {
       [{ url: `${sites.a}/`, formats: ["text", "text"] }, 400, "INVALID_PARAMS"],
       [{ url: `${sites.a}/`, userAgent: "Googlebot" }, 400, "INVALID_PARAMS"],
       [{ url: `${sites.a}/`, render: "never", js: "1" }, 400, "INVALID_PARAMS"],
+      // A webhook: none without the account's secret to sign with, none with a password, none to a private address.
+      [{ url: `${sites.a}/`, webhookUrl: `${inject("fixtureUrl")}/hooks/in?id=nope` }, 400, "INVALID_PARAMS"],
+      [{ url: `${sites.a}/`, webhookUrl: "https://user:pw@example.com/hook" }, 400, "INVALID_PARAMS"],
+      [{ url: `${sites.a}/`, webhookUrl: "http://169.254.169.254/hook" }, 400, "INVALID_PARAMS"],
       [{ url: "http://169.254.169.254/latest/" }, 400, "INVALID_PARAMS"],
       [{ url: `${inject("canaryUrl")}/` }, 400, "INVALID_PARAMS"],
       // More than 100 KB of request (it is kept in the crawl's row).
