@@ -657,6 +657,10 @@ export const crawlRequest = z
       .union([z.iso.date(), z.iso.datetime({ offset: true })], { error: "must be an ISO 8601 date or date-time" })
       .optional()
       .meta({ description: "Pages a sitemap says are older are skipped (unchanged); each page is asked with If-Modified-Since, and a 304 is skipped too." }),
+    maxAge: integer(0, 604_800).optional().meta({
+      description:
+        "Seconds: a page this account's crawls delivered within them, read the same way (no headers, cookies or httpAuth), is delivered from that copy without asking the site ($0.001). 0 or absent: every page is read now.",
+    }),
     webhookUrl: webhookUrl.optional().meta({
       description: "Where crawl.completed is POSTed (signed with the account's webhook secret) once the crawl has ended and its result can be downloaded.",
     }),
@@ -803,6 +807,8 @@ export function crawlPageOptions(body: z.output<typeof crawlRequest>): CaptureOp
     formats: _f,
     scope: _sc,
     modifiedSince: _m,
+    maxAge: _a,
+    webhookUrl: _w,
     ...controls
   } = body;
   return { ...SNAPSHOT_DEFAULTS, ...controls };

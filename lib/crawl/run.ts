@@ -1,7 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { CRAWL_FORMATS, crawlPageOptions, type crawlRequest } from "../api/schemas.js";
 import { type KeptRequest, openRequest } from "../api/secrets.js";
+import { config } from "../config.js";
 import { readInBrowser } from "../content/browser.js";
 import { browserControls } from "../content/controls.js";
 import { parseHtml } from "../content/dom.js";
@@ -20,6 +22,8 @@ import { JOBS_PREFIX } from "../packaging.js";
 import { renderTimeout } from "../render/errors.js";
 import { fetchHeadersFor } from "../render/guard/requests.js";
 import { PRICES } from "../routes.js";
+import { s3 } from "../storage/s3.js";
+import { copyKeyOf, copySince, keepCopy, type PageCopy } from "./copies.js";
 import { linkPages, maxFound, robotsFor, scopeOf, sitemapPages } from "./discover.js";
 import { crawlerAgent, crawlFetch, retryAfterSeconds } from "./fetch.js";
 import { linksOf } from "./links.js";
@@ -82,9 +86,19 @@ const HOST_WAIT_MS = 3_000;
 type Made =
   | { readonly kind: "retry"; readonly after: number; readonly httpStatus: number }
   | { readonly kind: "ended"; readonly end: PageEnd }
-  | { readonly kind: "delivered"; readonly end: PageEnd; readonly found: readonly Found[]; readonly rendered: boolean; readonly bytes: number };
+  | {
+      readonly kind: "delivered";
+      readonly end: PageEnd;
+      readonly found: readonly Found[];
+      readonly rendered: boolean;
+      /** Taken from a copy (docs/crawl.md, "maxAge"): no request, no browser. */
+      readonly copied: boolean;
+      readonly bytes: number;
+    };
 
 const contextOf = (crawlId: string) => `crawl ${crawlId}`;
+/** A delivered page's price: a browser's read costs more; a copy is read by neither the site nor a browser. */
+const priceOf = (made: { rendered: boolean; copied: boolean }) => (made.rendered && !made.copied ? PRICES.crawlRenderedPage : PRICES.crawlPage);
 export const pagePiece = (crawl: Pick<Crawl, "id" | "accountId">, key: string): Piece => ({
   kind: "page",
   accountId: crawl.accountId,
@@ -106,9 +120,26 @@ const withoutQueryValues = (link: string) => {
 /** What a page is de-duplicated by: its words (whitespace aside) and where its links lead. */
 const textHash = (text: string) => createHash("sha256").update(text.replace(/\s+/g, " ").trim()).digest("base64url").slice(0, 32);
 
+/** A page read (or its copy taken), to be delivered: what its output and its crawl need of it. */
+interface Got {
+  readonly httpStatus: number;
+  readonly finalUrl: string;
+  readonly canonical: string | null;
+  readonly rendered: boolean;
+  readonly title: string | undefined;
+  /** Its text and links' hash, null when it has no text (no one's duplicate). */
+  readonly textHash: string | null;
+  readonly links: readonly string[];
+  readonly nofollow: boolean;
+  /** Its output's fields: the formats asked. */
+  readonly fields: Record<string, unknown>;
+  /** When its copy was read, when it is one. */
+  readonly copiedAt?: number;
+}
+
 /**
  * Reads page `message` of `crawl` (taken as `page`) within `deadline`, in a slot of its host that
- * `leaveHost` lets go of once its requests are made: what became of it.
+ * `leaveHost` lets go of once its requests are made, or takes `copy` of it: what became of it.
  */
 async function readPage(
   crawl: Crawl,
@@ -118,6 +149,7 @@ async function readPage(
   robots: Robots,
   deadline: Deadline,
   leaveHost: () => Promise<void>,
+  copy: PageCopy | null,
 ): Promise<Made> {
   const { origin } = new URL(message.url);
   const inScope = scopeOf({ id: crawl.id, request });
@@ -129,7 +161,19 @@ async function readPage(
     const paced = () => hostTurn(crawl.accountId, host, robots.crawlDelay * 1000, signal);
     // At most five for each page it may deliver (and a hundred more): a site's million-URL sitemap costs what that many writes cost.
     await recordFound(crawl, await sitemapPages({ id: crawl.id, request }, robots, 5 * request.limit + 100, signal, paced));
-    await hostTurn(crawl.accountId, host, robots.crawlDelay * 1000, deadline.signal);
+    if (!copy) await hostTurn(crawl.accountId, host, robots.crawlDelay * 1000, deadline.signal);
+  }
+  if (copy) {
+    await leaveHost();
+    const fields = await outputOf(copy.outputKey);
+    // Gone with its crawl (kept seven days): the page is read again.
+    if (fields) {
+      if (await knownAs(crawl, message, copy.finalUrl, copy.canonical, inScope))
+        return skipped("duplicate", duplicateOf(copy.httpStatus, copy.finalUrl, copy.canonical));
+      return deliver(crawl, request, message, page, robots, { ...copy, fields, copiedAt: copy.at });
+    }
+    // Its turn was not taken for a copy: it is now.
+    await hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, deadline.signal);
   }
   const options = { ...crawlPageOptions(request), userAgent: crawlerAgent() };
   // The customer's credentials (headers, cookies, httpAuth) go to the start's origin alone: not to a subdomain, nor over http:// to an https:// start's host.
@@ -168,12 +212,8 @@ async function readPage(
   const decoder = decoderFor(sniffEncoding(fetched.body.subarray(0, PRESCAN_BYTES), fetched.charset));
   let html = decoder.write(fetched.body) + (decoder.end() ?? "");
   let url = finalUrl;
-  // A page that redirects to one the crawl already has is that page.
-  if (finalUrl !== message.url && (await knows(crawl.id, finalUrl)))
-    return skipped("duplicate", { httpStatus: status, finalUrl, error: `It redirects to ${finalUrl}.` });
   const { canonical } = linksOf(html, finalUrl);
-  if (canonical && canonical !== message.url && canonical !== finalUrl && inScope(canonical) && (await knows(crawl.id, canonical)))
-    return skipped("duplicate", { httpStatus: status, finalUrl, error: `Its canonical URL is ${canonical}.` });
+  if (await knownAs(crawl, message, finalUrl, canonical, inScope)) return skipped("duplicate", duplicateOf(status, finalUrl, canonical));
   // Static when its HTML proves what a person sees (as /content's "auto"), a browser otherwise.
   const staticRead =
     request.render === "never" || (request.render === "auto" && browserControls(options).length === 0 && unprovenStatically(parseHtml(html)) === null);
@@ -191,39 +231,117 @@ async function readPage(
   // session id in every link makes no page new); a page with no text is no one's duplicate.
   const whole = request.scope === "page" ? content.text : extractContent(html, url, "page", readBy).text;
   const targets = [...new Set(links.map(withoutQueryValues))].sort().join("\n");
-  const same = whole.trim() ? await firstWithText(crawl.id, textHash(`${whole}\n${targets}`), message.url) : null;
-  if (same !== null) return skipped("duplicate", { httpStatus: status, finalUrl, rendered: !staticRead, error: `Its text and links are ${same}'s.` });
-  if (!(await countAgainstLimit({ id: crawl.id, request }, message.key))) return skipped("limit", { httpStatus: status, finalUrl });
   const metadata = metadataOf(html, url);
   const formats = new Set(request.formats);
-  const answer = {
-    url: message.url,
-    finalUrl: url,
+  const fields = Object.fromEntries(
+    CRAWL_FORMATS.filter((format) => formats.has(format)).map((format) => [
+      format,
+      format === "links" ? links : format === "metadata" ? metadata : content[format],
+    ]),
+  );
+  return deliver(crawl, request, message, page, robots, {
     httpStatus: status,
-    depth: message.depth,
-    foundBy: page.foundBy,
+    finalUrl: url,
+    canonical,
     rendered: !staticRead,
     title: metadata.title,
-    ...Object.fromEntries(
-      CRAWL_FORMATS.filter((format) => formats.has(format)).map((format) => [
-        format,
-        format === "links" ? links : format === "metadata" ? metadata : content[format],
-      ]),
-    ),
+    textHash: whole.trim() ? textHash(`${whole}\n${targets}`) : null,
+    links,
+    nofollow,
+    fields,
+  });
+}
+
+/** Whether page `message`, led to `finalUrl` and naming `canonical`, is a page the crawl already has: redirected there, or its canonical URL. */
+const knownAs = async (crawl: Crawl, message: PageMessage, finalUrl: string, canonical: string | null, inScope: (url: string) => boolean) =>
+  (finalUrl !== message.url && (await knows(crawl.id, finalUrl))) ||
+  (canonical !== null && canonical !== message.url && canonical !== finalUrl && inScope(canonical) && (await knows(crawl.id, canonical)));
+
+/** What a page found a duplicate by knownAs is told. */
+const duplicateOf = (httpStatus: number, finalUrl: string, canonical: string | null): Partial<PageEnd> => ({
+  httpStatus,
+  finalUrl,
+  error: canonical && canonical !== finalUrl ? `Its canonical URL is ${canonical}.` : `It redirects to ${finalUrl}.`,
+});
+
+/** The fields of a page's output kept at `key`, or null when it is gone. */
+async function outputOf(key: string): Promise<Record<string, unknown> | null> {
+  try {
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: config.BUCKET_NAME, Key: key }));
+    const {
+      url: _url,
+      depth: _depth,
+      foundBy: _foundBy,
+      copiedAt: _copiedAt,
+      ...kept
+    } = JSON.parse(await Body!.transformToString("utf8")) as Record<string, unknown>;
+    return kept;
+  } catch (error) {
+    if ((error as { name?: string }).name === "NoSuchKey") return null;
+    throw error;
+  }
+}
+
+/**
+ * Delivers page `message` as `got`: unless it is a duplicate (its text and links another page's) or
+ * past its crawl's limit, its output kept, its copy kept for its account's later crawls (a page read
+ * now, when its way of reading takes copies), and its links recorded.
+ */
+async function deliver(crawl: Crawl, request: CrawlRequest, message: PageMessage, page: CrawlPage, robots: Robots, got: Got): Promise<Made> {
+  const { httpStatus, finalUrl } = got;
+  const same = got.textHash ? await firstWithText(crawl.id, got.textHash, message.url) : null;
+  if (same !== null) return skipped("duplicate", { httpStatus, finalUrl, rendered: got.rendered, error: `Its text and links are ${same}'s.` });
+  if (!(await countAgainstLimit({ id: crawl.id, request }, message.key))) return skipped("limit", { httpStatus, finalUrl });
+  const answer = {
+    url: message.url,
+    finalUrl,
+    httpStatus,
+    depth: message.depth,
+    foundBy: page.foundBy,
+    rendered: got.rendered,
+    title: got.title,
+    ...(got.copiedAt ? { copiedAt: new Date(got.copiedAt).toISOString() } : {}),
+    ...got.fields,
   };
   const outputKey = `${JOBS_PREFIX}${crawl.id}/pages/${message.key}.json`;
   const output = JSON.stringify(answer);
   await putObject(outputKey, output, "application/json");
-  const follows = request.source !== "sitemaps" && message.depth < request.depth && !nofollow && crawl.discovered < maxFound(request.limit);
-  const found = follows ? await recordLinks(crawl, request, robots, page, links) : [];
+  const copyKey = got.copiedAt ? null : copyKeyOf(crawl.accountId, message.url, readWay(request));
+  if (copyKey)
+    await keepCopy(copyKey, {
+      at: Date.now(),
+      outputKey,
+      finalUrl,
+      canonical: got.canonical,
+      httpStatus,
+      rendered: got.rendered,
+      title: got.title,
+      textHash: got.textHash,
+      links: got.links,
+      nofollow: got.nofollow,
+    });
+  const follows = request.source !== "sitemaps" && message.depth < request.depth && !got.nofollow && crawl.discovered < maxFound(request.limit);
+  const found = follows ? await recordLinks(crawl, request, robots, page, got.links) : [];
   return {
     kind: "delivered",
-    rendered: !staticRead,
+    rendered: got.rendered,
+    copied: got.copiedAt !== undefined,
     bytes: Buffer.byteLength(output),
     found,
-    end: { status: "delivered", httpStatus: status, finalUrl: url, rendered: !staticRead, title: metadata.title, outputKey },
+    end: {
+      status: "delivered",
+      httpStatus,
+      finalUrl,
+      rendered: got.rendered,
+      title: got.title,
+      outputKey,
+      ...(got.copiedAt ? { copiedAt: new Date(got.copiedAt).toISOString() } : {}),
+    },
   };
 }
+
+/** How `request` reads its pages, as its copies are keyed. */
+const readWay = (request: CrawlRequest) => ({ formats: request.formats, scope: request.scope, render: request.render, options: crawlPageOptions(request) });
 
 /** Waits for `host`'s next turn for `accountId`'s pages (its Crawl-delay after the last request), and takes it. */
 async function hostTurn(accountId: string, host: string, delayMs: number, signal: AbortSignal): Promise<void> {
@@ -337,13 +455,16 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
     const robots = await robotsFor(crawl.id, origin, AbortSignal.timeout(15_000));
     if (robots.closed) return await end({ status: "skipped", reason: "robots", charged: 0, error: `The site's ${robots.closed}.` });
     if (!robots.allows(message.url)) return await end({ status: "skipped", reason: "robots", charged: 0 });
-    const turn = robots.crawlDelay > 0 ? await takeHostTurn(crawl.accountId, host, robots.crawlDelay * 1000, now) : null;
+    // A copy read within maxAge (docs/crawl.md) asks the site nothing.
+    const copyKey = request.maxAge ? copyKeyOf(crawl.accountId, message.url, readWay(request)) : null;
+    const copy = copyKey ? await copySince(copyKey, Date.now() - request.maxAge! * 1000) : null;
+    const turn = robots.crawlDelay > 0 && !copy ? await takeHostTurn(crawl.accountId, host, robots.crawlDelay * 1000, now) : null;
     if (turn) {
       await leaveHost();
       await later(crawl, piece, message, Math.max(1, (turn.at - Date.now()) / 1000));
       return "done";
     }
-    await runAttempt(crawl, request, message, piece, taken, robots, receiveCount, now, at, leaveHost);
+    await runAttempt(crawl, request, message, piece, taken, robots, receiveCount, now, at, leaveHost, copy);
   } finally {
     await leaveHost();
   }
@@ -377,6 +498,7 @@ async function runAttempt(
   now: number,
   at: number,
   leaveHost: () => Promise<void>,
+  copy: PageCopy | null,
 ): Promise<void> {
   const end = (made: PageEnd, work?: Parameters<typeof ender>[4]) => ender(crawl, piece, message, made, work);
   const { host } = new URL(message.url);
@@ -385,10 +507,9 @@ async function runAttempt(
       piece,
       lease: taken,
       receiveCount,
-      price: (made) =>
-        made.kind === "delivered" ? { amount: made.rendered ? PRICES.crawlRenderedPage : PRICES.crawlPage, endpoint: "crawl", hold: crawl.id } : null,
+      price: (made) => (made.kind === "delivered" ? { amount: priceOf(made), endpoint: "crawl", hold: crawl.id } : null),
       budget: { at, timeout: renderTimeout(`The page did not load within the crawl's ${PAGE_MS / 1000} s for a page.`) },
-      work: (deadline) => readPage(crawl, request, message, taken, robots, deadline, leaveHost).finally(leaveHost),
+      work: (deadline) => readPage(crawl, request, message, taken, robots, deadline, leaveHost, copy).finally(leaveHost),
       succeeded: async (made) => {
         if (made.kind === "retry") {
           await holdHostUntil(crawl.accountId, host, Date.now() + made.after * 1000);
@@ -403,7 +524,7 @@ async function runAttempt(
           await later(crawl, piece, message, made.after, retries);
           return;
         }
-        const charged = made.kind === "delivered" ? (made.rendered ? PRICES.crawlRenderedPage : PRICES.crawlPage) : 0;
+        const charged = made.kind === "delivered" ? priceOf(made) : 0;
         await end({ ...made.end, charged }, { fetched: true, bytes: made.kind === "delivered" ? made.bytes : 0 });
       },
       failed: async (error, how) => {

@@ -78,6 +78,8 @@ export interface CrawlPage extends Lease {
   readonly charged?: number;
   readonly outputKey?: string;
   readonly error?: string;
+  /** When the copy it was delivered from was read (docs/crawl.md, "maxAge"). */
+  readonly copiedAt?: string;
   /** Counted against the crawl's limit (once, whatever redelivers it). */
   readonly counted?: true;
 }
@@ -515,7 +517,10 @@ export async function putBack(crawlId: string, key: string): Promise<void> {
 }
 
 /** What a page ends as. */
-export type PageEnd = Pick<CrawlPage, "status" | "reason" | "finalUrl" | "httpStatus" | "rendered" | "title" | "charged" | "outputKey" | "error"> & {
+export type PageEnd = Pick<
+  CrawlPage,
+  "status" | "reason" | "finalUrl" | "httpStatus" | "rendered" | "title" | "charged" | "outputKey" | "error" | "copiedAt"
+> & {
   readonly status: "delivered" | "skipped" | "failed";
 };
 

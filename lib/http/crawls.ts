@@ -27,6 +27,7 @@ async function pageAnswer(crawl: Crawl, page: CrawlPage) {
     ...(page.rendered !== undefined ? { rendered: page.rendered } : {}),
     ...(page.title !== undefined ? { title: page.title } : {}),
     ...(page.lastmod ? { lastmod: page.lastmod } : {}),
+    ...(page.copiedAt ? { copied_at: page.copiedAt } : {}),
     ...(page.charged ? { charged_micro_usd: page.charged } : {}),
     ...(page.error ? { error: page.error } : {}),
     ...(link ? { download_url: link.url } : {}),
