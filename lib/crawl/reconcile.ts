@@ -1,7 +1,7 @@
 import { allHolds } from "../billing/holds.js";
 import { diedError, sweepDead } from "../jobs/attempt.js";
 import { describeError, log } from "../log.js";
-import { count, endPage, finishIfIdle, getCrawl, requeueLost, wrapUp } from "./store.js";
+import { count, endPage, finishIfIdle, getCrawl, requeueLost, unmark, wrapUp } from "./store.js";
 
 // The reconciler's round of crawls (functions/reconcile.ts, each minute): a page whose worker died
 // on its last delivery ends failed (lib/jobs/attempt.ts, sweepDead: its charge refunded unless its
@@ -16,8 +16,8 @@ export async function reconcileCrawls(now: number): Promise<{ swept: number; end
   const swept = await sweepDead("page", now, async ({ open, charge }) => {
     const crawlId = open.owner;
     const charged = charge.state === "delivered" ? charge.amount : 0;
-    if (await endPage(crawlId, String(open.id), { status: "failed", charged, error: diedError("page", charge).message }))
-      await count(crawlId, { failed: 1, ...(charged ? { charged } : {}) });
+    const ended = await endPage(crawlId, String(open.id), { status: "failed", charged, error: diedError("page", charge).message });
+    await Promise.all([unmark(crawlId, String(open.id)), ended && count(crawlId, { failed: 1, ...(charged ? { charged } : {}) })]);
   });
   let ended = 0;
   let requeued = 0;

@@ -16,6 +16,7 @@ import { itemDone } from "../jobs/feed.js";
 import { enqueueItem, type PageMessage } from "../jobs/queue.js";
 import { putObject } from "../jobs/requests.js";
 import { LEASE_MARGIN_MS, WORKER_LIMIT_MS, WORKER_MARGIN_MS } from "../jobs/worker-time.js";
+import { describeError, log } from "../log.js";
 import { metadataOf } from "../metadata/extract.js";
 import { decoderFor, PRESCAN_BYTES, sniffEncoding } from "../metadata/parse.js";
 import { JOBS_PREFIX } from "../packaging.js";
@@ -204,6 +205,8 @@ async function readPage(
     });
   if (status === 429 || status === 503) {
     const after = Math.min(RETRY_AFTER_CAP_SECONDS, retryAfterSeconds(fetched.headers["retry-after"]) ?? RETRY_AFTER_DEFAULT_SECONDS);
+    // The host is held before this page lets go of its slot: no request slips in between.
+    await holdHostUntil(crawl.accountId, new URL(message.url).host, Date.now() + after * 1000);
     return { kind: "retry", after, httpStatus: status };
   }
   if (status >= 400 || status < 200) return failedWith(`The page answered HTTP ${status}.`, { httpStatus: status, finalUrl });
@@ -222,6 +225,7 @@ async function readPage(
     html = read.html;
     url = read.url ?? finalUrl;
   }
+  // Its requests are made: the host's slot goes while the page is read (its worker waits for it at the end).
   await leaveHost();
   const readBy = staticRead ? "static" : "rendered";
   const content = extractContent(html, url, request.scope, readBy);
@@ -305,23 +309,26 @@ async function deliver(crawl: Crawl, request: CrawlRequest, message: PageMessage
   };
   const outputKey = `${JOBS_PREFIX}${crawl.id}/pages/${message.key}.json`;
   const output = JSON.stringify(answer);
-  await putObject(outputKey, output, "application/json");
   const copyKey = got.copiedAt ? null : copyKeyOf(crawl.accountId, message.url, readWay(request));
-  if (copyKey)
-    await keepCopy(copyKey, {
-      at: Date.now(),
-      outputKey,
-      finalUrl,
-      canonical: got.canonical,
-      httpStatus,
-      rendered: got.rendered,
-      title: got.title,
-      textHash: got.textHash,
-      links: got.links,
-      nofollow: got.nofollow,
-    });
   const follows = request.source !== "sitemaps" && message.depth < request.depth && !got.nofollow && crawl.discovered < maxFound(request.limit);
-  const found = follows ? await recordLinks(crawl, request, robots, page, got.links) : [];
+  // Its output, its copy and its links, written at once.
+  const [, , found] = await Promise.all([
+    putObject(outputKey, output, "application/json"),
+    copyKey &&
+      keepCopy(copyKey, {
+        at: Date.now(),
+        outputKey,
+        finalUrl,
+        canonical: got.canonical,
+        httpStatus,
+        rendered: got.rendered,
+        title: got.title,
+        textHash: got.textHash,
+        links: got.links,
+        nofollow: got.nofollow,
+      }),
+    follows ? recordLinks(crawl, request, robots, page, got.links) : [],
+  ]);
   return {
     kind: "delivered",
     rendered: got.rendered,
@@ -381,15 +388,15 @@ async function ender(
 ): Promise<"done"> {
   const ended = await endPage(crawl.id, message.key, end);
   await Promise.all([
-    ended
-      ? count(crawl.id, {
-          ...(end.status === "failed" ? { failed: 1 } : {}),
-          ...(end.status === "skipped" && end.reason ? { skipped: { [end.reason]: 1 } } : {}),
-          ...(end.charged ? { charged: end.charged } : {}),
-          ...(work.fetched ? { fetched: 1 } : {}),
-          ...(work.bytes ? { bytes: work.bytes } : {}),
-        })
-      : unmark(crawl.id, message.key),
+    ended &&
+      count(crawl.id, {
+        ...(end.status === "failed" ? { failed: 1 } : {}),
+        ...(end.status === "skipped" && end.reason ? { skipped: { [end.reason]: 1 } } : {}),
+        ...(end.charged ? { charged: end.charged } : {}),
+        ...(work.fetched ? { fetched: 1 } : {}),
+        ...(work.bytes ? { bytes: work.bytes } : {}),
+      }),
+    unmark(crawl.id, message.key),
     closeLease(piece),
   ]);
   const finish = async () => {
@@ -411,19 +418,21 @@ async function ender(
  * the message again, and at its last delivery the page fails, free (lib/jobs/attempt.ts).
  */
 export async function runPage(message: PageMessage, receiveCount: number, now = Date.now(), workerLimitMs = WORKER_LIMIT_MS): Promise<"done" | "busy"> {
-  const crawl = await getCrawl(message.crawlId);
+  const piece = pagePiece({ id: message.crawlId, accountId: message.accountId }, message.key);
+  const endBy = now + workerLimitMs - WORKER_MARGIN_MS;
+  // The crawl read while its page is taken (a page row exists only under its crawl).
+  const [crawl, taken] = await Promise.all([getCrawl(message.crawlId), takeLease<CrawlPage>(piece, endBy + LEASE_MARGIN_MS, receiveCount, message.slot, now)]);
   if (!crawl || crawl.accountId !== message.accountId) {
+    if (taken) await Promise.all([putBack(message.crawlId, message.key), closeLease(piece)]);
     await itemDone(message, message.accountId);
     return "done";
   }
-  const piece = pagePiece(crawl, message.key);
-  const endBy = now + workerLimitMs - WORKER_MARGIN_MS;
-  const taken = await takeLease<CrawlPage>(piece, endBy + LEASE_MARGIN_MS, receiveCount, message.slot, now);
   if (!taken) {
-    // Held by a live worker: it runs (this message comes back). Else it has ended: this message is spent.
+    // Held by a live worker: it runs (this message comes back). Else it has ended (its marker goes, if
+    // its worker stopped before removing it), or waits for a message of its own: this one is spent.
     const page = await getPage(crawl.id, message.key);
     if (page?.status === "running" && (page.leaseUntil ?? 0) >= now) return heldElsewhere(piece, receiveCount);
-    await unmark(crawl.id, message.key);
+    if (page && page.status !== "queued" && page.status !== "running") await unmark(crawl.id, message.key);
     await itemDone(message, crawl.accountId);
     return "done";
   }
@@ -445,12 +454,12 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
     await later(crawl, piece, message, Math.max(1, (slot.until - Date.now()) / 1000));
     return "done";
   }
-  let inHost = true;
-  const leaveHost = async () => {
-    if (!inHost) return;
-    inHost = false;
-    await releaseHostSlot(crawl.accountId, host, slot.index, holder);
-  };
+  // Let go of once (a failure to is logged: the slot's lease ends it).
+  let left: Promise<void> | null = null;
+  const leaveHost = () =>
+    (left ??= releaseHostSlot(crawl.accountId, host, slot.index, holder).catch((error: unknown) =>
+      log.warn("a crawl's host slot could not be let go; its lease ends it", { crawlId: crawl.id, host, error: describeError(error) }),
+    ));
   try {
     const robots = await robotsFor(crawl.id, origin, AbortSignal.timeout(15_000));
     if (robots.closed) return await end({ status: "skipped", reason: "robots", charged: 0, error: `The site's ${robots.closed}.` });
@@ -501,7 +510,6 @@ async function runAttempt(
   copy: PageCopy | null,
 ): Promise<void> {
   const end = (made: PageEnd, work?: Parameters<typeof ender>[4]) => ender(crawl, piece, message, made, work);
-  const { host } = new URL(message.url);
   await attempt<Made>(
     {
       piece,
@@ -512,7 +520,6 @@ async function runAttempt(
       work: (deadline) => readPage(crawl, request, message, taken, robots, deadline, leaveHost, copy).finally(leaveHost),
       succeeded: async (made) => {
         if (made.kind === "retry") {
-          await holdHostUntil(crawl.accountId, host, Date.now() + made.after * 1000);
           const retries = (message.retries ?? 0) + 1;
           if (retries >= MAX_RETRIES) {
             await end(

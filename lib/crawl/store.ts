@@ -3,7 +3,7 @@ import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, T
 import { conditionHeld, documents, ignoreFailedCondition, transactIf } from "../billing/dynamodb.js";
 import { closeHold, type Hold } from "../billing/holds.js";
 import { feedKey, holdKey, JOB_HOOK_PREFIX, slotKey } from "../billing/keys.js";
-import { releaseSlot, takeSlot } from "../billing/slots.js";
+import { releaseSlot } from "../billing/slots.js";
 import { config } from "../config.js";
 import type { Lease } from "../jobs/attempt.js";
 import type { HookOwner } from "../jobs/events.js";
@@ -120,8 +120,11 @@ const urlKeyOf = (url: string) => createHash("sha256").update(url).digest("base6
 /** Requests of one account's crawls in flight to one host at once: slots of a pool of its own (lib/billing/slots.ts). */
 const HOST_IN_FLIGHT = 2;
 const hostPool = (accountId: string, host: string) => `host#${accountId}#${host}`;
-/** The holder a Retry-After puts on every slot of its host until it ends. */
-const RETRY_AFTER = "retry-after";
+/**
+ * A crawl's pages in flight at once (sent and not ended), whatever its account's share: its host's
+ * two requests and one page read meanwhile; the rest of the share goes to the account's other work.
+ */
+const PAGES_IN_FLIGHT = HOST_IN_FLIGHT + 1;
 
 const expiresAt = (from: number) => Math.floor(from / 1000) + JOB_RETENTION_DAYS * 86_400;
 
@@ -163,7 +166,11 @@ export async function createCrawl(
         {
           Put: {
             TableName: config.TABLE_NAME,
-            Item: { ...feedKey(crawl.accountId, crawl.createdAt, crawl.id), accountId: crawl.accountId, queue: { pk: partition(crawl.id), prefix: "Q#" } },
+            Item: {
+              ...feedKey(crawl.accountId, crawl.createdAt, crawl.id),
+              accountId: crawl.accountId,
+              queue: { pk: partition(crawl.id), prefix: "Q#", sent: { prefix: "S#", most: PAGES_IN_FLIGHT } },
+            },
           },
         },
       ],
@@ -237,7 +244,8 @@ const RECORD_AT_ONCE = 25;
 /** Page `key` (at `page.url`, `page.depth` hops) of `crawl` as a message waiting in its queue, breadth first. */
 const queuedOf = (crawl: Pick<Crawl, "id" | "accountId">, key: string, page: Pick<Found, "url" | "depth">, now: number): QueuedMessage => ({
   pk: partition(crawl.id),
-  sk: `Q#${String(page.depth).padStart(2, "0")}#${String(now).padStart(13, "0")}#${key}`,
+  // Its writer's own (two pages that find one URL in the same millisecond write two rows, and the one whose URL row lost takes back its own).
+  sk: `Q#${String(page.depth).padStart(2, "0")}#${String(now).padStart(13, "0")}#${key}#${randomBytes(4).toString("hex")}`,
   message: { kind: "page", accountId: crawl.accountId, crawlId: crawl.id, key, url: page.url, depth: page.depth },
   sent: sentKey(key),
 });
@@ -264,7 +272,7 @@ export async function requeueLost(crawl: Pick<Crawl, "id" | "accountId">, now = 
     if (now - Number(marker.at ?? 0) < LOST_MS) continue;
     const key = String(marker.sk).slice(2);
     const page = await getPage(crawl.id, key);
-    // Ended, its marker left by a worker that stopped between the two writes of endPage: it goes.
+    // Ended, its marker left by a worker that stopped between ending it and unmarking it: it goes.
     if (!page || (page.status !== "queued" && page.status !== "running")) {
       await unmark(crawl.id, key);
       continue;
@@ -472,32 +480,66 @@ export async function takeHostTurn(accountId: string, host: string, delayMs: num
 
 /**
  * Takes a slot of `host` for a request of `accountId`'s crawls, held by `holder` until `leaseUntil`
- * at most: its index; or, every slot held, when one may be free (a Retry-After's end, or null: soon).
+ * at most: its index; or, none free, when to try again (a Retry-After's end, or null: soon). One
+ * read of the host's slots, and a conditional write for one that is free (none while every slot is
+ * held: a page waiting for one reads, it does not write).
  */
 export async function takeHostSlot(accountId: string, host: string, holder: string, leaseUntil: number): Promise<{ index: number } | { until: number | null }> {
-  const index = await takeSlot(hostPool(accountId, host), HOST_IN_FLIGHT, holder, leaseUntil);
-  if (index !== null) return { index };
-  const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: slotKey(hostPool(accountId, host), 0) }));
-  return { until: Item?.holder === RETRY_AFTER ? Number(Item.leaseUntil) : null };
-}
-
-/** Lets slot `index` of `host` go, unless a Retry-After holds it now. */
-export const releaseHostSlot = (accountId: string, host: string, index: number, holder: string) => releaseSlot(hostPool(accountId, host), index, holder);
-
-/** Keeps `accountId`'s requests off `host` until `until` at least (a Retry-After): every slot held until then, a request in flight finishing as it is. */
-export async function holdHostUntil(accountId: string, host: string, until: number): Promise<void> {
-  for (let index = 0; index < HOST_IN_FLIGHT; index++)
-    await documents
-      .send(
+  const pool = hostPool(accountId, host);
+  const { Items = [] } = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": slotKey(pool, 0).pk },
+      ConsistentRead: true,
+    }),
+  );
+  const now = Date.now();
+  const retry = Math.max(0, ...Items.map((item) => Number(item.retryUntil ?? 0)));
+  if (retry > now) return { until: retry };
+  const held = new Set(Items.filter((item) => item.holder !== undefined && Number(item.leaseUntil) >= now).map((item) => Number(item.sk)));
+  for (let index = 0; index < HOST_IN_FLIGHT; index++) {
+    if (held.has(index)) continue;
+    const taken = await conditionHeld(
+      documents.send(
         new UpdateCommand({
           TableName: config.TABLE_NAME,
-          Key: slotKey(hostPool(accountId, host), index),
-          UpdateExpression: "SET holder = :hold, leaseUntil = :until, expiresAt = :expires",
-          ConditionExpression: "NOT (holder = :hold AND leaseUntil >= :until)",
-          ExpressionAttributeValues: { ":hold": RETRY_AFTER, ":until": until, ":expires": Math.floor(until / 1000) + 86_400 },
+          Key: slotKey(pool, index),
+          UpdateExpression: "SET holder = :holder, leaseUntil = :until, expiresAt = :expires",
+          ConditionExpression:
+            "(attribute_not_exists(holder) OR leaseUntil < :now OR holder = :holder) AND (attribute_not_exists(retryUntil) OR retryUntil < :now)",
+          ExpressionAttributeValues: { ":holder": holder, ":until": leaseUntil, ":now": now, ":expires": Math.floor(leaseUntil / 1000) + 86_400 },
         }),
-      )
-      .catch(ignoreFailedCondition);
+      ),
+    );
+    if (taken) return { index };
+  }
+  return { until: null };
+}
+
+/** Lets slot `index` of `host` go (a Retry-After on it still keeps it from being taken until it ends). */
+export const releaseHostSlot = (accountId: string, host: string, index: number, holder: string) => releaseSlot(hostPool(accountId, host), index, holder);
+
+/**
+ * Keeps `accountId`'s requests off `host` until `until` at least (a Retry-After): no slot of it is
+ * taken before then; a request in flight on one ends as it would.
+ */
+export async function holdHostUntil(accountId: string, host: string, until: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: HOST_IN_FLIGHT }, (_, index) =>
+      documents
+        .send(
+          new UpdateCommand({
+            TableName: config.TABLE_NAME,
+            Key: slotKey(hostPool(accountId, host), index),
+            UpdateExpression: "SET retryUntil = :until, expiresAt = :expires",
+            ConditionExpression: "attribute_not_exists(retryUntil) OR retryUntil < :until",
+            ExpressionAttributeValues: { ":until": until, ":expires": Math.floor(until / 1000) + 86_400 },
+          }),
+        )
+        .catch(ignoreFailedCondition),
+    ),
+  );
 }
 
 /** Puts page `key`, taken by a worker, back as queued (its message comes again later: a host's turn, a Retry-After). */
@@ -525,13 +567,14 @@ export type PageEnd = Pick<
 };
 
 /**
- * Ends running page `key` as `end` (only if it is still running: a second worker's late end changes
- * nothing), then removes its sent marker. A marker a crash left behind is removed by the page's next
- * delivery (it finds the page ended: unmark) or by the reconciler (requeueLost).
+ * Ends running page `key` as `end`, only if it is still running (a second worker's late end changes
+ * nothing): whether this call ended it. Its sent marker is its caller's to remove after it (unmark);
+ * one a crash left behind is removed by the page's next delivery (it finds the page ended) or by the
+ * reconciler (requeueLost).
  */
 export async function endPage(crawlId: string, key: string, end: PageEnd): Promise<boolean> {
   const fields = Object.entries(end).filter(([, value]) => value !== undefined);
-  const ended = await conditionHeld(
+  return conditionHeld(
     documents.send(
       new UpdateCommand({
         TableName: config.TABLE_NAME,
@@ -543,11 +586,9 @@ export async function endPage(crawlId: string, key: string, end: PageEnd): Promi
       }),
     ),
   );
-  if (ended) await unmark(crawlId, key);
-  return ended;
 }
 
-/** Removes page `key`'s sent marker (it ended without running: its crawl had stopped, or it was ended already). */
+/** Removes page `key`'s sent marker: once it has ended (endPage), or when it was found ended already. */
 export const unmark = (crawlId: string, key: string) =>
   documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: partition(crawlId), sk: sentKey(key) } }));
 

@@ -49,6 +49,9 @@ export interface Lease {
   readonly slot?: ItemMessage["slot"];
 }
 
+/** An OPEN row of a piece not running is left this long: its worker may be taking it. */
+const OPEN_GRACE_MS = 60_000;
+
 type OpenRow = TableKey & Omit<Piece, "key"> & { readonly at: number; readonly piece: TableKey };
 
 const openOf = (piece: Piece) => openKey(piece.kind, piece.accountId, piece.owner, piece.id);
@@ -275,9 +278,10 @@ export async function sweepDead(kind: Piece["kind"], now: number, end: (dead: De
     try {
       const { Item } = await documents.send(new GetCommand({ TableName: config.TABLE_NAME, Key: open.piece, ConsistentRead: true }));
       const lease = Item as Lease | undefined;
-      // Ended (its worker stopped between ending it and closing it), or gone with its job or monitor.
+      // Ended (its worker stopped between ending it and closing it), or gone with its job or monitor;
+      // not one written a moment ago for a piece its worker is about to take (takeLease).
       if (lease?.status !== "running") {
-        await closeLease({ ...open, kind });
+        if (now - open.at >= OPEN_GRACE_MS) await closeLease({ ...open, kind });
         continue;
       }
       // A live worker's, or its message will come back and take it over.

@@ -33,6 +33,18 @@ export const itemsInFlightPerAccount = () => Math.max(1, Math.min(5, poolSize() 
 
 const slotPool = (accountId: string) => `items#${accountId}`;
 
+/**
+ * A queue of messages a FEED row names (a crawl's pages): its rows under `pk` whose sort keys begin
+ * with `prefix`, oldest first; with `sent`, at most `sent.most` of them in flight at once, counted
+ * by their markers (sort keys beginning with `sent.prefix`), so that one crawl never holds all its
+ * account's slots.
+ */
+export interface FeedQueue {
+  readonly pk: string;
+  readonly prefix: string;
+  readonly sent?: { readonly prefix: string; readonly most: number };
+}
+
 /** A message waiting in a queue of its owner's (a crawl's pages: lib/crawl/store.ts), under `queue.pk`, sorted by its sort key. */
 export interface QueuedMessage {
   readonly pk: string;
@@ -47,7 +59,7 @@ export interface QueuedMessage {
 type FeedRow = { pk: string; sk: string; accountId: string } & (
   | { jobId: string; message?: undefined; queue?: undefined }
   | { message: CheckMessage; queue?: undefined }
-  | { queue: { pk: string; prefix: string }; message?: undefined }
+  | { queue: FeedQueue; message?: undefined }
 );
 
 /** The FEED rows of every account. */
@@ -219,25 +231,29 @@ async function send(accountId: string, now: number, take: (holder: string) => Pr
 }
 
 /**
- * Sends the messages waiting in `queue` (a crawl's pages) while `accountId`'s slots allow, oldest
- * first, reading a page of them. `full` when the account's slots ran out.
+ * Sends the messages waiting in `queue` (a crawl's pages) while `accountId`'s slots and the queue's
+ * own bound allow, oldest first, reading a page of them. `full` when the account's slots ran out.
  */
 async function feedQueue(
-  queue: { pk: string; prefix: string },
+  queue: FeedQueue,
   accountId: string,
   take: (holder: string) => Promise<number | null>,
   now: number,
 ): Promise<{ sent: number; full: boolean }> {
   let sent = 0;
-  const { Items = [] } = await documents.send(
-    new QueryCommand({
-      TableName: config.TABLE_NAME,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": queue.pk, ":prefix": queue.prefix },
-      ConsistentRead: true,
-      Limit: FEED_PAGE,
-    }),
-  );
+  const inQueue = (prefix: string, limit: number) =>
+    documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": queue.pk, ":prefix": prefix },
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+  const room = queue.sent ? queue.sent.most - ((await inQueue(queue.sent.prefix, queue.sent.most)).Items?.length ?? 0) : FEED_PAGE;
+  if (room <= 0) return { sent, full: false };
+  const { Items = [] } = await inQueue(queue.prefix, Math.min(room, FEED_PAGE));
   for (const row of Items as QueuedMessage[]) {
     const holder = randomUUID();
     const slot = await take(holder);

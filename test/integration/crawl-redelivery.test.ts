@@ -7,7 +7,7 @@ import { describe, expect, inject, it } from "vitest";
 import { admin, signUp } from "../../dev/harness/dev-process.js";
 import { ownQueues, useSharedStackInProcess } from "../helpers/in-process.js";
 
-const { environment } = await ownQueues();
+const { environment, sqs, queues } = await ownQueues();
 const sites = inject("crawlSites");
 useSharedStackInProcess({ ALLOWED_PRIVATE_HOSTS: [new URL(sites.a).host, new URL(sites.b).host].join(","), ...environment });
 const { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
@@ -25,6 +25,21 @@ const { putObject } = await import("../../lib/jobs/requests.js");
 const { s3 } = await import("../../lib/storage/s3.js");
 const { GetObjectCommand } = await import("@aws-sdk/client-s3");
 const { patternOf } = await import("../../lib/crawl/urls.js");
+const { holdHostUntil, recordFound, releaseHostSlot, takeHostSlot } = await import("../../lib/crawl/store.js");
+const { feed } = await import("../../lib/jobs/feed.js");
+const { ReceiveMessageCommand, SQSClient } = await import("@aws-sdk/client-sqs");
+const { LOCAL_CREDENTIALS } = await import("../../dev/ports.js");
+const sqsClient = new SQSClient({ region: config.AWS_REGION, endpoint: sqs.endpoint, credentials: LOCAL_CREDENTIALS });
+/** The page messages on this file's jobs queue, taken off it. */
+async function drainPages(): Promise<{ crawlId: string; key: string }[]> {
+  const messages: { crawlId: string; key: string; kind: string }[] = [];
+  for (let empty = 0; empty < 2; ) {
+    const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: queues.jobs.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    if (!Messages.length) empty++;
+    messages.push(...Messages.map((m) => JSON.parse(m.Body!) as { crawlId: string; key: string; kind: string }));
+  }
+  return messages.filter((m) => m.kind === "page");
+}
 
 const base = inject("baseUrl");
 let counter = 0;
@@ -194,5 +209,79 @@ describe("a crawl's page delivered again", () => {
     expect(await getPage(crawl.id, message.key)).toMatchObject({ status: "skipped", reason: "cancelled" });
     expect(await getCrawl(crawl.id)).toMatchObject({ status: "cancelled", delivered: 0, charged: 0 });
     expect(await balance(key)).toBe(before);
+  }, 60_000);
+
+  it("a Retry-After keeps new requests off the host until it ends, and lets those in flight end: never more than two", async () => {
+    const account = `host-${Date.now()}-${counter++}`;
+    const host = "example.test:8080";
+    const lease = Date.now() + 60_000;
+    const first = await takeHostSlot(account, host, "page-1", lease);
+    const second = await takeHostSlot(account, host, "page-2", lease);
+    expect([first, second]).toEqual([{ index: expect.any(Number) }, { index: expect.any(Number) }]);
+    expect(await takeHostSlot(account, host, "page-3", lease)).toEqual({ until: null });
+    // A Retry-After of 0 (or a date past) frees no slot a live page holds.
+    await holdHostUntil(account, host, Date.now());
+    expect(await takeHostSlot(account, host, "page-3", lease)).toEqual({ until: null });
+    // Retry-After: 1. The pages in flight end and let go; no slot is taken until it ends.
+    const until = Date.now() + 1_000;
+    await holdHostUntil(account, host, until);
+    await releaseHostSlot(account, host, (first as { index: number }).index, "page-1");
+    await releaseHostSlot(account, host, (second as { index: number }).index, "page-2");
+    expect(await takeHostSlot(account, host, "page-3", lease)).toEqual({ until });
+    // A shorter one later does not shorten it.
+    await holdHostUntil(account, host, until - 500);
+    expect(await takeHostSlot(account, host, "page-3", lease)).toEqual({ until });
+    await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 50));
+    expect(await takeHostSlot(account, host, "page-3", lease)).toEqual({ index: expect.any(Number) });
+  }, 60_000);
+
+  it("one URL found by two pages in the same millisecond is recorded once, and its message is kept", async () => {
+    const { crawl } = await crawlOfOne();
+    const url = `${sites.b}/b/same-ms`;
+    const found = { url, depth: 1, foundBy: "link" as const, pattern: patternOf(url), barren: 0 };
+    const at = Date.now();
+    const [a, b] = await Promise.all([recordFound(crawl, [found], at), recordFound(crawl, [found], at)]);
+    expect([...a, ...b]).toHaveLength(1);
+    const rows = await documents.send(
+      new QueryCommand({
+        TableName: config.TABLE_NAME,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :q)",
+        ExpressionAttributeValues: { ":pk": `CRAWL#${crawl.id}`, ":q": "Q#01#" },
+      }),
+    );
+    expect(rows.Items!.map((row) => (row.message as { url: string }).url)).toEqual([url]);
+    expect(await getCrawl(crawl.id)).toMatchObject({ discovered: 2 });
+  }, 60_000);
+
+  it("a crawl holds at most three of its account's places in flight: its account's other work is sent too", async () => {
+    const { accountId, crawl } = await crawlOfOne();
+    const urls = Array.from({ length: 12 }, (_, i) => `${sites.b}/b/bound-${i}`);
+    await recordFound(
+      crawl,
+      urls.map((url) => ({ url, depth: 1, foundBy: "link" as const, pattern: patternOf(url), barren: 0 })),
+    );
+    // Its FEED row, as POST /api/v1/crawl writes it (the helper's crawl has none), and a second crawl of the account.
+    const feedRow = (id: string, at: string) => ({
+      ...feedKey(accountId, at, id),
+      accountId,
+      queue: { pk: `CRAWL#${id}`, prefix: "Q#", sent: { prefix: "S#", most: 3 } },
+    });
+    await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: feedRow(crawl.id, crawl.createdAt) }));
+    const other = newCrawlId();
+    await documents.send(
+      new PutCommand({
+        TableName: config.TABLE_NAME,
+        Item: { pk: `CRAWL#${other}`, sk: "Q#01#x", message: { kind: "page", accountId, crawlId: other, key: "k", url: `${sites.a}/`, depth: 1 }, sent: "S#k" },
+      }),
+    );
+    await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: feedRow(other, new Date(Date.now() + 1).toISOString()) }));
+    await drainPages();
+    await feed(accountId);
+    const sent = await drainPages();
+    // Its start's marker is one of its three: two more of its pages, and the other crawl's page.
+    expect(sent.filter((m) => m.crawlId === crawl.id)).toHaveLength(2);
+    expect(sent.filter((m) => m.crawlId === other)).toHaveLength(1);
+    await feed(accountId);
+    expect(await drainPages()).toEqual([]);
   }, 60_000);
 });
