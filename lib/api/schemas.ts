@@ -659,7 +659,7 @@ export const crawlRequest = z
       .meta({ description: "Pages a sitemap says are older are skipped (unchanged); each page is asked with If-Modified-Since, and a 304 is skipped too." }),
     maxAge: integer(0, 604_800).optional().meta({
       description:
-        "Seconds: a page this account's crawls delivered within them, read the same way (no headers, cookies or httpAuth), is delivered from that copy without asking the site ($0.001). 0 or absent: every page is read now.",
+        "Seconds: a page this account's crawls with maxAge delivered within them, read the same way (no headers, cookies or httpAuth), is delivered from that copy without asking the site ($0.001); the pages this crawl reads are kept as copies. 0 or absent: every page is read now, no copy kept.",
     }),
     webhookUrl: webhookUrl.optional().meta({
       description: "Where crawl.completed is POSTed (signed with the account's webhook secret) once the crawl has ended and its result can be downloaded.",

@@ -5,9 +5,9 @@ import { documents } from "../billing/dynamodb.js";
 import { config } from "../config.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 
-// Copies of the pages an account's crawls delivered (docs/crawl.md, "maxAge"): a later crawl of the
-// same account that asks for pages no older than its maxAge takes a page's copy instead of asking
-// the site again. A copy is what a delivery needs besides its output (kept in the bucket with its
+// Copies of the pages an account's crawls with maxAge delivered (docs/crawl.md, "maxAge"): a later
+// crawl of the same account that asks for pages no older than its maxAge takes a page's copy
+// instead of asking the site again. A copy is what a delivery needs besides its output (kept in the bucket with its
 // crawl): where the page led, its title, its text's hash for duplicates, and its links to follow.
 // Keyed by the account and how the page is read (URL, formats, scope, render and page controls),
 // so another account, or another way of reading it, never meets it. A crawl that sends credentials

@@ -225,8 +225,8 @@ async function readPage(
     html = read.html;
     url = read.url ?? finalUrl;
   }
-  // Its requests are made: the host's slot goes while the page is read (its worker waits for it at the end).
-  await leaveHost();
+  // Its requests are made: the host's slot goes while the page is read (its worker waits for that at its end).
+  void leaveHost();
   const readBy = staticRead ? "static" : "rendered";
   const content = extractContent(html, url, request.scope, readBy);
   const { links, nofollow } = linksOf(html, url);
@@ -289,7 +289,7 @@ async function outputOf(key: string): Promise<Record<string, unknown> | null> {
 /**
  * Delivers page `message` as `got`: unless it is a duplicate (its text and links another page's) or
  * past its crawl's limit, its output kept, its copy kept for its account's later crawls (a page read
- * now, when its way of reading takes copies), and its links recorded.
+ * now by a crawl with maxAge, when its way of reading takes copies), and its links recorded.
  */
 async function deliver(crawl: Crawl, request: CrawlRequest, message: PageMessage, page: CrawlPage, robots: Robots, got: Got): Promise<Made> {
   const { httpStatus, finalUrl } = got;
@@ -309,7 +309,8 @@ async function deliver(crawl: Crawl, request: CrawlRequest, message: PageMessage
   };
   const outputKey = `${JOBS_PREFIX}${crawl.id}/pages/${message.key}.json`;
   const output = JSON.stringify(answer);
-  const copyKey = got.copiedAt ? null : copyKeyOf(crawl.accountId, message.url, readWay(request));
+  // A crawl that takes copies keeps them of what it reads.
+  const copyKey = got.copiedAt || !request.maxAge ? null : copyKeyOf(crawl.accountId, message.url, readWay(request));
   const follows = request.source !== "sitemaps" && message.depth < request.depth && !got.nofollow && crawl.discovered < maxFound(request.limit);
   // Its output, its copy and its links, written at once.
   const [, , found] = await Promise.all([
@@ -387,7 +388,7 @@ async function ender(
   work: { fetched?: boolean; bytes?: number; heldOnMs?: number } = {},
 ): Promise<"done"> {
   const ended = await endPage(crawl.id, message.key, end);
-  await Promise.all([
+  const [counted] = await Promise.all([
     ended &&
       count(crawl.id, {
         ...(end.status === "failed" ? { failed: 1 } : {}),
@@ -400,7 +401,7 @@ async function ender(
     closeLease(piece),
   ]);
   const finish = async () => {
-    const now = await getCrawl(crawl.id);
+    const now = counted || (await getCrawl(crawl.id));
     if (now?.status !== "running") return;
     if (!now.stoppedAt && now.delivered >= Number(now.request.limit)) await stopCrawl(now, "limit");
     // A page it found has not ended (by its counts, each page's added before this read): that page's end looks.

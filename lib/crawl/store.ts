@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomInt } from "node:crypto";
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, transactIf } from "../billing/dynamodb.js";
 import { closeHold, type Hold } from "../billing/holds.js";
@@ -346,11 +346,11 @@ export async function recordFound(crawl: Pick<Crawl, "id" | "accountId">, found:
   return added;
 }
 
-/** Adds to a crawl's counters. */
+/** Adds to a crawl's counters: the crawl as they left it (null when there was nothing to add). */
 export async function count(
   crawlId: string,
   add: { discovered?: number; failed?: number; charged?: number; fetched?: number; bytes?: number; skipped?: Partial<Record<SkipReason, number>> },
-): Promise<void> {
+): Promise<Crawl | null> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
@@ -366,16 +366,18 @@ export async function count(
     values[`:r${i}`] = n;
     values[":zero"] = 0;
   });
-  if (!sets.length) return;
-  await documents.send(
+  if (!sets.length) return null;
+  const { Attributes } = await documents.send(
     new UpdateCommand({
       TableName: config.TABLE_NAME,
       Key: crawlKey(crawlId),
       UpdateExpression: `SET ${sets.join(", ")}`,
       ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
       ExpressionAttributeValues: values,
+      ReturnValues: "ALL_NEW",
     }),
   );
+  return (Attributes as Crawl | undefined) ?? null;
 }
 
 /** Retries a transaction that met another write of the same item (DynamoDB cancels both sides' transactions then). */
@@ -480,27 +482,15 @@ export async function takeHostTurn(accountId: string, host: string, delayMs: num
 
 /**
  * Takes a slot of `host` for a request of `accountId`'s crawls, held by `holder` until `leaseUntil`
- * at most: its index; or, none free, when to try again (a Retry-After's end, or null: soon). One
- * read of the host's slots, and a conditional write for one that is free (none while every slot is
- * held: a page waiting for one reads, it does not write).
+ * at most: its index; or, none free, when to try again (a Retry-After's end, or null: soon). One slot
+ * tried at random; when it is held, one read of the host's slots, and a try of one seen free (a page
+ * waiting for a slot reads, it does not write).
  */
 export async function takeHostSlot(accountId: string, host: string, holder: string, leaseUntil: number): Promise<{ index: number } | { until: number | null }> {
   const pool = hostPool(accountId, host);
-  const { Items = [] } = await documents.send(
-    new QueryCommand({
-      TableName: config.TABLE_NAME,
-      KeyConditionExpression: "pk = :pk",
-      ExpressionAttributeValues: { ":pk": slotKey(pool, 0).pk },
-      ConsistentRead: true,
-    }),
-  );
   const now = Date.now();
-  const retry = Math.max(0, ...Items.map((item) => Number(item.retryUntil ?? 0)));
-  if (retry > now) return { until: retry };
-  const held = new Set(Items.filter((item) => item.holder !== undefined && Number(item.leaseUntil) >= now).map((item) => Number(item.sk)));
-  for (let index = 0; index < HOST_IN_FLIGHT; index++) {
-    if (held.has(index)) continue;
-    const taken = await conditionHeld(
+  const take = (index: number) =>
+    conditionHeld(
       documents.send(
         new UpdateCommand({
           TableName: config.TABLE_NAME,
@@ -512,8 +502,20 @@ export async function takeHostSlot(accountId: string, host: string, holder: stri
         }),
       ),
     );
-    if (taken) return { index };
-  }
+  const first = randomInt(HOST_IN_FLIGHT);
+  if (await take(first)) return { index: first };
+  const { Items = [] } = await documents.send(
+    new QueryCommand({
+      TableName: config.TABLE_NAME,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": slotKey(pool, 0).pk },
+      ConsistentRead: true,
+    }),
+  );
+  const retry = Math.max(0, ...Items.map((item) => Number(item.retryUntil ?? 0)));
+  if (retry > now) return { until: retry };
+  const held = new Set(Items.filter((item) => item.holder !== undefined && Number(item.leaseUntil) >= now).map((item) => Number(item.sk)));
+  for (let index = 0; index < HOST_IN_FLIGHT; index++) if (index !== first && !held.has(index) && (await take(index))) return { index };
   return { until: null };
 }
 

@@ -251,10 +251,10 @@ async function feedQueue(
         Limit: limit,
       }),
     );
-  const room = queue.sent ? queue.sent.most - ((await inQueue(queue.sent.prefix, queue.sent.most)).Items?.length ?? 0) : FEED_PAGE;
-  if (room <= 0) return { sent, full: false };
-  const { Items = [] } = await inQueue(queue.prefix, Math.min(room, FEED_PAGE));
-  for (const row of Items as QueuedMessage[]) {
+  // Its messages in flight counted while its waiting ones are read.
+  const [inFlight, { Items = [] }] = await Promise.all([queue.sent && inQueue(queue.sent.prefix, queue.sent.most), inQueue(queue.prefix, FEED_PAGE)]);
+  const room = queue.sent ? queue.sent.most - (inFlight?.Items?.length ?? 0) : FEED_PAGE;
+  for (const row of (Items as QueuedMessage[]).slice(0, Math.max(0, room))) {
     const holder = randomUUID();
     const slot = await take(holder);
     if (slot === null) return { sent, full: true };
