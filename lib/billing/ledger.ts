@@ -103,8 +103,10 @@ export async function chargeForRequest(
   const hold = request.hold ? fromHold(accountId, request.hold, amount, "charge") : null;
   try {
     await transact({
-      // A charge born delivered is another transaction (a redelivery's, after a worker charged it pending and died).
-      ClientRequestToken: token(request.requestId, request.delivered ? "charge-delivered" : "charge"),
+      // A charge born delivered is another transaction (a redelivery's, after a worker charged it pending
+      // and died), and so is one at another price (a page read again another way): the entry's condition
+      // keeps either from charging twice.
+      ClientRequestToken: token(request.requestId, request.delivered ? `charge-delivered-${amount}` : "charge"),
       TransactItems: [
         hold
           ? hold[0]!
@@ -124,6 +126,7 @@ export async function chargeForRequest(
             Item: item,
             // Beyond the token's window, the entry itself refuses a second charge for the same request.
             ConditionExpression: "attribute_not_exists(pk)",
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
           },
         },
         ...(request.delivered
@@ -162,9 +165,12 @@ export async function chargeForRequest(
     });
   } catch (error) {
     if (transactionConditionFailed(error, 1)) {
-      // Charged before: delivered now, when this one is (it may have been left pending).
-      if (request.delivered) await markDelivered(charge);
-      return charge;
+      // Charged before, at what it was charged then (a redelivered page read another way asks another price).
+      const before = (error as TransactionCanceledException).CancellationReasons?.[1]?.Item?.amount?.N;
+      const made = before === undefined ? charge : { ...charge, amount: Number(before) };
+      // Delivered now, when this one is (it may have been left pending).
+      if (request.delivered) await markDelivered(made);
+      return made;
     }
     if (transactionConditionFailed(error, 0)) {
       const old = (error as TransactionCanceledException).CancellationReasons?.[0]?.Item;

@@ -21,7 +21,7 @@ import { metadataOf } from "../metadata/extract.js";
 import { decoderFor, PRESCAN_BYTES, sniffEncoding } from "../metadata/parse.js";
 import { JOBS_PREFIX } from "../packaging.js";
 import { renderTimeout } from "../render/errors.js";
-import { fetchHeadersFor } from "../render/guard/requests.js";
+import { credentialsOnlyFor, fetchHeadersFor } from "../render/guard/requests.js";
 import { PRICES } from "../routes.js";
 import { s3 } from "../storage/s3.js";
 import { copyKeyOf, copySince, keepCopy, type PageCopy } from "./copies.js";
@@ -221,7 +221,9 @@ async function readPage(
   const staticRead =
     request.render === "never" || (request.render === "auto" && browserControls(options).length === 0 && unprovenStatically(parseHtml(html)) === null);
   if (!staticRead) {
-    const read = await readInBrowser({ kind: "url", url: finalUrl }, options, false, deadline);
+    // A second request to its host: after its Crawl-delay, as every request is; the customer's credentials to the start's origin alone, as the fetch's.
+    await hostTurn(crawl.accountId, new URL(finalUrl).host, robots.crawlDelay * 1000, deadline.signal);
+    const read = await readInBrowser({ kind: "url", url: finalUrl }, credentialsOnlyFor(options, finalUrl, request.url), false, deadline);
     html = read.html;
     url = read.url ?? finalUrl;
   }
@@ -519,7 +521,7 @@ async function runAttempt(
       price: (made) => (made.kind === "delivered" ? { amount: priceOf(made), endpoint: "crawl", hold: crawl.id } : null),
       budget: { at, timeout: renderTimeout(`The page did not load within the crawl's ${PAGE_MS / 1000} s for a page.`) },
       work: (deadline) => readPage(crawl, request, message, taken, robots, deadline, leaveHost, copy).finally(leaveHost),
-      succeeded: async (made) => {
+      succeeded: async (made, charge) => {
         if (made.kind === "retry") {
           const retries = (message.retries ?? 0) + 1;
           if (retries >= MAX_RETRIES) {
@@ -532,7 +534,8 @@ async function runAttempt(
           await later(crawl, piece, message, made.after, retries);
           return;
         }
-        const charged = made.kind === "delivered" ? priceOf(made) : 0;
+        // What the ledger charged it: a page read again after its worker died is charged once, at its first price.
+        const charged = made.kind === "delivered" ? (charge?.amount ?? priceOf(made)) : 0;
         await end({ ...made.end, charged }, { fetched: true, bytes: made.kind === "delivered" ? made.bytes : 0 });
       },
       failed: async (error, how) => {

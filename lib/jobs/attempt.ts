@@ -176,8 +176,11 @@ export interface Attempt<Made> {
   readonly budget: { readonly at: number; readonly timeout: AppError; readonly pageLoadMs?: number };
   /** The work: what it keeps of itself (its outputs stored). */
   work(deadline: Deadline): Promise<Made>;
-  /** Ends the piece as done, its charge delivered. What fails here is thrown (its message comes back, finds it ended or takes it over). */
-  succeeded(made: Made): Promise<void>;
+  /**
+   * Ends the piece as done, its charge (as the ledger has it: a redelivery's is the first's) delivered.
+   * What fails here is thrown (its message comes back, finds it ended or takes it over).
+   */
+  succeeded(made: Made, charge: Charge | null): Promise<void>;
   /**
    * Ends the piece failed, not charged: its charge was refused (`unpaid`), or its work failed and it
    * was refunded after running `ranMs`.
@@ -193,6 +196,8 @@ export interface Attempt<Made> {
  */
 export async function attempt<Made>(a: Attempt<Made>, now = Date.now()): Promise<void> {
   let charge: Charge | null = null;
+  // A charge made after the work: born delivered, never refunded here.
+  let paid: Charge | null = null;
   const charged = async (price: Price, delivered?: true): Promise<Charge | AppError> => {
     try {
       return await chargePiece(a.piece, a.lease, price, delivered);
@@ -215,6 +220,7 @@ export async function attempt<Made>(a: Attempt<Made>, now = Date.now()): Promise
       const price = a.price(made);
       const after = price && (await charged(price, true));
       if (after instanceof AppError) return a.failed(after, { unpaid: true, ours: false, ranMs: Date.now() - now });
+      paid = after;
     } else if (charge) await markDelivered(charge); // the output is made and kept: it is charged
   } catch (error) {
     const ours = !(error instanceof AppError) || error.code === "INTERNAL_ERROR";
@@ -226,7 +232,7 @@ export async function attempt<Made>(a: Attempt<Made>, now = Date.now()): Promise
   } finally {
     budget.clear();
   }
-  await a.succeeded(made);
+  await a.succeeded(made, charge ?? paid);
 }
 
 /** What became of a dead piece's charge: none was made (its hold, if any, still holds its price), refunded now (or before), or delivered (it stands). */

@@ -112,6 +112,21 @@ describe("a crawl's page delivered again", () => {
     expect(await balance(key)).toBe(before - 1_000);
   }, 60_000);
 
+  it("after its worker died having charged it as a browser's read, read statically again: its crawl counts what the ledger charged, once", async () => {
+    const { key, accountId, crawl, message } = await crawlOfOne();
+    const before = await money(key);
+    const piece = pagePiece(crawl, message.key);
+    const lease = (await takeLease(piece, Date.now() - 1))!;
+    // The dead worker's page was read in a browser (the site answered it otherwise then): $0.002, born delivered.
+    await chargePiece(piece, lease, { amount: 2_000, endpoint: "crawl", hold: crawl.id }, true);
+    expect(await runPage(message, 2)).toBe("done");
+    expect(await getPage(crawl.id, message.key)).toMatchObject({ status: "delivered", rendered: false, charged: 2_000 });
+    expect(await getCrawl(crawl.id)).toMatchObject({ status: "completed", delivered: 1, charged: 2_000 });
+    const entries = await entriesOf(accountId, piece.requestId);
+    expect(entries.map((e) => [e.status, e.delivered, e.amount])).toEqual([["charged", true, 2_000]]);
+    expect(await balance(key)).toBe(before - 2_000);
+  }, 60_000);
+
   it("twice at once: one reads it, the other finds it held; delivered once more after it ended, nothing happens", async () => {
     const { key, accountId, crawl, message } = await crawlOfOne();
     const before = await money(key);

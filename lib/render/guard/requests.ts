@@ -63,6 +63,17 @@ function credentialHeaders(options: CaptureOptions): Record<string, string> {
 }
 
 /**
+ * `options` for a page at `target` of a crawl whose credentials (extra headers, basic auth, cookies)
+ * belong to `owner`'s origin: as they are there, without them anywhere else (a browser sends them to
+ * the origin of the page it opens).
+ */
+export function credentialsOnlyFor(options: CaptureOptions, target: string, owner: string): CaptureOptions {
+  if (new URL(target).origin === new URL(owner).origin) return options;
+  const { httpAuth: _auth, ...rest } = options;
+  return { ...rest, headers: {}, cookies: [] };
+}
+
+/**
  * The same controls for a fetch without a browser (lib/content's static path), as the headers of
  * each request of a redirect chain: the user agent and locale on every hop, the extra headers, basic
  * auth and cookies only on the target's origin (a cookie also by its path and `secure`).

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { matchesPattern } from "../../../../lib/render/guard/requests.js";
+import { crawlPageOptions, crawlRequest } from "../../../../lib/api/schemas.js";
+import { credentialsOnlyFor, matchesPattern } from "../../../../lib/render/guard/requests.js";
 
 describe("blockRequests patterns", () => {
   it("match the whole URL, case-insensitively, with * for any run of characters and everything else literal", () => {
@@ -19,5 +20,27 @@ describe("blockRequests patterns", () => {
       for (let i = 0; i < 50; i++) expect(matchesPattern(pattern, url)).toBe(false);
     }
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe("a crawl's credentials", () => {
+  const options = crawlPageOptions(
+    crawlRequest.parse({
+      url: "https://example.com/",
+      subdomains: true,
+      headers: { "x-token": "secret" },
+      cookies: [{ name: "session", value: "s3cret" }],
+      httpAuth: { username: "u", password: "p" },
+      blockAds: true,
+    }),
+  );
+  it("go to the start's origin alone: a browser opening a subdomain's page, or the start's host over another scheme or port, has none", () => {
+    expect(credentialsOnlyFor(options, "https://example.com/docs/a", "https://example.com/")).toBe(options);
+    for (const page of ["https://docs.example.com/a", "http://example.com/a", "https://example.com:8443/a"]) {
+      const stripped = credentialsOnlyFor(options, page, "https://example.com/");
+      expect(stripped).toMatchObject({ headers: {}, cookies: [], blockAds: true });
+      expect(stripped.httpAuth).toBeUndefined();
+      expect(JSON.stringify(stripped)).not.toMatch(/secret|s3cret|"p"/);
+    }
   });
 });
