@@ -62,7 +62,7 @@ export async function robotsFor(crawlId: string, origin: string, signal: AbortSi
 function judge(
   crawl: CrawlScope,
   inScope: (url: string) => boolean,
-  robots: { origin: string; rules: Robots },
+  robots: { origin: string; rules: Robots } | null,
   href: string,
   found: Omit<Found, "url" | "pattern" | "skip">,
 ): Found | null {
@@ -72,9 +72,22 @@ function judge(
   let skip: SkipReason | undefined;
   if (!inScope(url)) skip = "scope";
   else if (trapOf(url)) skip = "trap";
-  else if (new URL(url).origin === robots.origin && !robots.rules.allows(url)) skip = "robots";
+  else if (robots && new URL(url).origin === robots.origin && !robots.rules.allows(url)) skip = "robots";
   else if (since && found.lastmod && Date.parse(found.lastmod) < Date.parse(since)) skip = "unchanged";
   return { url, pattern: patternOf(url), ...found, ...(skip ? { skip } : {}) };
+}
+
+/**
+ * Where a page that redirects to `href` on another origin of its scope leads: a page of its own, at
+ * the redirecting page's depth and as it was found, read in its host's turn under its own origin's
+ * robots.txt (none of which the redirect could wait for); null when `href` is on the page's own
+ * origin, out of scope, or not a page the crawl may read (a trap's shape).
+ */
+export function redirectTarget(crawl: CrawlScope, page: Pick<Found, "url" | "depth" | "foundBy" | "barren">, href: string): Found | null {
+  const target = normalizeUrl(href, page.url);
+  if (target === null || new URL(target).origin === new URL(page.url).origin) return null;
+  const found = judge(crawl, scopeOf(crawl), null, target, { depth: page.depth, foundBy: page.foundBy, barren: page.barren });
+  return found && !found.skip ? found : null;
 }
 
 /** The scope test of a crawl's request. */

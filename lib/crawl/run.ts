@@ -25,7 +25,7 @@ import { credentialsOnlyFor, fetchHeadersFor } from "../render/guard/requests.js
 import { PRICES } from "../routes.js";
 import { s3 } from "../storage/s3.js";
 import { copyKeyOf, copySince, keepCopy, type PageCopy } from "./copies.js";
-import { linkPages, maxFound, robotsFor, scopeOf, sitemapPages } from "./discover.js";
+import { linkPages, maxFound, redirectTarget, robotsFor, scopeOf, sitemapPages } from "./discover.js";
 import { crawlerAgent, crawlFetch, retryAfterSeconds } from "./fetch.js";
 import { linksOf } from "./links.js";
 import type { Robots } from "./robots.js";
@@ -186,7 +186,8 @@ async function readPage(
       signal: AbortSignal.any([deadline.signal, AbortSignal.timeout(Math.min(PAGE_MS, deadline.at - Date.now()))]),
       maxBytes: PAGE_BYTES,
       headersFor: (hop) => ({ ...headers(hop), ...(request.modifiedSince ? { "if-modified-since": new Date(request.modifiedSince).toUTCString() } : {}) }),
-      follows: (to) => inScope(to.href) && (to.origin !== origin || robots.allows(to.href)),
+      // Its own origin's redirects, as robots.txt allows; one to another origin is a page of its own (below).
+      follows: (to) => to.origin === origin && inScope(to.href) && robots.allows(to.href),
     });
   } catch (error) {
     if (deadline.signal.aborted) throw error;
@@ -197,6 +198,12 @@ async function readPage(
   const { status } = fetched;
   const finalUrl = fetched.url;
   if (status === 304) return skipped("unchanged", { httpStatus: status, finalUrl });
+  const elsewhere =
+    status >= 300 && status < 400 ? redirectTarget({ id: crawl.id, request }, { ...page, url: finalUrl }, String(fetched.headers.location ?? "")) : null;
+  if (elsewhere) {
+    await recordFound(crawl, [elsewhere]);
+    return skipped("duplicate", { httpStatus: status, finalUrl, error: `It redirects to ${elsewhere.url}, read as a page of its own.` });
+  }
   if (status >= 300 && status < 400)
     return skipped("scope", {
       httpStatus: status,
