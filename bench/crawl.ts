@@ -11,7 +11,8 @@ import { corpusArticles } from "../dev/harness/crawl-site.js";
 //                     its links, with the same two requests in flight per host; goal >= 0.8
 //   auto_pages_per_second  pages a second of a crawl of a 50-page site under render: "auto" (5 of its
 //                     pages built by their scripts: a browser reads those)
-// Each site answers after SITE_DELAY_MS, as a real server takes a moment.
+// Each site answers after SITE_DELAY_MS, as a real server takes a moment. Each side runs unmeasured
+// first, then twice measured (alternating), and its best run counts.
 
 const SECTIONS = 20;
 const PER_SECTION = 24;
