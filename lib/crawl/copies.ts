@@ -3,6 +3,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { documents } from "../billing/dynamodb.js";
 import { config } from "../config.js";
+import { describeError, log } from "../log.js";
 import { JOB_RETENTION_DAYS } from "../packaging.js";
 
 // Copies of the pages an account's crawls with maxAge delivered (docs/crawl.md, "maxAge"): a later
@@ -47,21 +48,39 @@ export function copyKeyOf(accountId: string, url: string, way: ReadWay): { pk: s
   const { options } = way;
   if (Object.keys(options.headers ?? {}).length || options.cookies?.length || options.httpAuth) return null;
   const fingerprint = createHash("sha256")
-    .update(JSON.stringify([url, [...way.formats].sort(), way.scope, way.render, options]))
+    .update(stableJson([url, [...way.formats].sort(), way.scope, way.render, options]))
     .digest("base64url");
   return { pk: `CRAWLCOPY#${accountId}#${fingerprint}`, sk: "COPY" };
 }
 
-/** Keeps `copy` under `key` (as long as its output), unless its links are too many to keep. */
+/** JSON of `value` with every object's keys sorted: the same options read back from the table (in any order) are the same text. */
+const stableJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+
+/**
+ * Keeps `copy` under `key` (as long as its output), unless it is too large to keep (its links
+ * gzipped past MAX_LINKS_BYTES, or the whole past what an item holds): a copy not kept is a page
+ * read again later, so a failure to keep one is logged, not the page's.
+ */
 export async function keepCopy(key: { pk: string; sk: string }, copy: PageCopy): Promise<void> {
   const links = gzipSync(JSON.stringify(copy.links));
-  if (links.length > MAX_LINKS_BYTES) return;
-  await documents.send(
-    new PutCommand({
-      TableName: config.TABLE_NAME,
-      Item: { ...key, ...copy, links, expiresAt: Math.floor(copy.at / 1000) + JOB_RETENTION_DAYS * 86_400 },
-    }),
-  );
+  if (
+    links.length > MAX_LINKS_BYTES ||
+    Buffer.byteLength(copy.finalUrl) + Buffer.byteLength(copy.canonical ?? "") + Buffer.byteLength(copy.title ?? "") > 64 * 1024
+  )
+    return;
+  await documents
+    .send(
+      new PutCommand({
+        TableName: config.TABLE_NAME,
+        Item: { ...key, ...copy, links, expiresAt: Math.floor(copy.at / 1000) + JOB_RETENTION_DAYS * 86_400 },
+      }),
+    )
+    .catch((error: unknown) => log.warn("a crawl page's copy could not be kept", { key: key.pk, error: describeError(error) }));
 }
 
 /** The copy under `key` read at `notBefore` or later (epoch ms), or null. */

@@ -79,14 +79,16 @@ function judge(
 
 /**
  * Where a page that redirects to `href` on another origin of its scope leads: a page of its own, at
- * the redirecting page's depth and as it was found, read in its host's turn under its own origin's
+ * the redirecting page's depth and as it was found (a start's, as a link), read in its host's turn under its own origin's
  * robots.txt (none of which the redirect could wait for); null when `href` is on the page's own
  * origin, out of scope, or not a page the crawl may read (a trap's shape).
  */
 export function redirectTarget(crawl: CrawlScope, page: Pick<Found, "url" | "depth" | "foundBy" | "barren">, href: string): Found | null {
   const target = normalizeUrl(href, page.url);
   if (target === null || new URL(target).origin === new URL(page.url).origin) return null;
-  const found = judge(crawl, scopeOf(crawl), null, target, { depth: page.depth, foundBy: page.foundBy, barren: page.barren });
+  // The start's sitemaps were read before it was fetched: its target is not read as a start again.
+  const foundBy = page.foundBy === "start" ? "link" : page.foundBy;
+  const found = judge(crawl, scopeOf(crawl), null, target, { depth: page.depth, foundBy, barren: page.barren });
   return found && !found.skip ? found : null;
 }
 

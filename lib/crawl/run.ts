@@ -53,6 +53,7 @@ import {
   takeHostTurn,
   unmark,
 } from "./store.js";
+import { normalizeUrl } from "./urls.js";
 
 // A crawl's page, run by the jobs worker (functions/job-worker.ts) when the queue delivers its
 // message (docs/crawl.md, "Crawl"): taken once at a time (lib/jobs/attempt.ts, as an item is),
@@ -164,18 +165,17 @@ async function readPage(
     await recordFound(crawl, await sitemapPages({ id: crawl.id, request }, robots, 5 * request.limit + 100, signal, paced));
     if (!copy) await hostTurn(crawl.accountId, host, robots.crawlDelay * 1000, deadline.signal);
   }
-  if (copy) {
+  // A copy whose page led where this crawl may not go now (out of its scope, or disallowed) is not
+  // taken; nor is one whose output has gone (kept as long as its crawl): the page is read again.
+  const copied = copy && inScope(copy.finalUrl) && robots.allows(copy.finalUrl) ? await outputOf(copy.outputKey) : null;
+  if (copy && copied) {
     await leaveHost();
-    const fields = await outputOf(copy.outputKey);
-    // Gone with its crawl (kept seven days): the page is read again.
-    if (fields) {
-      if (await knownAs(crawl, message, copy.finalUrl, copy.canonical, inScope))
-        return skipped("duplicate", duplicateOf(copy.httpStatus, copy.finalUrl, copy.canonical));
-      return deliver(crawl, request, message, page, robots, { ...copy, fields, copiedAt: copy.at });
-    }
-    // Its turn was not taken for a copy: it is now.
-    await hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, deadline.signal);
+    if (await knownAs(crawl, message, copy.finalUrl, copy.canonical, inScope))
+      return skipped("duplicate", duplicateOf(copy.httpStatus, copy.finalUrl, copy.canonical));
+    return deliver(crawl, request, message, page, robots, { ...copy, fields: copied, copiedAt: copy.at });
   }
+  // Its turn was not taken for a copy: it is now.
+  if (copy) await hostTurn(crawl.accountId, new URL(message.url).host, robots.crawlDelay * 1000, deadline.signal);
   const options = { ...crawlPageOptions(request), userAgent: crawlerAgent() };
   // The customer's credentials (headers, cookies, httpAuth) go to the start's origin alone: not to a subdomain, nor over http:// to an https:// start's host.
   const headers = fetchHeadersFor(options, request.url);
@@ -233,6 +233,19 @@ async function readPage(
     const read = await readInBrowser({ kind: "url", url: finalUrl }, credentialsOnlyFor(options, finalUrl, request.url), false, deadline);
     html = read.html;
     url = read.url ?? finalUrl;
+    // Where the browser went (a server's, a script's or a meta refresh's redirect) is judged as a static redirect is.
+    const landed = normalizeUrl(url);
+    if (landed && landed !== finalUrl) {
+      const elsewhere = redirectTarget({ id: crawl.id, request }, { ...page, url: finalUrl }, landed);
+      const went = { httpStatus: status, finalUrl, rendered: true };
+      if (elsewhere) {
+        await recordFound(crawl, [elsewhere]);
+        return skipped("duplicate", { ...went, error: `In a browser it goes to ${elsewhere.url}, read as a page of its own.` });
+      }
+      if (!inScope(landed)) return skipped("scope", { ...went, error: `In a browser it goes to ${landed.slice(0, 300)}, out of the crawl's scope.` });
+      if (new URL(landed).origin === origin && !robots.allows(landed))
+        return skipped("robots", { ...went, error: `In a browser it goes to ${landed.slice(0, 300)}.` });
+    }
   }
   // Its requests are made: the host's slot goes while the page is read (its worker waits for that at its end).
   void leaveHost();
@@ -322,8 +335,9 @@ async function deliver(crawl: Crawl, request: CrawlRequest, message: PageMessage
   const copyKey = got.copiedAt || !request.maxAge ? null : copyKeyOf(crawl.accountId, message.url, readWay(request));
   const follows = request.source !== "sitemaps" && message.depth < request.depth && !got.nofollow && crawl.discovered < maxFound(request.limit);
   // Its output, its copy and its links, written at once.
-  const [, , found] = await Promise.all([
-    putObject(outputKey, output, "application/json"),
+  // Its output first: a copy names only an output that is there.
+  await putObject(outputKey, output, "application/json");
+  const [, found] = await Promise.all([
     copyKey &&
       keepCopy(copyKey, {
         at: Date.now(),
@@ -476,7 +490,9 @@ export async function runPage(message: PageMessage, receiveCount: number, now = 
     if (!robots.allows(message.url)) return await end({ status: "skipped", reason: "robots", charged: 0 });
     // A copy read within maxAge (docs/crawl.md) asks the site nothing.
     const copyKey = request.maxAge ? copyKeyOf(crawl.accountId, message.url, readWay(request)) : null;
-    const copy = copyKey ? await copySince(copyKey, Date.now() - request.maxAge! * 1000) : null;
+    const kept = copyKey ? await copySince(copyKey, Date.now() - request.maxAge! * 1000) : null;
+    // Not one this crawl kept (its page delivered again after its worker stopped: it is read again, at its price).
+    const copy = kept && !kept.outputKey.startsWith(`${JOBS_PREFIX}${crawl.id}/`) ? kept : null;
     const turn = robots.crawlDelay > 0 && !copy ? await takeHostTurn(crawl.accountId, host, robots.crawlDelay * 1000, now) : null;
     if (turn) {
       await leaveHost();

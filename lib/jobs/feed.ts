@@ -39,7 +39,7 @@ const slotPool = (accountId: string) => `items#${accountId}`;
  * by their markers (sort keys beginning with `sent.prefix`), so that one crawl never holds all its
  * account's slots.
  */
-export interface FeedQueue {
+interface FeedQueue {
   readonly pk: string;
   readonly prefix: string;
   readonly sent?: { readonly prefix: string; readonly most: number };

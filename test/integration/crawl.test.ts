@@ -260,6 +260,16 @@ describe("POST /api/v1/crawl", () => {
     // The copy kept by that first crawl is still there for the way it read: asked no more.
     await ended(key, (await start(key, { ...once, maxAge: 3600 })).id);
     expect(await asked()).toBe(5);
+    // A page a browser read ($0.002) is $0.001 from its copy: no browser, no request.
+    const app = { url: `${sites.a}/app?mark=${mark}`, depth: 0, source: "links", limit: 1, maxAge: 3600 };
+    const rendered = await ended(key, (await start(key, app)).id);
+    expect(rendered.charged_micro_usd).toBe(2_000);
+    const fromCopy = await ended(key, (await start(key, app)).id);
+    expect(fromCopy.charged_micro_usd).toBe(1_000);
+    const [appPage] = (await allPages(key, fromCopy.id)).pages as (Page & { copied_at?: string })[];
+    expect(appPage).toMatchObject({ status: "delivered", rendered: true, charged_micro_usd: 1_000 });
+    expect(appPage!.copied_at).toBeDefined();
+    expect((await siteStats(sites.a)).hits.filter((hit) => hit.path === `/app?mark=${mark}`).length).toBe(2);
   }, 180_000);
 
   it("honours Crawl-delay: a second between the requests to a site that asks it", async () => {

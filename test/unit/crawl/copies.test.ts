@@ -27,6 +27,13 @@ describe("a page's copy", () => {
       expect(other).not.toEqual(key);
   });
 
+  it("is the same for the same options read back in another order (as from the table)", () => {
+    const read = way({ blockAds: true, waitForSelector: "main" });
+    const reordered = { ...read, options: Object.fromEntries(Object.entries(read.options).reverse()) as typeof read.options };
+    expect(JSON.stringify(reordered.options)).not.toBe(JSON.stringify(read.options));
+    expect(copyKeyOf("acct-1", url, reordered)).toEqual(copyKeyOf("acct-1", url, read));
+  });
+
   it("is neither kept nor taken when the crawl sends credentials", () => {
     expect(copyKeyOf("acct-1", url, way({ headers: { "x-token": "secret" } }))).toBeNull();
     expect(copyKeyOf("acct-1", url, way({ cookies: [{ name: "s", value: "1" }] }))).toBeNull();

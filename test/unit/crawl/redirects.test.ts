@@ -11,6 +11,11 @@ describe("a page that redirects to another origin of its crawl's scope", () => {
   it("leads to a page of its own, at its depth, read later under that origin's robots.txt and in its host's turn", () => {
     expect(redirectTarget(crawl({}), page, "https://example.com/docs")).toMatchObject({ url: "https://example.com/docs", depth: 2, foundBy: "link" });
     expect(redirectTarget(crawl({ subdomains: true }), page, "http://docs.example.com/a")).toMatchObject({ url: "http://docs.example.com/a", depth: 2 });
+    // The start's target is not a start again (its sitemaps were read).
+    expect(redirectTarget(crawl({}), { ...page, url: "http://example.com/", depth: 0, foundBy: "start" }, "https://example.com/")).toMatchObject({
+      depth: 0,
+      foundBy: "link",
+    });
   });
   it("is followed on its own origin, and leads nowhere out of scope or in a trap's shape", () => {
     expect(redirectTarget(crawl({}), page, "/docs/")).toBeNull();
