@@ -16,9 +16,14 @@ export interface UsageReport {
   recent_usage: UsageEntry[];
 }
 
-/** The account's balance, spending, auto-topup and its 20 newest usage entries, read afresh. */
+/**
+ * The account's balance, spending, auto-topup and its 20 newest usage entries, read afresh: the
+ * entries after the rest, so that an entry written with what the rest shows (a top-up's credit, a
+ * failed pull's record, each in one transaction) is listed with it.
+ */
 export async function usageReport(accountId: string, signal?: AbortSignal): Promise<UsageReport> {
-  const [account, recent, autoTopup] = await Promise.all([getAccount(accountId, signal), recentUsage(accountId, signal), getAutoTopup(accountId, signal)]);
+  const [account, autoTopup] = await Promise.all([getAccount(accountId, signal), getAutoTopup(accountId, signal)]);
+  const recent = await recentUsage(accountId, signal);
   if (!account) throw new Error(`account ${accountId} vanished`);
   return {
     balance_cents: toCents(account.balance),
