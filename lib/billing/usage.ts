@@ -17,13 +17,12 @@ export interface UsageReport {
 }
 
 /**
- * The account's balance, spending, auto-topup and its 20 newest usage entries, read afresh: the
- * entries after the rest, so that an entry written with what the rest shows (a top-up's credit, a
- * failed pull's record, each in one transaction) is listed with it.
+ * The account's balance, spending, auto-topup and its 20 newest usage entries, read afresh: three
+ * reads at once, not one snapshot (a transaction that writes a row and its entry can land between
+ * them; the next read shows both).
  */
 export async function usageReport(accountId: string, signal?: AbortSignal): Promise<UsageReport> {
-  const [account, autoTopup] = await Promise.all([getAccount(accountId, signal), getAutoTopup(accountId, signal)]);
-  const recent = await recentUsage(accountId, signal);
+  const [account, recent, autoTopup] = await Promise.all([getAccount(accountId, signal), recentUsage(accountId, signal), getAutoTopup(accountId, signal)]);
   if (!account) throw new Error(`account ${accountId} vanished`);
   return {
     balance_cents: toCents(account.balance),

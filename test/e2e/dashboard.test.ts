@@ -94,11 +94,12 @@ async function openDashboard(options: { wallet: boolean; width?: number }): Prom
 const textOf = (page: Page, selector: string) => page.$eval(selector, (el) => (el as HTMLElement).innerText.trim());
 // A wide margin: the page waits on the local stack, which shares the machine with the rest of the suite.
 const visible = (page: Page, selector: string) => page.waitForSelector(selector, { visible: true, timeout: 30_000 });
-const usage = async (key: string) =>
-  (await (await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
-    balance_micro_usd: number;
-    auto_topup_enabled: boolean;
-  };
+const usage = async (key: string) => {
+  const res = await fetch(`${dev.info.baseUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } });
+  const body = await res.text();
+  expect(res.status, body).toBe(200);
+  return JSON.parse(body) as { balance_micro_usd: number; auto_topup_enabled: boolean };
+};
 
 async function signUpThroughPage(page: Page, email: string): Promise<string> {
   await visible(page, "#signup-form");

@@ -219,7 +219,8 @@ describe("auto-topup", () => {
     expect(first.status).toBe(200);
     const topped = await eventually(
       () => usage(key),
-      (u) => u.balance_micro_usd === 245_000 + 5_000_000,
+      // With its entry: the report's reads are not one snapshot.
+      (u) => u.balance_micro_usd === 245_000 + 5_000_000 && autoEntries(u).length > 0,
       "the balance topped up",
     );
     // Launched by the charge, not found by the reconciler's round a minute later (a pull takes a block here).
@@ -316,7 +317,7 @@ describe("auto-topup", () => {
     expect((await charge(key)).status).toBe(200);
     const failed = await eventually(
       () => usage(key),
-      (u) => u.auto_topup?.last_failure !== null,
+      (u) => u.auto_topup?.last_failure !== null && autoEntries(u).length > 0,
       "the failure recorded",
     );
     expect(failed.auto_topup!.last_failure!.reason).toMatch(/allowance \(0\.00 USDC\) is less than the top-up \(5\.00 USDC\)/);
@@ -364,9 +365,10 @@ describe("auto-topup", () => {
     // The PUT's own launch already failed on it, or this one does.
     const outcome = await lib.pullIfLow(id);
     expect(["failed", "none"]).toContain(outcome);
+    // The report's reads are not one snapshot: both the failure and its entry, once the pull has failed.
     const report = await eventually(
       () => usage(key),
-      (u) => u.auto_topup?.last_failure !== null,
+      (u) => u.auto_topup?.last_failure !== null && autoEntries(u).length > 0,
       "the failure recorded",
     );
     expect(report.auto_topup!.last_failure!.reason).toBe("the payer holds 1.00 USDC, less than the top-up (5.00 USDC)");
