@@ -47,7 +47,10 @@ function slotsToTry(size: number): number[] {
 export const takeSlot = (pool: string, size: number, holder: string, leaseUntil: number): Promise<number | null> =>
   takeSlotOf(pool, slotsToTry(size), holder, leaseUntil);
 
-/** Takes the first of slots `indices` of `pool` that is free for `holder` until `leaseUntil`: its index, or null when all of them are held. */
+/**
+ * Takes the first of slots `indices` of `pool` that is free for `holder` until `leaseUntil`: its
+ * index, or null when all of them are held (or the pool is closed: closeSlotsUntil).
+ */
 export async function takeSlotOf(pool: string, indices: readonly number[], holder: string, leaseUntil: number): Promise<number | null> {
   for (const index of indices) {
     const taken = await conditionHeld(
@@ -58,7 +61,8 @@ export async function takeSlotOf(pool: string, indices: readonly number[], holde
           // A slot's row goes a day after its last lease (a crawl's host pools are many, each used a while).
           UpdateExpression: "SET holder = :holder, leaseUntil = :until, expiresAt = :expires",
           // Its own holder may take it again: a retry of a write whose answer was lost takes the slot it already has.
-          ConditionExpression: "attribute_not_exists(holder) OR leaseUntil < :now OR holder = :holder",
+          ConditionExpression:
+            "(attribute_not_exists(holder) OR leaseUntil < :now OR holder = :holder) AND (attribute_not_exists(closedUntil) OR closedUntil < :now)",
           ExpressionAttributeValues: { ":holder": holder, ":until": leaseUntil, ":now": Date.now(), ":expires": Math.floor(leaseUntil / 1000) + 86_400 },
         }),
       ),
@@ -69,10 +73,11 @@ export async function takeSlotOf(pool: string, indices: readonly number[], holde
 }
 
 /**
- * The slots of `pool` (`size` slots, a small pool) free now, in random order: one read of the
- * pool (a slot seen free may be taken by the time it is tried: takeSlotOf decides).
+ * The slots of `pool` (`size` slots, a small pool) free now, in random order, and until when the
+ * pool is closed (0: open): one read of the pool (a slot seen free may be taken by the time it is
+ * tried: takeSlotOf decides).
  */
-export async function freeSlots(pool: string, size: number): Promise<number[]> {
+export async function poolState(pool: string, size: number): Promise<{ free: number[]; closedUntil: number }> {
   const { Items = [] } = await documents.send(
     new QueryCommand({
       TableName: config.TABLE_NAME,
@@ -83,7 +88,29 @@ export async function freeSlots(pool: string, size: number): Promise<number[]> {
   );
   const now = Date.now();
   const held = new Set(Items.filter((item) => item.holder !== undefined && Number(item.leaseUntil) >= now).map((item) => Number(item.sk)));
-  return slotsToTry(size).filter((index) => !held.has(index));
+  return { free: slotsToTry(size).filter((index) => !held.has(index)), closedUntil: Math.max(0, ...Items.map((item) => Number(item.closedUntil ?? 0))) };
+}
+
+/**
+ * Closes `pool`'s `size` slots to new holders until `until` at least (a later close keeps the
+ * later end); their holders keep them until they let go.
+ */
+export async function closeSlotsUntil(pool: string, size: number, until: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: size }, (_, index) =>
+      documents
+        .send(
+          new UpdateCommand({
+            TableName: config.TABLE_NAME,
+            Key: slotKey(pool, index),
+            UpdateExpression: "SET closedUntil = :until, expiresAt = :expires",
+            ConditionExpression: "attribute_not_exists(closedUntil) OR closedUntil < :until",
+            ExpressionAttributeValues: { ":until": until, ":expires": Math.floor(until / 1000) + 86_400 },
+          }),
+        )
+        .catch(ignoreFailedCondition),
+    ),
+  );
 }
 
 /** Passes slot `index` of `pool` from holder `from` to holder `to`, until `leaseUntil`: false when `from` no longer holds it. */

@@ -318,6 +318,8 @@ async function deliver(crawl: Crawl, request: CrawlRequest, message: PageMessage
   const same = got.textHash ? await firstWithText(crawl.id, got.textHash, message.url) : null;
   if (same !== null) return skipped("duplicate", { httpStatus, finalUrl, rendered: got.rendered, error: `Its text and links are ${same}'s.` });
   if (!(await countAgainstLimit({ id: crawl.id, request }, message.key))) return skipped("limit", { httpStatus, finalUrl });
+  const { fields, copiedAt, ...read } = got;
+  const copied = copiedAt ? { copiedAt: new Date(copiedAt).toISOString() } : {};
   const answer = {
     url: message.url,
     finalUrl,
@@ -326,37 +328,24 @@ async function deliver(crawl: Crawl, request: CrawlRequest, message: PageMessage
     foundBy: page.foundBy,
     rendered: got.rendered,
     title: got.title,
-    ...(got.copiedAt ? { copiedAt: new Date(got.copiedAt).toISOString() } : {}),
-    ...got.fields,
+    ...copied,
+    ...fields,
   };
   const outputKey = `${JOBS_PREFIX}${crawl.id}/pages/${message.key}.json`;
   const output = JSON.stringify(answer);
   // A crawl that takes copies keeps them of what it reads.
-  const copyKey = got.copiedAt || !request.maxAge ? null : copyKeyOf(crawl.accountId, message.url, readWay(request));
+  const copyKey = copiedAt || !request.maxAge ? null : copyKeyOf(crawl.accountId, message.url, readWay(request));
   const follows = request.source !== "sitemaps" && message.depth < request.depth && !got.nofollow && crawl.discovered < maxFound(request.limit);
-  // Its output, its copy and its links, written at once.
-  // Its output first: a copy names only an output that is there.
+  // Its output first (a copy names only an output that is there), then its copy and its links at once.
   await putObject(outputKey, output, "application/json");
   const [, found] = await Promise.all([
-    copyKey &&
-      keepCopy(copyKey, {
-        at: Date.now(),
-        outputKey,
-        finalUrl,
-        canonical: got.canonical,
-        httpStatus,
-        rendered: got.rendered,
-        title: got.title,
-        textHash: got.textHash,
-        links: got.links,
-        nofollow: got.nofollow,
-      }),
+    copyKey && keepCopy(copyKey, { ...read, at: Date.now(), outputKey }),
     follows ? recordLinks(crawl, request, robots, page, got.links) : [],
   ]);
   return {
     kind: "delivered",
     rendered: got.rendered,
-    copied: got.copiedAt !== undefined,
+    copied: copiedAt !== undefined,
     bytes: Buffer.byteLength(output),
     found,
     end: {
@@ -366,7 +355,7 @@ async function deliver(crawl: Crawl, request: CrawlRequest, message: PageMessage
       rendered: got.rendered,
       title: got.title,
       outputKey,
-      ...(got.copiedAt ? { copiedAt: new Date(got.copiedAt).toISOString() } : {}),
+      ...copied,
     },
   };
 }

@@ -2,8 +2,8 @@ import { createHash, randomBytes, randomInt } from "node:crypto";
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, transactIf } from "../billing/dynamodb.js";
 import { closeHold, type Hold } from "../billing/holds.js";
-import { feedKey, holdKey, JOB_HOOK_PREFIX, slotKey } from "../billing/keys.js";
-import { releaseSlot } from "../billing/slots.js";
+import { feedKey, holdKey, JOB_HOOK_PREFIX } from "../billing/keys.js";
+import { closeSlotsUntil, poolState, releaseSlot, takeSlotOf } from "../billing/slots.js";
 import { config } from "../config.js";
 import type { Lease } from "../jobs/attempt.js";
 import type { HookOwner } from "../jobs/events.js";
@@ -483,66 +483,32 @@ export async function takeHostTurn(accountId: string, host: string, delayMs: num
 /**
  * Takes a slot of `host` for a request of `accountId`'s crawls, held by `holder` until `leaseUntil`
  * at most: its index; or, none free, when to try again (a Retry-After's end, or null: soon). One slot
- * tried at random; when it is held, one read of the host's slots, and a try of one seen free (a page
- * waiting for a slot reads, it does not write).
+ * tried at random; when it is held, one read of the host's slots, and a try of those seen free (a
+ * page waiting for a slot reads, it does not write).
  */
 export async function takeHostSlot(accountId: string, host: string, holder: string, leaseUntil: number): Promise<{ index: number } | { until: number | null }> {
   const pool = hostPool(accountId, host);
-  const now = Date.now();
-  const take = (index: number) =>
-    conditionHeld(
-      documents.send(
-        new UpdateCommand({
-          TableName: config.TABLE_NAME,
-          Key: slotKey(pool, index),
-          UpdateExpression: "SET holder = :holder, leaseUntil = :until, expiresAt = :expires",
-          ConditionExpression:
-            "(attribute_not_exists(holder) OR leaseUntil < :now OR holder = :holder) AND (attribute_not_exists(retryUntil) OR retryUntil < :now)",
-          ExpressionAttributeValues: { ":holder": holder, ":until": leaseUntil, ":now": now, ":expires": Math.floor(leaseUntil / 1000) + 86_400 },
-        }),
-      ),
-    );
   const first = randomInt(HOST_IN_FLIGHT);
-  if (await take(first)) return { index: first };
-  const { Items = [] } = await documents.send(
-    new QueryCommand({
-      TableName: config.TABLE_NAME,
-      KeyConditionExpression: "pk = :pk",
-      ExpressionAttributeValues: { ":pk": slotKey(pool, 0).pk },
-      ConsistentRead: true,
-    }),
+  if ((await takeSlotOf(pool, [first], holder, leaseUntil)) !== null) return { index: first };
+  const { free, closedUntil } = await poolState(pool, HOST_IN_FLIGHT);
+  if (closedUntil > Date.now()) return { until: closedUntil };
+  const index = await takeSlotOf(
+    pool,
+    free.filter((i) => i !== first),
+    holder,
+    leaseUntil,
   );
-  const retry = Math.max(0, ...Items.map((item) => Number(item.retryUntil ?? 0)));
-  if (retry > now) return { until: retry };
-  const held = new Set(Items.filter((item) => item.holder !== undefined && Number(item.leaseUntil) >= now).map((item) => Number(item.sk)));
-  for (let index = 0; index < HOST_IN_FLIGHT; index++) if (index !== first && !held.has(index) && (await take(index))) return { index };
-  return { until: null };
+  return index === null ? { until: null } : { index };
 }
 
-/** Lets slot `index` of `host` go (a Retry-After on it still keeps it from being taken until it ends). */
+/** Lets slot `index` of `host` go (a Retry-After still keeps it from being taken until it ends). */
 export const releaseHostSlot = (accountId: string, host: string, index: number, holder: string) => releaseSlot(hostPool(accountId, host), index, holder);
 
 /**
  * Keeps `accountId`'s requests off `host` until `until` at least (a Retry-After): no slot of it is
  * taken before then; a request in flight on one ends as it would.
  */
-export async function holdHostUntil(accountId: string, host: string, until: number): Promise<void> {
-  await Promise.all(
-    Array.from({ length: HOST_IN_FLIGHT }, (_, index) =>
-      documents
-        .send(
-          new UpdateCommand({
-            TableName: config.TABLE_NAME,
-            Key: slotKey(hostPool(accountId, host), index),
-            UpdateExpression: "SET retryUntil = :until, expiresAt = :expires",
-            ConditionExpression: "attribute_not_exists(retryUntil) OR retryUntil < :until",
-            ExpressionAttributeValues: { ":until": until, ":expires": Math.floor(until / 1000) + 86_400 },
-          }),
-        )
-        .catch(ignoreFailedCondition),
-    ),
-  );
-}
+export const holdHostUntil = (accountId: string, host: string, until: number) => closeSlotsUntil(hostPool(accountId, host), HOST_IN_FLIGHT, until);
 
 /** Puts page `key`, taken by a worker, back as queued (its message comes again later: a host's turn, a Retry-After). */
 export async function putBack(crawlId: string, key: string): Promise<void> {

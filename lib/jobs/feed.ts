@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionHeld, documents, ignoreFailedCondition, queryAll, queryPages, transactIf } from "../billing/dynamodb.js";
 import { FEED_PARTITION, jobItemKey, jobKey } from "../billing/keys.js";
-import { freeSlots, handSlot, holdSlotUntil, releaseSlot, takeSlotOf } from "../billing/slots.js";
+import { handSlot, holdSlotUntil, poolState, releaseSlot, takeSlotOf } from "../billing/slots.js";
 import { config } from "../config.js";
 import { describeError, log } from "../log.js";
 import { consumers } from "../routes.js";
@@ -127,7 +127,7 @@ function slotTaker(accountId: string, now: number, freed?: Slot) {
   let free: number[] | null = null;
   const pool = slotPool(accountId);
   const lookedUp = async () => {
-    free ??= await freeSlots(pool, itemsInFlightPerAccount());
+    free ??= (await poolState(pool, itemsInFlightPerAccount())).free;
     return free;
   };
   return {
