@@ -109,7 +109,7 @@ export async function feed(accountId: string, now = Date.now(), freed?: Slot): P
   const slots = slotTaker(accountId, now, freed);
   try {
     // A full share reads its slots, not its FEED.
-    return (await slots.anyFree()) ? await send(accountId, now, slots.take) : 0;
+    return (await slots.anyFree()) ? await send(accountId, now, slots) : 0;
   } finally {
     await slots.letGoOfFreed();
   }
@@ -145,6 +145,11 @@ function slotTaker(accountId: string, now: number, freed?: Slot) {
       }
       return null;
     },
+    /** Lets go of slot `index` this feed took and did not use: free again, it may be taken again in this feed. */
+    async letGo(index: number, holder: string): Promise<void> {
+      await releaseSlot(pool, index, holder);
+      free?.push(index);
+    },
     /** Lets go of the freed slot when nothing was sent in it. */
     letGoOfFreed: async () => {
       if (handed) await releaseSlot(pool, handed.index, handed.holder);
@@ -152,19 +157,21 @@ function slotTaker(accountId: string, now: number, freed?: Slot) {
   };
 }
 
-/** Sends `accountId`'s waiting messages in the slots `take` gives. */
-async function send(accountId: string, now: number, take: (holder: string) => Promise<number | null>): Promise<number> {
+type Slots = ReturnType<typeof slotTaker>;
+
+/** Sends `accountId`'s waiting messages in the slots `slots` gives. */
+async function send(accountId: string, now: number, slots: Slots): Promise<number> {
   let sent = 0;
   for await (const row of waiting(accountId)) {
     if (row.queue) {
-      const { sent: fromQueue, full } = await feedQueue(row.queue, accountId, take, now);
+      const { sent: fromQueue, full } = await feedQueue(row.queue, slots, now);
       sent += fromQueue;
       if (full) return sent;
       continue;
     }
     if (row.message) {
       const holder = randomUUID();
-      const slot = await take(holder);
+      const slot = await slots.take(holder);
       if (slot === null) return sent;
       // Claimed by deleting its row: sent once, however many feeds run at once.
       const claimed = await conditionHeld(
@@ -178,20 +185,20 @@ async function send(accountId: string, now: number, take: (holder: string) => Pr
         } catch (error) {
           // Not queued: it waits again, for the next feed.
           await documents.send(new PutCommand({ TableName: config.TABLE_NAME, Item: row }));
-          await releaseSlot(slotPool(accountId), slot, holder);
+          await slots.letGo(slot, holder);
           throw error;
         }
       }
-      await releaseSlot(slotPool(accountId), slot, holder);
+      await slots.letGo(slot, holder);
       continue;
     }
     for (;;) {
       const holder = randomUUID();
-      const slot = await take(holder);
+      const slot = await slots.take(holder);
       if (slot === null) return sent;
       const index = await claimNext(row.jobId);
       if (index === null) {
-        await releaseSlot(slotPool(accountId), slot, holder);
+        await slots.letGo(slot, holder);
         await documents.send(new DeleteCommand({ TableName: config.TABLE_NAME, Key: { pk: row.pk, sk: row.sk } }));
         break;
       }
@@ -209,7 +216,7 @@ async function send(accountId: string, now: number, take: (holder: string) => Pr
       } catch (error) {
         // Not queued: the slot goes back, and so does the claim while no later item was claimed
         // (else the item waits, queued, until its job is cancelled or expires: logged for an operator).
-        await releaseSlot(slotPool(accountId), slot, holder);
+        await slots.letGo(slot, holder);
         const undone = await conditionHeld(
           documents.send(
             new UpdateCommand({
@@ -234,12 +241,7 @@ async function send(accountId: string, now: number, take: (holder: string) => Pr
  * Sends the messages waiting in `queue` (a crawl's pages) while `accountId`'s slots and the queue's
  * own bound allow, oldest first, reading a page of them. `full` when the account's slots ran out.
  */
-async function feedQueue(
-  queue: FeedQueue,
-  accountId: string,
-  take: (holder: string) => Promise<number | null>,
-  now: number,
-): Promise<{ sent: number; full: boolean }> {
+async function feedQueue(queue: FeedQueue, slots: Slots, now: number): Promise<{ sent: number; full: boolean }> {
   let sent = 0;
   const inQueue = (prefix: string, limit: number) =>
     documents.send(
@@ -256,9 +258,9 @@ async function feedQueue(
   const room = queue.sent ? queue.sent.most - (inFlight?.Items?.length ?? 0) : FEED_PAGE;
   for (const row of (Items as QueuedMessage[]).slice(0, Math.max(0, room))) {
     const holder = randomUUID();
-    const slot = await take(holder);
+    const slot = await slots.take(holder);
     if (slot === null) return { sent, full: true };
-    const letGo = () => releaseSlot(slotPool(accountId), slot, holder);
+    const letGo = () => slots.letGo(slot, holder);
     // Claimed by moving its row to its marker: sent once, however many feeds run at once.
     const claimed = await transactIf({
       TransactItems: [
